@@ -1,0 +1,920 @@
+//! The byte-level state machine behind [`Splitter`](super::Splitter).
+//!
+//! # How the machine works
+//!
+//! JSON's grammar needs a stack only for containers, and each level only needs to know
+//! whether it is an array or an object: one bit. Everything else — "inside a string",
+//! "after a backslash", "third hex digit of a `\u` escape", "two UTF-8 continuation bytes
+//! still due, the next one in `0xA0..=0xBF`", "after the exponent sign" — is a small
+//! lexical state ([`St`]) plus a few counters. All of it lives in [`Machine`], so a chunk
+//! may end on any byte and the next chunk resumes exactly where the last one stopped.
+//!
+//! [`Machine::feed`] consumes bytes until one of three things happens:
+//!
+//! * a top-level value ends: it returns [`Step::Value`] with the value's absolute span and
+//!   how many bytes it consumed (so the caller can slice the value out of its chunk and
+//!   call again with the rest);
+//! * a byte cannot be accepted: [`Step::Fail`], with the byte's absolute offset. The
+//!   machine is then dead; the caller fuses;
+//! * the input runs out: [`Step::NeedMore`].
+//!
+//! A number has no closing byte, so a number ends at the first byte that cannot continue
+//! it. That byte is not consumed: the machine leaves the number state and the byte is
+//! examined again in the state after the number (at the top level, [`St::AfterScalar`],
+//! which like serde_json's stream reader insists on whitespace or `{`, `[`, `"` after a
+//! top-level number or literal, so `1true` and `truefalse` are errors, not two values).
+//! A number that is still open when the stream ends is completed by [`Machine::finish`].
+//!
+//! Limits are absolute offsets computed when a value, string or number starts
+//! (`value_limit`, `str_limit`, `num_limit`): the byte at or past a limit is rejected
+//! with its own kind. One exception keeps limits from rejecting valid input: the byte that
+//! ends a top-level number is not part of the value, so it is not held against the value's
+//! size.
+//!
+//! The fast parts are the runs: plain string bytes (printable ASCII other than `"` and
+//! `\`), whitespace and digits are skipped in tight loops bounded by the limits. Each byte
+//! is examined once (the number delimiter twice), which the `examined` counter checks in
+//! the unit tests. [`super::reference`] holds a slower, independent, byte-at-a-time
+//! machine that every test runs beside this one.
+
+use super::error::Fail;
+use super::{Container, ErrorKind, Lexical, Limits, Mode};
+
+/// The outcome of one [`Machine::feed`] call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// All input consumed; no value ended at its last byte (one may have started).
+    NeedMore,
+    /// A top-level value spans `start..end` (absolute offsets).
+    Value { start: u64, end: u64 },
+    /// The byte at `Fail::offset` could not be accepted.
+    Fail(Fail),
+}
+
+/// Lexical states. See the module comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum St {
+    /// Stream start: a BOM may come.
+    Start,
+    /// Saw `EF` at offset 0.
+    Bom1,
+    /// Saw `EF BB` at offsets 0 and 1.
+    Bom2,
+    /// Between top-level values.
+    Top,
+    /// Right after a top-level number or literal.
+    AfterScalar,
+    /// A value must come (after `:` or after `,` in an array).
+    Value,
+    /// After `[`.
+    ArrFirst,
+    /// After `{`.
+    ObjFirst,
+    /// After `,` in an object.
+    Key,
+    /// After a key.
+    Colon,
+    /// After a value inside a container.
+    After,
+    /// Inside a string (key or value, see `in_key`).
+    Str,
+    /// After `\` in a string.
+    Esc,
+    /// Inside `\uXXXX` (`hex_n` digits read; `low` if this is the second of a pair).
+    Hex,
+    /// After a high surrogate: `\` must come.
+    LowEsc,
+    /// After a high surrogate and `\`: `u` must come.
+    LowU,
+    /// Inside a multi-byte UTF-8 sequence.
+    Utf8,
+    NumMinus,
+    NumZero,
+    NumInt,
+    NumDot,
+    NumFrac,
+    NumE,
+    NumESign,
+    NumExp,
+    /// Inside `true` / `false` / `null`.
+    Lit,
+    /// After a failure.
+    Dead,
+}
+
+impl St {
+    fn is_number(self) -> bool {
+        matches!(
+            self,
+            St::NumMinus
+                | St::NumZero
+                | St::NumInt
+                | St::NumDot
+                | St::NumFrac
+                | St::NumE
+                | St::NumESign
+                | St::NumExp
+        )
+    }
+    fn is_string(self) -> bool {
+        matches!(
+            self,
+            St::Str | St::Esc | St::Hex | St::LowEsc | St::LowU | St::Utf8
+        )
+    }
+}
+
+const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
+
+/// `PLAIN[b]` is true for bytes that need no attention inside a string: printable ASCII
+/// other than `"` and `\`.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+#[inline]
+fn hex_val(b: u8) -> Option<u16> {
+    match b {
+        b'0'..=b'9' => Some((b - b'0') as u16),
+        b'a'..=b'f' => Some((b - b'a' + 10) as u16),
+        b'A'..=b'F' => Some((b - b'A' + 10) as u16),
+        _ => None,
+    }
+}
+
+/// The state machine. See the module comment.
+#[derive(Clone, Debug)]
+pub(crate) struct Machine {
+    mode: Mode,
+    limits: Limits,
+    st: St,
+    /// Absolute offset of the next byte to examine.
+    pos: u64,
+    /// One bit per open container, 1 = object. Level `d` is bit `d % 64` of word `d / 64`.
+    stack: Vec<u64>,
+    depth: u32,
+    in_key: bool,
+    value_start: u64,
+    value_limit: u64,
+    str_limit: u64,
+    num_limit: u64,
+    hex: u16,
+    hex_n: u8,
+    low: bool,
+    utf8_need: u8,
+    utf8_lo: u8,
+    utf8_hi: u8,
+    lit: u8,
+    lit_pos: u8,
+    values: u64,
+    /// Whether the machine was inside a value when it failed.
+    failed_in_value: bool,
+    #[cfg(test)]
+    pub(crate) examined: u64,
+}
+
+type Out = Result<Option<Step>, Fail>;
+
+impl Machine {
+    pub(crate) fn new(mode: Mode, limits: Limits) -> Self {
+        Machine {
+            mode,
+            limits,
+            st: St::Start,
+            pos: 0,
+            stack: Vec::new(),
+            depth: 0,
+            in_key: false,
+            value_start: 0,
+            value_limit: u64::MAX,
+            str_limit: u64::MAX,
+            num_limit: u64::MAX,
+            hex: 0,
+            hex_n: 0,
+            low: false,
+            utf8_need: 0,
+            utf8_lo: 0,
+            utf8_hi: 0,
+            lit: 0,
+            lit_pos: 0,
+            values: 0,
+            failed_in_value: false,
+            #[cfg(test)]
+            examined: 0,
+        }
+    }
+
+    /// Absolute offset of the next byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.pos
+    }
+
+    /// Number of top-level values completed.
+    pub(crate) fn values(&self) -> u64 {
+        self.values
+    }
+
+    /// Whether a top-level value has started and not ended.
+    pub(crate) fn in_value(&self) -> bool {
+        !matches!(
+            self.st,
+            St::Start | St::Bom1 | St::Bom2 | St::Top | St::AfterScalar | St::Dead
+        )
+    }
+
+    /// Whether the machine was inside a value when it failed.
+    pub(crate) fn failed_in_value(&self) -> bool {
+        self.failed_in_value
+    }
+
+    /// Absolute offset of the first byte of the current value (meaningful when `in_value`).
+    pub(crate) fn value_start(&self) -> u64 {
+        self.value_start
+    }
+
+    pub(crate) fn depth(&self) -> usize {
+        self.depth as usize
+    }
+
+    /// The container at `level` (0 = outermost), if open.
+    pub(crate) fn container(&self, level: usize) -> Option<Container> {
+        if level >= self.depth as usize {
+            return None;
+        }
+        let bit = (self.stack[level / 64] >> (level % 64)) & 1;
+        Some(if bit == 1 {
+            Container::Object
+        } else {
+            Container::Array
+        })
+    }
+
+    pub(crate) fn lexical(&self) -> Lexical {
+        match self.st {
+            St::Start | St::Bom1 | St::Bom2 | St::Top | St::AfterScalar | St::Dead => {
+                Lexical::BetweenValues
+            }
+            St::Value => Lexical::ExpectingValue,
+            St::ArrFirst => Lexical::ArrayStart,
+            St::ObjFirst => Lexical::ObjectStart,
+            St::Key => Lexical::ExpectingKey,
+            St::Colon => Lexical::ExpectingColon,
+            St::After => Lexical::AfterValue,
+            s if s.is_string() => {
+                if self.in_key {
+                    Lexical::InKey
+                } else {
+                    Lexical::InString
+                }
+            }
+            St::Lit => Lexical::InLiteral,
+            _ => Lexical::InNumber,
+        }
+    }
+
+    #[inline]
+    fn top_is_object(&self) -> bool {
+        let level = self.depth as usize - 1;
+        (self.stack[level / 64] >> (level % 64)) & 1 == 1
+    }
+
+    #[cold]
+    fn fail(&mut self, kind: ErrorKind, offset: u64, detail: &'static str) -> Fail {
+        self.failed_in_value = self.in_value();
+        self.st = St::Dead;
+        Fail {
+            kind,
+            offset,
+            detail,
+        }
+    }
+
+    /// Push a container (`object` or array) opened at `off`.
+    #[inline]
+    fn open(&mut self, object: bool, off: u64) -> Result<(), Fail> {
+        if self.depth >= self.limits.max_depth {
+            return Err(self.fail(ErrorKind::DepthLimit, off, "nesting too deep"));
+        }
+        let level = self.depth as usize;
+        let word = level / 64;
+        if word == self.stack.len() {
+            self.stack.push(0);
+        }
+        let mask = 1u64 << (level % 64);
+        if object {
+            self.stack[word] |= mask;
+        } else {
+            self.stack[word] &= !mask;
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// A value ended; `end` is the absolute offset just past it. At depth 0 it is a
+    /// top-level value.
+    #[inline]
+    fn value_done(&mut self, end: u64, scalar: bool) -> Option<Step> {
+        if self.depth == 0 {
+            self.st = if scalar { St::AfterScalar } else { St::Top };
+            self.values += 1;
+            self.value_limit = u64::MAX;
+            Some(Step::Value {
+                start: self.value_start,
+                end,
+            })
+        } else {
+            self.st = St::After;
+            None
+        }
+    }
+
+    /// Start a value whose first byte is `b` at `off` (state is one that expects a value).
+    #[inline]
+    fn begin_value(&mut self, b: u8, off: u64) -> Out {
+        match b {
+            b'{' => {
+                self.open(true, off)?;
+                self.st = St::ObjFirst;
+            }
+            b'[' => {
+                self.open(false, off)?;
+                self.st = St::ArrFirst;
+            }
+            b'"' => {
+                self.st = St::Str;
+                self.in_key = false;
+                self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
+            }
+            b'-' | b'0'..=b'9' => {
+                self.st = match b {
+                    b'-' => St::NumMinus,
+                    b'0' => St::NumZero,
+                    _ => St::NumInt,
+                };
+                self.num_limit = off.saturating_add(self.limits.max_number_bytes);
+            }
+            b't' | b'f' | b'n' => {
+                self.st = St::Lit;
+                self.lit = match b {
+                    b't' => 0,
+                    b'f' => 1,
+                    _ => 2,
+                };
+                self.lit_pos = 1;
+            }
+            _ => return Err(self.fail(ErrorKind::Syntax, off, "expected a JSON value")),
+        }
+        Ok(None)
+    }
+
+    /// Begin a top-level value at `off` (the byte is not whitespace).
+    #[inline]
+    fn begin_top(&mut self, b: u8, off: u64) -> Out {
+        if self.mode == Mode::Objects && b != b'{' {
+            return Err(match b {
+                b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.fail(
+                    ErrorKind::NotAnObject,
+                    off,
+                    "top-level value is not an object",
+                ),
+                _ => self.fail(ErrorKind::Syntax, off, "expected an object"),
+            });
+        }
+        self.value_start = off;
+        self.value_limit = off.saturating_add(self.limits.max_value_bytes);
+        self.begin_value(b, off)
+    }
+
+    /// Consume bytes from `input`. Returns the outcome and the number of bytes consumed.
+    pub(crate) fn feed(&mut self, input: &[u8]) -> (Step, usize) {
+        let base = self.pos;
+        let n = input.len();
+        let mut i = 0;
+        while i < n {
+            let b = input[i];
+            let off = base + i as u64;
+            #[cfg(test)]
+            {
+                self.examined += 1;
+            }
+            if off >= self.value_limit && !(self.depth == 0 && self.st.is_number()) {
+                let f = self.fail(
+                    ErrorKind::ValueTooLarge,
+                    off,
+                    "value exceeds max_value_bytes",
+                );
+                self.pos = off;
+                return (Step::Fail(f), i);
+            }
+            if off >= self.str_limit && self.st.is_string() && !(self.st == St::Str && b == b'"') {
+                let f = self.fail(
+                    ErrorKind::StringTooLong,
+                    off,
+                    "string exceeds max_string_bytes",
+                );
+                self.pos = off;
+                return (Step::Fail(f), i);
+            }
+            // `consume` is false only when a number ends at `b`, which is examined again.
+            let mut consume = true;
+            let r = match self.st {
+                St::Str => {
+                    if PLAIN[b as usize] {
+                        // The run of plain bytes: bounded by the input and both limits.
+                        let room = self.str_limit.min(self.value_limit) - off;
+                        let end = (n as u64).min(i as u64 + room) as usize;
+                        let mut j = i + 1;
+                        while j < end && PLAIN[input[j] as usize] {
+                            j += 1;
+                        }
+                        #[cfg(test)]
+                        {
+                            self.examined += (j - i - 1) as u64;
+                        }
+                        i = j;
+                        continue;
+                    }
+                    self.string_byte(b, off)
+                }
+                St::Top | St::Start => {
+                    if is_ws(b) {
+                        self.st = St::Top;
+                        Ok(None)
+                    } else if b == 0xEF && off == 0 {
+                        self.st = St::Bom1;
+                        Ok(None)
+                    } else {
+                        self.st = St::Top;
+                        self.begin_top(b, off)
+                    }
+                }
+                St::Bom1 | St::Bom2 => {
+                    let want = if self.st == St::Bom1 { 0xBB } else { 0xBF };
+                    if b != want {
+                        Err(self.fail(ErrorKind::Syntax, off, "incomplete byte order mark"))
+                    } else {
+                        self.st = if self.st == St::Bom1 {
+                            St::Bom2
+                        } else {
+                            St::Top
+                        };
+                        Ok(None)
+                    }
+                }
+                St::AfterScalar => {
+                    if is_ws(b) {
+                        self.st = St::Top;
+                        Ok(None)
+                    } else if matches!(b, b'{' | b'[' | b'"') {
+                        self.st = St::Top;
+                        self.begin_top(b, off)
+                    } else {
+                        Err(self.fail(
+                            ErrorKind::Syntax,
+                            off,
+                            "expected whitespace after a top-level number or literal",
+                        ))
+                    }
+                }
+                St::Value => {
+                    if is_ws(b) {
+                        Ok(None)
+                    } else {
+                        self.begin_value(b, off)
+                    }
+                }
+                St::ArrFirst => {
+                    if is_ws(b) {
+                        Ok(None)
+                    } else if b == b']' {
+                        self.depth -= 1;
+                        Ok(self.value_done(off + 1, false))
+                    } else {
+                        self.begin_value(b, off)
+                    }
+                }
+                St::ObjFirst | St::Key => {
+                    if is_ws(b) {
+                        Ok(None)
+                    } else if b == b'"' {
+                        self.st = St::Str;
+                        self.in_key = true;
+                        self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
+                        Ok(None)
+                    } else if b == b'}' && self.st == St::ObjFirst {
+                        self.depth -= 1;
+                        Ok(self.value_done(off + 1, false))
+                    } else if self.st == St::ObjFirst {
+                        Err(self.fail(ErrorKind::Syntax, off, "expected a string key or '}'"))
+                    } else {
+                        Err(self.fail(ErrorKind::Syntax, off, "expected a string key"))
+                    }
+                }
+                St::Colon => {
+                    if is_ws(b) {
+                        Ok(None)
+                    } else if b == b':' {
+                        self.st = St::Value;
+                        Ok(None)
+                    } else {
+                        Err(self.fail(ErrorKind::Syntax, off, "expected ':' after an object key"))
+                    }
+                }
+                St::After => {
+                    let object = self.top_is_object();
+                    match b {
+                        b' ' | b'\t' | b'\n' | b'\r' => Ok(None),
+                        b',' => {
+                            self.st = if object { St::Key } else { St::Value };
+                            Ok(None)
+                        }
+                        b'}' if object => {
+                            self.depth -= 1;
+                            Ok(self.value_done(off + 1, false))
+                        }
+                        b']' if !object => {
+                            self.depth -= 1;
+                            Ok(self.value_done(off + 1, false))
+                        }
+                        _ if object => {
+                            Err(self.fail(ErrorKind::Syntax, off, "expected ',' or '}'"))
+                        }
+                        _ => Err(self.fail(ErrorKind::Syntax, off, "expected ',' or ']'")),
+                    }
+                }
+                St::Esc => match b {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                        self.st = St::Str;
+                        Ok(None)
+                    }
+                    b'u' => {
+                        self.st = St::Hex;
+                        self.hex = 0;
+                        self.hex_n = 0;
+                        self.low = false;
+                        Ok(None)
+                    }
+                    _ => Err(self.fail(ErrorKind::InvalidEscape, off, "unknown escape")),
+                },
+                St::Hex => self.hex_digit(b, off),
+                St::LowEsc => {
+                    if b == b'\\' {
+                        self.st = St::LowU;
+                        Ok(None)
+                    } else {
+                        Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired high surrogate"))
+                    }
+                }
+                St::LowU => {
+                    if b == b'u' {
+                        self.st = St::Hex;
+                        self.hex = 0;
+                        self.hex_n = 0;
+                        self.low = true;
+                        Ok(None)
+                    } else {
+                        Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired high surrogate"))
+                    }
+                }
+                St::Utf8 => {
+                    if b >= self.utf8_lo && b <= self.utf8_hi {
+                        self.utf8_need -= 1;
+                        self.utf8_lo = 0x80;
+                        self.utf8_hi = 0xBF;
+                        if self.utf8_need == 0 {
+                            self.st = St::Str;
+                        }
+                        Ok(None)
+                    } else {
+                        Err(self.fail(
+                            ErrorKind::InvalidUtf8,
+                            off,
+                            "invalid UTF-8 continuation byte",
+                        ))
+                    }
+                }
+                St::Lit => {
+                    let lit = LITERALS[self.lit as usize];
+                    if b == lit[self.lit_pos as usize] {
+                        self.lit_pos += 1;
+                        if self.lit_pos as usize == lit.len() {
+                            Ok(self.value_done(off + 1, true))
+                        } else {
+                            Ok(None)
+                        }
+                    } else {
+                        Err(self.fail(ErrorKind::Syntax, off, "invalid literal"))
+                    }
+                }
+                St::Dead => Err(Fail {
+                    kind: ErrorKind::Syntax,
+                    offset: off,
+                    detail: "splitter already failed",
+                }),
+                _ => {
+                    // Number states.
+                    match self.number_byte(b, off) {
+                        Ok(true) => {
+                            // Digits run on: take them in one go (bounded by both limits).
+                            if matches!(self.st, St::NumInt | St::NumFrac | St::NumExp) {
+                                let room = self.num_limit.min(self.value_limit) - off;
+                                let end = (n as u64).min(i as u64 + room) as usize;
+                                let mut j = i + 1;
+                                while j < end && input[j].is_ascii_digit() {
+                                    j += 1;
+                                }
+                                #[cfg(test)]
+                                {
+                                    self.examined += (j - i - 1) as u64;
+                                }
+                                i = j;
+                                continue;
+                            }
+                            Ok(None)
+                        }
+                        Ok(false) => {
+                            consume = false;
+                            Ok(self.value_done(off, true))
+                        }
+                        Err(f) => Err(f),
+                    }
+                }
+            };
+            match r {
+                Ok(None) => {
+                    if consume {
+                        i += 1;
+                    }
+                }
+                Ok(Some(step)) => {
+                    if consume {
+                        i += 1;
+                    }
+                    self.pos = base + i as u64;
+                    return (step, i);
+                }
+                Err(f) => {
+                    self.pos = off;
+                    return (Step::Fail(f), i);
+                }
+            }
+        }
+        self.pos = base + n as u64;
+        (Step::NeedMore, n)
+    }
+
+    /// A non-plain byte inside a string.
+    #[inline]
+    fn string_byte(&mut self, b: u8, off: u64) -> Out {
+        match b {
+            b'"' => {
+                self.str_limit = u64::MAX;
+                if self.in_key {
+                    self.st = St::Colon;
+                    Ok(None)
+                } else {
+                    Ok(self.value_done(off + 1, false))
+                }
+            }
+            b'\\' => {
+                self.st = St::Esc;
+                Ok(None)
+            }
+            0x00..=0x1F => Err(self.fail(
+                ErrorKind::ControlCharacter,
+                off,
+                "raw control character in string",
+            )),
+            _ => {
+                let (need, lo, hi) = match b {
+                    0xC2..=0xDF => (1, 0x80, 0xBF),
+                    0xE0 => (2, 0xA0, 0xBF),
+                    0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
+                    0xED => (2, 0x80, 0x9F),
+                    0xF0 => (3, 0x90, 0xBF),
+                    0xF1..=0xF3 => (3, 0x80, 0xBF),
+                    0xF4 => (3, 0x80, 0x8F),
+                    _ => {
+                        return Err(self.fail(
+                            ErrorKind::InvalidUtf8,
+                            off,
+                            "invalid UTF-8 lead byte",
+                        ))
+                    }
+                };
+                self.st = St::Utf8;
+                self.utf8_need = need;
+                self.utf8_lo = lo;
+                self.utf8_hi = hi;
+                Ok(None)
+            }
+        }
+    }
+
+    #[inline]
+    fn hex_digit(&mut self, b: u8, off: u64) -> Out {
+        let Some(d) = hex_val(b) else {
+            return Err(self.fail(
+                ErrorKind::InvalidEscape,
+                off,
+                "invalid hex digit in \\u escape",
+            ));
+        };
+        self.hex = (self.hex << 4) | d;
+        self.hex_n += 1;
+        if self.hex_n < 4 {
+            return Ok(None);
+        }
+        let is_high = (0xD800..=0xDBFF).contains(&self.hex);
+        let is_low = (0xDC00..=0xDFFF).contains(&self.hex);
+        if self.low {
+            if !is_low {
+                return Err(self.fail(
+                    ErrorKind::InvalidEscape,
+                    off,
+                    "high surrogate not followed by a low surrogate",
+                ));
+            }
+            self.st = St::Str;
+        } else if is_high {
+            self.st = St::LowEsc;
+        } else if is_low {
+            return Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired low surrogate"));
+        } else {
+            self.st = St::Str;
+        }
+        Ok(None)
+    }
+
+    /// A byte in a number state. `Ok(true)`: consumed; `Ok(false)`: the number ended
+    /// before this byte.
+    #[inline]
+    fn number_byte(&mut self, b: u8, off: u64) -> Result<bool, Fail> {
+        let next = match (self.st, b) {
+            (St::NumMinus, b'0') => St::NumZero,
+            (St::NumMinus, b'1'..=b'9') => St::NumInt,
+            (St::NumMinus, _) => {
+                return Err(self.fail(ErrorKind::InvalidNumber, off, "expected a digit after '-'"))
+            }
+            (St::NumZero, b'0'..=b'9') => {
+                return Err(self.fail(ErrorKind::InvalidNumber, off, "leading zero in number"))
+            }
+            (St::NumZero | St::NumInt, b'.') => St::NumDot,
+            (St::NumZero | St::NumInt | St::NumFrac, b'e' | b'E') => St::NumE,
+            (St::NumInt, b'0'..=b'9') => St::NumInt,
+            (St::NumDot, b'0'..=b'9') => St::NumFrac,
+            (St::NumDot, _) => {
+                return Err(self.fail(ErrorKind::InvalidNumber, off, "expected a digit after '.'"))
+            }
+            (St::NumFrac, b'0'..=b'9') => St::NumFrac,
+            (St::NumE, b'+' | b'-') => St::NumESign,
+            (St::NumE | St::NumESign | St::NumExp, b'0'..=b'9') => St::NumExp,
+            (St::NumE | St::NumESign, _) => {
+                return Err(self.fail(
+                    ErrorKind::InvalidNumber,
+                    off,
+                    "expected a digit in the exponent",
+                ))
+            }
+            // NumZero, NumInt, NumFrac, NumExp and a byte that cannot continue: the end.
+            _ => {
+                self.num_limit = u64::MAX;
+                return Ok(false);
+            }
+        };
+        if off >= self.value_limit {
+            return Err(self.fail(
+                ErrorKind::ValueTooLarge,
+                off,
+                "value exceeds max_value_bytes",
+            ));
+        }
+        if off >= self.num_limit {
+            return Err(self.fail(
+                ErrorKind::NumberTooLong,
+                off,
+                "number exceeds max_number_bytes",
+            ));
+        }
+        self.st = next;
+        Ok(true)
+    }
+
+    /// End of stream. A complete top-level number still open is returned as a value.
+    pub(crate) fn finish(&mut self) -> Result<Option<(u64, u64)>, Fail> {
+        let end = self.pos;
+        match self.st {
+            St::Start | St::Top | St::AfterScalar => Ok(None),
+            St::Dead => Err(Fail {
+                kind: ErrorKind::Syntax,
+                offset: end,
+                detail: "splitter already failed",
+            }),
+            St::NumZero | St::NumInt | St::NumFrac | St::NumExp if self.depth == 0 => {
+                self.st = St::Top;
+                self.values += 1;
+                self.value_limit = u64::MAX;
+                Ok(Some((self.value_start, end)))
+            }
+            St::Bom1 | St::Bom2 => Err(self.fail(
+                ErrorKind::Truncated,
+                end,
+                "stream ended inside a byte order mark",
+            )),
+            _ => {
+                let detail = match self.lexical() {
+                    Lexical::InString | Lexical::InKey => "stream ended inside a string",
+                    Lexical::InNumber => "stream ended inside a number",
+                    Lexical::InLiteral => "stream ended inside a literal",
+                    _ => "stream ended inside a container",
+                };
+                Err(self.fail(ErrorKind::Truncated, end, detail))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_chunked(input: &[u8], chunk: usize) -> (u64, usize) {
+        let mut m = Machine::new(Mode::Any, Limits::default());
+        let mut values = 0;
+        for c in input.chunks(chunk) {
+            let mut rest = c;
+            loop {
+                let (step, used) = m.feed(rest);
+                rest = &rest[used..];
+                match step {
+                    Step::NeedMore => break,
+                    Step::Value { .. } => values += 1,
+                    Step::Fail(f) => panic!("unexpected failure {f:?}"),
+                }
+            }
+        }
+        assert_eq!(m.finish(), Ok(None));
+        (m.examined, values)
+    }
+
+    /// Invariant 2 (linear work): a 1 MiB object fed one byte at a time examines each byte
+    /// a small constant number of times.
+    #[test]
+    fn one_mib_object_in_one_byte_chunks_examines_each_byte_about_once() {
+        let mut doc = String::from("{\"files\":[");
+        let mut k = 0;
+        while doc.len() < (1 << 20) {
+            if k > 0 {
+                doc.push(',');
+            }
+            doc.push_str(&format!(
+                "{{\"path\":\"src/f{k}.rs\",\"n\":{k}.5e3,\"ok\":true,\"body\":\"fn main() {{ println!(\\\"hi \\u00e9 é\\\"); }}\\n\"}}"
+            ));
+            k += 1;
+        }
+        doc.push_str("]}");
+        let bytes = doc.as_bytes();
+        for chunk in [1, 7, 64, bytes.len()] {
+            let (examined, values) = run_chunked(bytes, chunk);
+            assert_eq!(values, 1);
+            // Every byte once, plus at most one re-examination per number delimiter.
+            assert!(
+                examined <= bytes.len() as u64 * 11 / 10,
+                "chunk {chunk}: examined {examined} for {} bytes",
+                bytes.len()
+            );
+            assert!(examined >= bytes.len() as u64);
+        }
+    }
+
+    #[test]
+    fn depth_bits_survive_past_64_levels() {
+        let mut m = Machine::new(Mode::Any, Limits::default());
+        let mut doc = Vec::new();
+        for d in 0..100 {
+            doc.extend_from_slice(if d % 3 == 0 { b"{\"k\":" } else { b"[" });
+        }
+        assert_eq!(m.feed(&doc).0, Step::NeedMore);
+        assert_eq!(m.depth(), 100);
+        for d in 0..100 {
+            let want = if d % 3 == 0 {
+                Container::Object
+            } else {
+                Container::Array
+            };
+            assert_eq!(m.container(d), Some(want), "level {d}");
+        }
+        assert_eq!(m.container(100), None);
+    }
+}

@@ -1,0 +1,134 @@
+//! Helpers shared by the integration tests: run the splitter under many chunkings and
+//! compare with the reference machine.
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use toolstream::json::reference::Reference;
+use toolstream::json::{ErrorKind, Limits, Mode, Splitter};
+
+/// What a run produced: each value as (start, end, bytes), then the error (kind, offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub values: Vec<(u64, u64, Vec<u8>)>,
+    pub error: Option<(ErrorKind, u64)>,
+}
+
+impl Outcome {
+    /// Accepted as exactly one value with a clean end.
+    pub fn one_clean_value(&self) -> bool {
+        self.values.len() == 1 && self.error.is_none()
+    }
+}
+
+/// Feed `input` cut at the given (sorted) offsets.
+pub fn run_cuts(mode: Mode, limits: Limits, input: &Bytes, cuts: &[usize]) -> Outcome {
+    let mut s = Splitter::with_limits(mode, limits);
+    let mut out = Vec::new();
+    let mut error = None;
+    let mut prev = 0;
+    for &c in cuts.iter().chain(std::iter::once(&input.len())) {
+        let c = c.clamp(prev, input.len());
+        if let Err(e) = s.push(input.slice(prev..c), &mut out) {
+            // Fused: the same error again on the next push and at finish.
+            assert_eq!(
+                s.push(Bytes::from_static(b"{}"), &mut Vec::new()),
+                Err(e.clone())
+            );
+            error = Some(e);
+            break;
+        }
+        prev = c;
+    }
+    match error {
+        Some(_) => {}
+        None => match s.finish() {
+            Ok(Some(v)) => out.push(v),
+            Ok(None) => {}
+            Err(e) => error = Some(e),
+        },
+    }
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(v.index(), i as u64);
+        assert_eq!(
+            &v.bytes()[..],
+            &input[v.start() as usize..v.end() as usize],
+            "value bytes must be the exact input bytes"
+        );
+    }
+    if let Some(e) = &error {
+        assert_eq!(e.value_index(), out.len() as u64, "error value index");
+        // The raw bytes are the stream's own bytes at raw_offset, ending at the offending byte.
+        let ro = e.raw_offset() as usize;
+        assert_eq!(&e.raw()[..], &input[ro..ro + e.raw().len()], "raw bytes");
+        if e.kind() != ErrorKind::Truncated {
+            assert_eq!(
+                ro + e.raw().len(),
+                e.offset() as usize + 1,
+                "raw ends at the offending byte"
+            );
+        }
+    }
+    Outcome {
+        values: out
+            .into_iter()
+            .map(|v| (v.start(), v.end(), v.bytes().to_vec()))
+            .collect(),
+        error: error.map(|e| (e.kind(), e.offset())),
+    }
+}
+
+/// The reference machine's outcome.
+pub fn run_reference(mode: Mode, limits: Limits, input: &[u8]) -> Outcome {
+    let (spans, error) = Reference::split(mode, limits, input);
+    Outcome {
+        values: spans
+            .into_iter()
+            .map(|(s, e)| (s, e, input[s as usize..e as usize].to_vec()))
+            .collect(),
+        error,
+    }
+}
+
+/// Run `input` whole, one byte at a time, split at every offset, and through the
+/// reference machine; assert all agree and return the outcome. For inputs longer than
+/// `every_split_max`, split points are sampled (every 97th offset and the ends).
+pub fn check_chunkings(mode: Mode, limits: Limits, input: &[u8]) -> Outcome {
+    let input = Bytes::copy_from_slice(input);
+    let whole = run_cuts(mode, limits, &input, &[]);
+    let reference = run_reference(mode, limits, &input);
+    assert_eq!(
+        whole,
+        reference,
+        "fast path vs reference on {:?}",
+        show(&input)
+    );
+    let bytewise: Vec<usize> = (1..input.len()).collect();
+    assert_eq!(
+        run_cuts(mode, limits, &input, &bytewise),
+        whole,
+        "1-byte chunks on {:?}",
+        show(&input)
+    );
+    for k in 0..=input.len() {
+        assert_eq!(
+            run_cuts(mode, limits, &input, &[k]),
+            whole,
+            "split at {k} on {:?}",
+            show(&input)
+        );
+    }
+    whole
+}
+
+pub fn show(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    if s.len() > 200 {
+        format!(
+            "{}...({} bytes)",
+            &s[..s.char_indices().nth(200).map_or(s.len(), |c| c.0)],
+            b.len()
+        )
+    } else {
+        s.into_owned()
+    }
+}
