@@ -46,3 +46,8 @@
 #![forbid(unsafe_code)]
 
 pub mod json;
+
+// The README's Rust examples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -255,6 +255,17 @@ impl Reference {
         escape: Option<Vec<u8>>,
         mut utf8: Vec<u8>,
     ) -> Result<Option<(u64, u64)>, Failure> {
+        if let Some(mut esc) = escape {
+            esc.push(b);
+            let done = self.escape(&esc)?;
+            self.token = Token::Str {
+                key,
+                len,
+                escape: if done { None } else { Some(esc) },
+                utf8,
+            };
+            return Ok(None);
+        }
         if !utf8.is_empty() || b >= 0x80 {
             utf8.push(b);
             match std::str::from_utf8(&utf8) {
@@ -266,17 +277,6 @@ impl Reference {
                 key,
                 len,
                 escape,
-                utf8,
-            };
-            return Ok(None);
-        }
-        if let Some(mut esc) = escape {
-            esc.push(b);
-            let done = self.escape(&esc)?;
-            self.token = Token::Str {
-                key,
-                len,
-                escape: if done { None } else { Some(esc) },
                 utf8,
             };
             return Ok(None);
