@@ -12,24 +12,26 @@
 //! use bytes::Bytes;
 //! use toolstream::json::{Mode, Splitter};
 //!
-//! // Three network chunks. The first cut falls inside the escape `\"`, the second
-//! // between two glued objects' bytes.
+//! // Three network chunks. The first cut falls inside the escape `\"` (the chunk ends
+//! // on the backslash), the second inside a key of the second, glued object.
 //! let chunks = [
 //!     Bytes::from_static(br#"{"cmd": "echo \"#),
-//!     Bytes::from_static(br#"hi\"", "n": 1}{"ci"#),
+//!     Bytes::from_static(br#""hi\"", "n": 1}{"ci"#),
 //!     Bytes::from_static(br#"ty": "Paris"}"#),
 //! ];
 //! let mut splitter = Splitter::new(Mode::Objects);
 //! let mut values = Vec::new();
+//! let mut seen = Vec::new();
 //! for chunk in chunks {
 //!     splitter.push(chunk, &mut values)?;
 //!     for v in values.drain(..) {
-//!         println!("value {} at {}..{}: {}", v.index(), v.start(), v.end(),
-//!                  std::str::from_utf8(v.bytes()).unwrap());
-//!         # let _ = v;
+//!         let text = std::str::from_utf8(v.bytes()).expect("emitted JSON is UTF-8");
+//!         println!("value {} at bytes {}..{}: {text}", v.index(), v.start(), v.end());
+//!         seen.push(text.to_owned());
 //!     }
 //! }
 //! splitter.finish()?; // Ok(None): a clean end, nothing truncated
+//! assert_eq!(seen, [r#"{"cmd": "echo \"hi\"", "n": 1}"#, r#"{"city": "Paris"}"#]);
 //! # Ok::<(), toolstream::json::Error>(())
 //! ```
 //!
