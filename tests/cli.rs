@@ -1,0 +1,130 @@
+//! The `toolstream split` command: output, exit codes, and values printed while the
+//! input pipe is still open.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolstream");
+
+fn run(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolstream");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn prints_each_value_on_its_own_line() {
+    let (code, out, err) = run(&["split"], b"{\"a\":1}{\"b\":[2]}\n {\"c\":\"x\"}");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "{\"a\":1}\n{\"b\":[2]}\n{\"c\":\"x\"}\n");
+}
+
+#[test]
+fn json_output_is_valid_json_with_spans() {
+    let input = b"{\"a\":1} {\"b\":\"\\u00e9\"}";
+    let (code, out, _) = run(&["split", "--json", "-"], input);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["index"], 1);
+    let (s, e) = (
+        lines[1]["start"].as_u64().unwrap(),
+        lines[1]["end"].as_u64().unwrap(),
+    );
+    assert_eq!((s, e), (8, 22));
+    assert_eq!(
+        lines[1]["value"],
+        serde_json::from_slice::<serde_json::Value>(&input[s as usize..e as usize]).unwrap()
+    );
+}
+
+#[test]
+fn any_mode_and_trailing_number() {
+    let (code, out, _) = run(&["split", "--any"], b"1 \"two\" [3] 4");
+    assert_eq!(code, 0);
+    assert_eq!(out, "1\n\"two\"\n[3]\n4\n");
+}
+
+#[test]
+fn errors_exit_1_with_offset_and_kind() {
+    let (code, out, err) = run(&["split"], b"{\"a\":1}{\"b\":01}");
+    assert_eq!(code, 1);
+    assert_eq!(out, "{\"a\":1}\n", "values before the error are printed");
+    assert!(
+        err.contains("invalid_number") && err.contains("byte 13"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+
+    let (code, _, err) = run(&["split"], b"{\"a\":[1");
+    assert_eq!(code, 1);
+    assert!(err.contains("truncated") && err.contains("byte 7"), "{err}");
+
+    let (code, _, err) = run(&["split"], b"[1]");
+    assert_eq!(code, 1);
+    assert!(err.contains("not_an_object"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&[], b"").0, 2);
+    assert_eq!(run(&["frobnicate"], b"").0, 2);
+    assert_eq!(run(&["split", "--bogus"], b"").0, 2);
+    assert_eq!(run(&["split", "a", "b"], b"").0, 2);
+    assert_eq!(run(&["split", "/nonexistent/file.json"], b"").0, 2);
+    let (code, out, _) = run(&["--help"], b"");
+    assert_eq!(code, 0);
+    assert!(out.contains("usage: toolstream split"));
+}
+
+#[test]
+fn reads_the_shipped_sample() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tool-arguments.json");
+    let (code, out, err) = run(&["split", path], b"");
+    assert_eq!((code, err.as_str()), (0, ""));
+    let values: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(values.len(), 4);
+    assert_eq!(values[1]["city"], "Tokyo");
+}
+
+/// A value is printed as soon as it is complete, while the writer still holds the pipe.
+#[test]
+fn values_come_out_while_the_pipe_is_open() {
+    let mut child = Command::new(BIN)
+        .arg("split")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdin.write_all(b"{\"first\":1}{\"sec").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap(); // blocks until the first value is printed
+    assert_eq!(line, "{\"first\":1}\n");
+    stdin.write_all(b"ond\":2}").unwrap();
+    stdin.flush().unwrap();
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "{\"second\":2}\n");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
