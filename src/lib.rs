@@ -48,6 +48,8 @@
 #![forbid(unsafe_code)]
 
 pub mod json;
+pub mod ndjson;
+pub mod sse;
 
 // The README's Rust examples are compiled and run as doctests.
 #[cfg(doctest)]

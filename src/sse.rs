@@ -1,0 +1,567 @@
+//! A WHATWG-conformant, push-based decoder for `text/event-stream` (Server-Sent Events).
+//!
+//! Push [`Bytes`] chunks cut anywhere with [`Decoder::push`]; [`Item`]s come out as soon as
+//! the line that completes them arrives. The rules are those of the HTML Standard,
+//! "Server-sent events", sections "Parsing an event stream" and "Interpreting an event
+//! stream":
+//!
+//! * lines end with CRLF, LF or a lone CR. A CR that ends a chunk ends the line at once;
+//!   an LF at the start of the next chunk is then swallowed (no waiting, no double end);
+//! * one UTF-8 BOM at the very start of the stream is stripped, even split across chunks;
+//!   a later BOM is data;
+//! * a line starting with `:` is a comment, reported as [`Item::Comment`] (keep-alives such
+//!   as `: OPENROUTER PROCESSING` let a gateway reset its idle timer);
+//! * `name: value` removes one leading space from the value; a line without a colon is a
+//!   field with an empty value; names are case-sensitive; unknown names are ignored;
+//! * `data` appends the value and LF to the data buffer; a blank line dispatches; an empty
+//!   data buffer dispatches nothing; one trailing LF is removed; `event` sets the type
+//!   (default `message`, and reset after each dispatch); `id` sets the last event ID unless
+//!   the value contains NUL, and it persists across events; `retry` is honoured only when
+//!   the value is all ASCII digits (reported as [`Item::Retry`], saturating at `u64::MAX`);
+//! * at the end of the stream an unterminated event is not dispatched, but
+//!   [`Decoder::finish`] reports it with its bytes and its data, so an error event cut off
+//!   by a dropped connection never vanishes silently.
+//!
+//! Text is kept as raw bytes: field names and line ends are ASCII, so splitting the raw
+//! bytes gives the same fields as decoding first (the WHATWG UTF-8 decoder never swallows an
+//! ASCII byte into a replacement character). [`Event::data_lossy`] applies the replacement
+//! decoding; [`Event::data_str`] tells whether the data is valid UTF-8. Invalid UTF-8 never
+//! stalls or fails the decoder.
+//!
+//! Zero-copy: an event whose data is a single line inside one chunk carries a slice of
+//! that chunk.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use toolstream::sse::{Decoder, Item};
+//!
+//! let mut d = Decoder::new();
+//! let mut items = Vec::new();
+//! d.push(Bytes::from_static(b"event: delta\r\ndata: {\"a\""), &mut items);
+//! d.push(Bytes::from_static(b":1}\r\n\r\n: ping\n"), &mut items);
+//! match &items[0] {
+//!     Item::Event(e) => {
+//!         assert_eq!(e.event_type(), b"delta");
+//!         assert_eq!(&e.data()[..], b"{\"a\":1}");
+//!     }
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! assert!(matches!(&items[1], Item::Comment(c) if &c[..] == b"ping"));
+//! assert!(d.finish().is_ok());
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use bytes::{Bytes, BytesMut};
+
+/// Bounds on what the decoder buffers. Each has its own [`SkipReason`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    max_line: u64,
+    max_event: u64,
+}
+
+impl Default for Limits {
+    /// 8 MiB per line, 16 MiB per event.
+    fn default() -> Self {
+        Limits {
+            max_line: 8 << 20,
+            max_event: 16 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// Maximum bytes of one line, without its line end (default 8 MiB; at least 1).
+    pub fn max_line_bytes(mut self, n: u64) -> Self {
+        self.max_line = n.max(1);
+        self
+    }
+    /// Maximum bytes of one event: the sum of its field lines (default 16 MiB; at least 1).
+    pub fn max_event_bytes(mut self, n: u64) -> Self {
+        self.max_event = n.max(1);
+        self
+    }
+    /// The line limit.
+    pub fn line_bytes(&self) -> u64 {
+        self.max_line
+    }
+    /// The event limit.
+    pub fn event_bytes(&self) -> u64 {
+        self.max_event
+    }
+}
+
+/// A dispatched event.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Event {
+    event: Bytes,
+    data: Bytes,
+    id: Bytes,
+    offset: u64,
+}
+
+impl Event {
+    /// The event type: the last `event` field's value, or `message` when there was none or
+    /// it was empty.
+    pub fn event_type(&self) -> &[u8] {
+        if self.event.is_empty() {
+            b"message"
+        } else {
+            &self.event
+        }
+    }
+    /// The data: the `data` lines joined with LF, as raw bytes.
+    pub fn data(&self) -> &Bytes {
+        &self.data
+    }
+    /// The data as text, if it is valid UTF-8.
+    ///
+    /// # Errors
+    ///
+    /// The data is not valid UTF-8; [`Event::data_lossy`] decodes it with replacement.
+    pub fn data_str(&self) -> Result<&str, std::str::Utf8Error> {
+        std::str::from_utf8(&self.data)
+    }
+    /// The data decoded as the standard prescribes: invalid UTF-8 becomes U+FFFD.
+    pub fn data_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.data)
+    }
+    /// The last event ID at dispatch (persists across events; empty if never set).
+    pub fn last_event_id(&self) -> &Bytes {
+        &self.id
+    }
+    /// Absolute offset of the blank line that dispatched the event.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event")
+            .field("type", &String::from_utf8_lossy(self.event_type()))
+            .field("data", &self.data_lossy())
+            .field("id", &String::from_utf8_lossy(&self.id))
+            .finish()
+    }
+}
+
+/// Why bytes were skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// A line longer than [`Limits::max_line_bytes`].
+    LineTooLong,
+    /// An event larger than [`Limits::max_event_bytes`].
+    EventTooLarge,
+}
+
+/// An over-limit event that was dropped; decoding resumed after the next blank line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Which limit was hit.
+    pub reason: SkipReason,
+    /// Absolute offset of the first byte past the limit.
+    pub offset: u64,
+    /// Bytes dropped, from the start of the dropped event up to (not including) the blank
+    /// line that ended it.
+    pub dropped: u64,
+}
+
+/// What the decoder produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Item {
+    /// A dispatched event.
+    Event(Event),
+    /// A comment line's text after the `:` (one leading space removed).
+    Comment(Bytes),
+    /// A valid `retry` field: the reconnection time in milliseconds.
+    Retry(u64),
+    /// An over-limit event was dropped and the decoder resynchronised.
+    Skipped(Skipped),
+}
+
+/// What [`Decoder::finish`] reports when the stream did not end on an event boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incomplete {
+    /// Bytes of the undispatched event: its field lines and any unterminated line.
+    pub discarded: u64,
+    /// Whether the stream ended in the middle of a line.
+    pub unterminated_line: bool,
+    /// The data the event would have carried (the unterminated line counted as a line).
+    pub data: Bytes,
+    /// The `event` field of the undispatched event, if any.
+    pub event: Bytes,
+    /// An over-limit event that was still being skipped at the end.
+    pub skipped: Option<Skipped>,
+}
+
+impl fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stream ended inside an event: {} bytes discarded",
+            self.discarded
+        )?;
+        if self.unterminated_line {
+            f.write_str(" (unterminated line)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+/// The data buffer: nothing, one line (zero-copy), or several lines joined with LF.
+#[derive(Clone, Debug)]
+enum Data {
+    Empty,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+/// Skipping an over-limit event until the next blank line.
+#[derive(Clone, Copy, Debug)]
+struct Skipping {
+    reason: SkipReason,
+    offset: u64,
+    start: u64,
+}
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// The push-based SSE decoder. See the module docs for the rules.
+#[derive(Clone, Debug)]
+pub struct Decoder {
+    limits: Limits,
+    /// Absolute offset of the next byte.
+    offset: u64,
+    /// BOM bytes matched at the start; 3 once the start is past.
+    bom: usize,
+    /// The previous chunk ended with CR: an LF first in the next chunk is swallowed.
+    skip_lf: bool,
+    /// A line is in progress across chunks.
+    in_line: bool,
+    /// Absolute offset and length so far of the line in progress.
+    line_start: u64,
+    line_len: u64,
+    /// The bytes of the line in progress (empty while skipping).
+    line: BytesMut,
+    data: Data,
+    event: Bytes,
+    last_id: Bytes,
+    /// Bytes of the field lines of the event being built, and where it began.
+    event_bytes: u64,
+    event_start: Option<u64>,
+    skipping: Option<Skipping>,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Decoder {
+    /// A decoder with default [`Limits`].
+    pub fn new() -> Self {
+        Self::with_limits(Limits::default())
+    }
+
+    /// A decoder with the given limits.
+    pub fn with_limits(limits: Limits) -> Self {
+        Decoder {
+            limits,
+            offset: 0,
+            bom: 0,
+            skip_lf: false,
+            in_line: false,
+            line_start: 0,
+            line_len: 0,
+            line: BytesMut::new(),
+            data: Data::Empty,
+            event: Bytes::new(),
+            last_id: Bytes::new(),
+            event_bytes: 0,
+            event_start: None,
+            skipping: None,
+        }
+    }
+
+    /// The last event ID seen so far (what a reconnecting client sends as `Last-Event-ID`).
+    pub fn last_event_id(&self) -> &Bytes {
+        &self.last_id
+    }
+
+    /// Total bytes pushed so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Feed the next chunk; every item completed by it is appended to `out`, in order.
+    /// Never fails: over-limit events are skipped and reported as [`Item::Skipped`].
+    /// An empty chunk does nothing.
+    pub fn push(&mut self, mut chunk: Bytes, out: &mut Vec<Item>) {
+        if self.bom < 3 {
+            chunk = self.strip_bom(chunk);
+            if chunk.is_empty() {
+                return;
+            }
+        }
+        let base = self.offset;
+        let n = chunk.len();
+        let mut pos = 0;
+        if self.skip_lf && n > 0 {
+            self.skip_lf = false;
+            if chunk[0] == b'\n' {
+                pos = 1;
+            }
+        }
+        while pos < n {
+            let Some(k) = memchr::memchr2(b'\n', b'\r', &chunk[pos..]) else {
+                self.partial_line(&chunk[pos..], base + pos as u64);
+                break;
+            };
+            let end = pos + k;
+            if self.in_line {
+                self.partial_line(&chunk[pos..end], base + pos as u64);
+                self.in_line = false;
+                let at = self.line_start;
+                if self.skipping.is_some() {
+                    self.skipped_line(self.line_len == 0, at, out);
+                } else {
+                    let line = self.line.split().freeze();
+                    let len = line.len();
+                    self.line_done(&line, 0, len, at, out);
+                }
+            } else {
+                let at = base + pos as u64;
+                if self.skipping.is_some() {
+                    self.skipped_line(k == 0, at, out);
+                } else if k as u64 > self.limits.max_line {
+                    self.start_skipping(SkipReason::LineTooLong, at, at + self.limits.max_line);
+                } else {
+                    self.line_done(&chunk, pos, end, at, out);
+                }
+            }
+            pos = end + 1;
+            if chunk[end] == b'\r' {
+                if pos < n {
+                    if chunk[pos] == b'\n' {
+                        pos += 1;
+                    }
+                } else {
+                    self.skip_lf = true;
+                }
+            }
+        }
+        self.offset = base + n as u64;
+    }
+
+    /// Match the BOM at the start of the stream, byte by byte (it may be split across
+    /// chunks). On a mismatch, the matched bytes are the start of the first line.
+    fn strip_bom(&mut self, mut chunk: Bytes) -> Bytes {
+        let mut i = 0;
+        while self.bom < 3 && i < chunk.len() {
+            if chunk[i] == BOM[self.bom] {
+                self.bom += 1;
+                i += 1;
+            } else {
+                let matched = self.bom;
+                self.bom = 3;
+                if matched > 0 {
+                    self.partial_line(&BOM[..matched], 0);
+                }
+            }
+        }
+        self.offset += i as u64;
+        let _ = chunk.split_to(i);
+        chunk
+    }
+
+    /// Bytes of a line that continues past them: kept (bounded) unless skipping.
+    fn partial_line(&mut self, bytes: &[u8], at: u64) {
+        if !self.in_line {
+            self.in_line = true;
+            self.line_start = at;
+            self.line_len = 0;
+        }
+        self.line_len += bytes.len() as u64;
+        if self.skipping.is_some() {
+            return;
+        }
+        if self.line_len > self.limits.max_line {
+            self.line = BytesMut::new();
+            let (start, over) = (self.line_start, self.line_start + self.limits.max_line);
+            self.start_skipping(SkipReason::LineTooLong, start, over);
+            return;
+        }
+        self.line.extend_from_slice(bytes);
+    }
+
+    /// Drop the event being built (and the line at `line_at`) until the next blank line.
+    #[cold]
+    fn start_skipping(&mut self, reason: SkipReason, line_at: u64, offset: u64) {
+        let start = self.event_start.unwrap_or(line_at);
+        self.skipping = Some(Skipping {
+            reason,
+            offset,
+            start,
+        });
+        self.data = Data::Empty;
+        self.event = Bytes::new();
+        self.event_bytes = 0;
+        self.event_start = None;
+    }
+
+    /// A line ended while skipping: a blank one resynchronises.
+    fn skipped_line(&mut self, blank: bool, at: u64, out: &mut Vec<Item>) {
+        if blank {
+            if let Some(s) = self.skipping.take() {
+                out.push(Item::Skipped(Skipped {
+                    reason: s.reason,
+                    offset: s.offset,
+                    dropped: at - s.start,
+                }));
+            }
+        }
+    }
+
+    /// A complete line `src[start..end]` at absolute offset `at`.
+    fn line_done(&mut self, src: &Bytes, start: usize, end: usize, at: u64, out: &mut Vec<Item>) {
+        let line = &src[start..end];
+        if line.is_empty() {
+            self.dispatch(at, out);
+            return;
+        }
+        if line[0] == b':' {
+            let from = if line.get(1) == Some(&b' ') { 2 } else { 1 };
+            out.push(Item::Comment(src.slice(start + from..end)));
+            return;
+        }
+        // A field line counts towards the event's size.
+        let event_start = *self.event_start.get_or_insert(at);
+        self.event_bytes += line.len() as u64;
+        if self.event_bytes > self.limits.max_event {
+            let over = at + line.len() as u64 - (self.event_bytes - self.limits.max_event);
+            self.start_skipping(SkipReason::EventTooLarge, event_start, over);
+            return;
+        }
+        let (name, vstart) = match memchr::memchr(b':', line) {
+            Some(c) => {
+                let v = if line.get(c + 1) == Some(&b' ') {
+                    c + 2
+                } else {
+                    c + 1
+                };
+                (&line[..c], start + v)
+            }
+            None => (line, end),
+        };
+        match name {
+            b"data" => self.append_data(src, vstart, end),
+            b"event" => self.event = src.slice(vstart..end),
+            b"id" if memchr::memchr(0, &src[vstart..end]).is_none() => {
+                self.last_id = src.slice(vstart..end);
+            }
+            b"retry" => {
+                let v = &src[vstart..end];
+                if !v.is_empty() && v.iter().all(u8::is_ascii_digit) {
+                    let ms = v.iter().fold(0u64, |acc, d| {
+                        acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+                    });
+                    out.push(Item::Retry(ms));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn append_data(&mut self, src: &Bytes, start: usize, end: usize) {
+        self.data = match std::mem::replace(&mut self.data, Data::Empty) {
+            Data::Empty => Data::One(src.slice(start..end)),
+            Data::One(first) => {
+                let mut buf = BytesMut::with_capacity(first.len() + 1 + end - start);
+                buf.extend_from_slice(&first);
+                buf.extend_from_slice(b"\n");
+                buf.extend_from_slice(&src[start..end]);
+                Data::Many(buf)
+            }
+            Data::Many(mut buf) => {
+                buf.extend_from_slice(b"\n");
+                buf.extend_from_slice(&src[start..end]);
+                Data::Many(buf)
+            }
+        };
+    }
+
+    fn take_data(&mut self) -> Option<Bytes> {
+        match std::mem::replace(&mut self.data, Data::Empty) {
+            Data::Empty => None,
+            Data::One(b) => Some(b),
+            Data::Many(buf) => Some(buf.freeze()),
+        }
+    }
+
+    fn dispatch(&mut self, at: u64, out: &mut Vec<Item>) {
+        let event = std::mem::take(&mut self.event);
+        self.event_bytes = 0;
+        self.event_start = None;
+        if let Some(data) = self.take_data() {
+            out.push(Item::Event(Event {
+                event,
+                data,
+                id: self.last_id.clone(),
+                offset: at,
+            }));
+        }
+    }
+
+    /// End of stream.
+    ///
+    /// # Errors
+    ///
+    /// [`Incomplete`] when the stream did not end on an event boundary: an event with
+    /// field lines but no blank line after it, an unterminated line, or an over-limit event
+    /// still being skipped. The partial event is not dispatched (as the standard says), but
+    /// its data is in the report.
+    pub fn finish(mut self) -> Result<(), Incomplete> {
+        if self.bom > 0 && self.bom < 3 {
+            // The stream ended inside what looked like a BOM: those bytes are a line.
+            let matched = self.bom;
+            self.bom = 3;
+            self.partial_line(&BOM[..matched], 0);
+        }
+        let unterminated_line = self.in_line;
+        let mut discarded = self.event_bytes;
+        if self.in_line {
+            self.in_line = false;
+            discarded += self.line_len;
+            if self.skipping.is_none() {
+                // Read the unterminated line as a line, only to report what it carried.
+                let line = self.line.split().freeze();
+                let len = line.len();
+                let mut ignored = Vec::new();
+                self.line_done(&line, 0, len, self.line_start, &mut ignored);
+            }
+        }
+        let skipped = self.skipping.take().map(|s| Skipped {
+            reason: s.reason,
+            offset: s.offset,
+            dropped: self.offset - s.start,
+        });
+        if discarded == 0 && skipped.is_none() {
+            return Ok(());
+        }
+        Err(Incomplete {
+            discarded,
+            unterminated_line,
+            data: self.take_data().unwrap_or_default(),
+            event: self.event,
+            skipped,
+        })
+    }
+}
