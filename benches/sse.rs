@@ -1,0 +1,211 @@
+//! SSE and NDJSON decoding throughput, beside peers on the same bytes in the same run.
+//!
+//! Corpus: a deterministic OpenAI-style chat-completions stream (tool-call argument
+//! fragments in `data:` events, occasional keep-alive comments, `[DONE]` at the end),
+//! about `TOOLSTREAM_BENCH_MB` MiB (default 100), pre-cut into chunks outside the timed
+//! code. Every timed closure checks its event count.
+//!
+//! Run: `cargo bench --bench sse` (see BENCHMARKS.md).
+
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::time::Duration;
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use futures::StreamExt;
+
+/// A small deterministic generator (xorshift), so the corpus needs no files.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+const FRAGMENTS: &[&str] = &[
+    "{\\\"",
+    "path",
+    "\\\": \\\"",
+    "src/main.rs",
+    "\\\", \\\"content\\\": \\\"",
+    "fn main() {\\\\n    println!(\\\\\\\"hello\\\\\\\");\\\\n}",
+    "caf\\u00e9 ",
+    "\\\"}",
+    " the quick brown fox",
+    "\\\\t",
+    "12345",
+];
+
+/// The SSE corpus and its number of `data` events.
+fn sse_corpus(bytes: usize) -> (Bytes, usize) {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut out = String::with_capacity(bytes + 1024);
+    let mut events = 0;
+    while out.len() < bytes {
+        if rng.next() % 64 == 0 {
+            out.push_str(": OPENROUTER PROCESSING\n\n");
+        }
+        let frag = rng.pick(FRAGMENTS);
+        out.push_str(
+            "data: {\"id\":\"chatcmpl-AbC123\",\"object\":\"chat.completion.chunk\",\"created\":1733000000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"",
+        );
+        out.push_str(frag);
+        out.push_str("\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+        events += 1;
+    }
+    out.push_str("data: [DONE]\n\n");
+    (Bytes::from(out), events + 1)
+}
+
+/// The NDJSON corpus (Ollama /api/chat style) and its number of lines.
+fn ndjson_corpus(bytes: usize) -> (Bytes, usize) {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut out = String::with_capacity(bytes + 1024);
+    let mut lines = 0;
+    while out.len() < bytes {
+        out.push_str("{\"model\":\"qwen3:8b\",\"created_at\":\"2026-11-30T00:00:00.000Z\",\"message\":{\"role\":\"assistant\",\"content\":\"");
+        out.push_str(rng.pick(FRAGMENTS));
+        out.push_str("\"},\"done\":false}\n");
+        lines += 1;
+    }
+    (Bytes::from(out), lines)
+}
+
+fn corpus_bytes() -> usize {
+    std::env::var("TOOLSTREAM_BENCH_MB")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(100)
+        << 20
+}
+
+fn cut(input: &Bytes, size: usize) -> Vec<Bytes> {
+    (0..input.len())
+        .step_by(size)
+        .map(|i| input.slice(i..(i + size).min(input.len())))
+        .collect()
+}
+
+const CHUNKS: &[(&str, usize)] = &[
+    ("whole", usize::MAX),
+    ("64KiB", 64 << 10),
+    ("16KiB", 16 << 10),
+    ("4KiB", 4 << 10),
+    ("1KiB", 1 << 10),
+];
+
+fn toolstream_sse(chunks: &[Bytes]) -> usize {
+    let mut d = toolstream::sse::Decoder::new();
+    let mut items = Vec::new();
+    let mut n = 0;
+    for c in chunks {
+        d.push(c.clone(), &mut items);
+        for it in items.drain(..) {
+            if let toolstream::sse::Item::Event(e) = it {
+                black_box(e.data());
+                n += 1;
+            }
+        }
+    }
+    assert!(d.finish().is_ok());
+    n
+}
+
+fn sse_stream_peer(chunks: &[Bytes]) -> usize {
+    let s = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, std::io::Error>));
+    futures::executor::block_on(
+        sse_stream::SseByteStream::new(s)
+            .filter(|r| futures::future::ready(matches!(r, Ok(e) if e.data.is_some())))
+            .count(),
+    )
+}
+
+fn eventsource_stream_peer(chunks: &[Bytes]) -> usize {
+    use eventsource_stream::Eventsource;
+    let s = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, Infallible>));
+    futures::executor::block_on(s.eventsource().filter(|r| futures::future::ready(r.is_ok())).count())
+}
+
+/// The ceiling: find every line end with memchr and do nothing else.
+fn memchr_lines(chunks: &[Bytes]) -> usize {
+    chunks.iter().map(|c| memchr::memchr_iter(b'\n', c).count()).sum()
+}
+
+fn bench_sse(c: &mut Criterion) {
+    let (input, events) = sse_corpus(corpus_bytes());
+    let lines = memchr::memchr_iter(b'\n', &input).count();
+    let mut g = c.benchmark_group("sse");
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+    for &(name, size) in CHUNKS {
+        let chunks = cut(&input, size.min(input.len()));
+        g.bench_with_input(BenchmarkId::new("toolstream", name), &chunks, |b, ch| {
+            b.iter(|| assert_eq!(toolstream_sse(ch), events))
+        });
+        g.bench_with_input(BenchmarkId::new("sse-stream-0.3", name), &chunks, |b, ch| {
+            b.iter(|| assert_eq!(sse_stream_peer(ch), events))
+        });
+        g.bench_with_input(BenchmarkId::new("eventsource-stream", name), &chunks, |b, ch| {
+            b.iter(|| assert_eq!(eventsource_stream_peer(ch), events))
+        });
+        g.bench_with_input(BenchmarkId::new("memchr-lines", name), &chunks, |b, ch| {
+            b.iter(|| assert_eq!(memchr_lines(ch), lines))
+        });
+    }
+    g.finish();
+}
+
+fn toolstream_ndjson(chunks: &[Bytes]) -> usize {
+    let mut d = toolstream::ndjson::Decoder::new();
+    let mut items = Vec::new();
+    let mut n = 0;
+    for c in chunks {
+        d.push(c.clone(), &mut items);
+        n += items
+            .drain(..)
+            .filter(|i| matches!(i, toolstream::ndjson::Item::Value(_)))
+            .count();
+    }
+    d.finish(&mut items);
+    n + items.len()
+}
+
+/// The common approach: split lines, validate each with serde_json (no tree built).
+fn serde_lines(input: &Bytes) -> usize {
+    input
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok() as usize)
+        .sum()
+}
+
+fn bench_ndjson(c: &mut Criterion) {
+    let (input, lines) = ndjson_corpus(corpus_bytes());
+    let mut g = c.benchmark_group("ndjson");
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+    for &(name, size) in &CHUNKS[..3] {
+        let chunks = cut(&input, size.min(input.len()));
+        g.bench_with_input(BenchmarkId::new("toolstream", name), &chunks, |b, ch| {
+            b.iter(|| assert_eq!(toolstream_ndjson(ch), lines))
+        });
+    }
+    g.bench_function(BenchmarkId::new("serde_json-lines-IgnoredAny", "whole"), |b| {
+        b.iter(|| assert_eq!(serde_lines(&input), lines))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_sse, bench_ndjson);
+criterion_main!(benches);
