@@ -130,12 +130,19 @@ fn sse_stream_peer(chunks: &[Bytes]) -> usize {
 fn eventsource_stream_peer(chunks: &[Bytes]) -> usize {
     use eventsource_stream::Eventsource;
     let s = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, Infallible>));
-    futures::executor::block_on(s.eventsource().filter(|r| futures::future::ready(r.is_ok())).count())
+    futures::executor::block_on(
+        s.eventsource()
+            .filter(|r| futures::future::ready(r.is_ok()))
+            .count(),
+    )
 }
 
 /// The ceiling: find every line end with memchr and do nothing else.
 fn memchr_lines(chunks: &[Bytes]) -> usize {
-    chunks.iter().map(|c| memchr::memchr_iter(b'\n', c).count()).sum()
+    chunks
+        .iter()
+        .map(|c| memchr::memchr_iter(b'\n', c).count())
+        .sum()
 }
 
 fn bench_sse(c: &mut Criterion) {
@@ -151,12 +158,16 @@ fn bench_sse(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("toolstream", name), &chunks, |b, ch| {
             b.iter(|| assert_eq!(toolstream_sse(ch), events))
         });
-        g.bench_with_input(BenchmarkId::new("sse-stream-0.3", name), &chunks, |b, ch| {
-            b.iter(|| assert_eq!(sse_stream_peer(ch), events))
-        });
-        g.bench_with_input(BenchmarkId::new("eventsource-stream", name), &chunks, |b, ch| {
-            b.iter(|| assert_eq!(eventsource_stream_peer(ch), events))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("sse-stream-0.3", name),
+            &chunks,
+            |b, ch| b.iter(|| assert_eq!(sse_stream_peer(ch), events)),
+        );
+        g.bench_with_input(
+            BenchmarkId::new("eventsource-stream", name),
+            &chunks,
+            |b, ch| b.iter(|| assert_eq!(eventsource_stream_peer(ch), events)),
+        );
         g.bench_with_input(BenchmarkId::new("memchr-lines", name), &chunks, |b, ch| {
             b.iter(|| assert_eq!(memchr_lines(ch), lines))
         });
@@ -201,9 +212,10 @@ fn bench_ndjson(c: &mut Criterion) {
             b.iter(|| assert_eq!(toolstream_ndjson(ch), lines))
         });
     }
-    g.bench_function(BenchmarkId::new("serde_json-lines-IgnoredAny", "whole"), |b| {
-        b.iter(|| assert_eq!(serde_lines(&input), lines))
-    });
+    g.bench_function(
+        BenchmarkId::new("serde_json-lines-IgnoredAny", "whole"),
+        |b| b.iter(|| assert_eq!(serde_lines(&input), lines)),
+    );
     g.finish();
 }
 

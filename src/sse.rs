@@ -233,6 +233,9 @@ struct Skipping {
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
+/// Size of the arena that assembles lines spanning chunks.
+const ARENA: usize = 16 << 10;
+
 /// The push-based SSE decoder. See the module docs for the rules.
 #[derive(Clone, Debug)]
 pub struct Decoder {
@@ -321,7 +324,13 @@ impl Decoder {
             }
         }
         while pos < n {
-            let Some(k) = memchr::memchr2(b'\n', b'\r', &chunk[pos..]) else {
+            // A blank line right after a line end (the common `\n\n`) needs no search.
+            let found = if !self.in_line && matches!(chunk[pos], b'\n' | b'\r') {
+                Some(0)
+            } else {
+                memchr::memchr2(b'\n', b'\r', &chunk[pos..])
+            };
+            let Some(k) = found else {
                 self.partial_line(&chunk[pos..], base + pos as u64);
                 break;
             };
@@ -399,6 +408,11 @@ impl Decoder {
             self.start_skipping(SkipReason::LineTooLong, start, over);
             return;
         }
+        if self.line.capacity() - self.line.len() < bytes.len() {
+            // Lines that span chunks are assembled in one arena: their frozen parts share
+            // it, so one allocation serves many lines.
+            self.line.reserve(bytes.len().max(ARENA));
+        }
         self.line.extend_from_slice(bytes);
     }
 
@@ -448,6 +462,12 @@ impl Decoder {
         if self.event_bytes > self.limits.max_event {
             let over = at + line.len() as u64 - (self.event_bytes - self.limits.max_event);
             self.start_skipping(SkipReason::EventTooLarge, event_start, over);
+            return;
+        }
+        // The common case first: a `data:` line needs no colon search.
+        if line.starts_with(b"data:") {
+            let v = if line.get(5) == Some(&b' ') { 6 } else { 5 };
+            self.append_data(src, start + v, end);
             return;
         }
         let (name, vstart) = match memchr::memchr(b':', line) {
