@@ -103,18 +103,17 @@ const CHUNKS: &[(&str, usize)] = &[
 
 fn toolstream_sse(chunks: &[Bytes]) -> usize {
     let mut d = toolstream::sse::Decoder::new();
-    let mut items = Vec::new();
     let mut n = 0;
     for c in chunks {
-        d.push(c.clone(), &mut items);
-        for it in items.drain(..) {
+        d.feed(c.clone());
+        while let Some(it) = d.next_item() {
             if let toolstream::sse::Item::Event(e) = it {
                 black_box(e.data());
                 n += 1;
             }
         }
     }
-    assert!(d.finish().is_ok());
+    assert!(d.finish(&mut Vec::new()).is_ok());
     n
 }
 
@@ -163,11 +162,15 @@ fn bench_sse(c: &mut Criterion) {
             &chunks,
             |b, ch| b.iter(|| assert_eq!(sse_stream_peer(ch), events)),
         );
-        g.bench_with_input(
-            BenchmarkId::new("eventsource-stream", name),
-            &chunks,
-            |b, ch| b.iter(|| assert_eq!(eventsource_stream_peer(ch), events)),
-        );
+        // eventsource-stream re-scans its whole buffer for every event: quadratic on one
+        // big chunk (0.5 MB/s on 8 MiB here), so it is left out of the whole-buffer row.
+        if size != usize::MAX {
+            g.bench_with_input(
+                BenchmarkId::new("eventsource-stream", name),
+                &chunks,
+                |b, ch| b.iter(|| assert_eq!(eventsource_stream_peer(ch), events)),
+            );
+        }
         g.bench_with_input(BenchmarkId::new("memchr-lines", name), &chunks, |b, ch| {
             b.iter(|| assert_eq!(memchr_lines(ch), lines))
         });

@@ -47,10 +47,11 @@
 //!     other => panic!("unexpected {other:?}"),
 //! }
 //! assert!(matches!(&items[1], Item::Comment(c) if &c[..] == b"ping"));
-//! assert!(d.finish().is_ok());
+//! assert!(d.finish(&mut items).is_ok());
 //! ```
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::fmt;
 
 use bytes::{Bytes, BytesMut};
@@ -260,6 +261,10 @@ pub struct Decoder {
     event_bytes: u64,
     event_start: Option<u64>,
     skipping: Option<Skipping>,
+    /// The chunk being decoded, the position in it, and items decoded but not yet taken.
+    pending: Bytes,
+    pos: usize,
+    backlog: VecDeque<Item>,
 }
 
 impl Default for Decoder {
@@ -291,6 +296,9 @@ impl Decoder {
             event_bytes: 0,
             event_start: None,
             skipping: None,
+            pending: Bytes::new(),
+            pos: 0,
+            backlog: VecDeque::new(),
         }
     }
 
@@ -299,31 +307,64 @@ impl Decoder {
         &self.last_id
     }
 
-    /// Total bytes pushed so far.
+    /// Total bytes fed so far.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.offset + self.pending.len() as u64
     }
 
     /// Feed the next chunk; every item completed by it is appended to `out`, in order.
     /// Never fails: over-limit events are skipped and reported as [`Item::Skipped`].
     /// An empty chunk does nothing.
-    pub fn push(&mut self, mut chunk: Bytes, out: &mut Vec<Item>) {
+    ///
+    /// This is [`Decoder::feed`] followed by [`Decoder::next_item`] until it returns `None`.
+    pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Item>) {
+        self.feed(chunk);
+        while let Some(item) = self.next_item() {
+            out.push(item);
+        }
+    }
+
+    /// Hand the decoder the next chunk without decoding it yet; take the items with
+    /// [`Decoder::next_item`]. Decoding is lazy, one line at a time, so a huge chunk never
+    /// turns into a huge list of items. Items of an earlier chunk not yet taken are kept
+    /// and come first.
+    pub fn feed(&mut self, mut chunk: Bytes) {
+        if self.pos < self.pending.len() {
+            while let Some(item) = self.step() {
+                self.backlog.push_back(item);
+            }
+        }
+        self.offset += self.pending.len() as u64;
         if self.bom < 3 {
             chunk = self.strip_bom(chunk);
-            if chunk.is_empty() {
-                return;
-            }
         }
-        let base = self.offset;
-        let n = chunk.len();
-        let mut pos = 0;
-        if self.skip_lf && n > 0 {
+        self.pos = 0;
+        if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if chunk[0] == b'\n' {
-                pos = 1;
+                self.pos = 1;
             }
         }
-        while pos < n {
+        self.pending = chunk;
+    }
+
+    /// The next item from the chunks fed so far, or `None` when they are used up.
+    pub fn next_item(&mut self) -> Option<Item> {
+        if let Some(item) = self.backlog.pop_front() {
+            return Some(item);
+        }
+        self.step()
+    }
+
+    /// Decode lines of the pending chunk until one yields an item.
+    fn step(&mut self) -> Option<Item> {
+        // Taken out for the loop (no refcount traffic), put back at the end.
+        let chunk = std::mem::take(&mut self.pending);
+        let n = chunk.len();
+        let base = self.offset;
+        let mut out = None;
+        while self.pos < n && out.is_none() {
+            let pos = self.pos;
             // A blank line right after a line end (the common `\n\n`) needs no search.
             let found = if !self.in_line && matches!(chunk[pos], b'\n' | b'\r') {
                 Some(0)
@@ -332,6 +373,7 @@ impl Decoder {
             };
             let Some(k) = found else {
                 self.partial_line(&chunk[pos..], base + pos as u64);
+                self.pos = n;
                 break;
             };
             let end = pos + k;
@@ -340,34 +382,36 @@ impl Decoder {
                 self.in_line = false;
                 let at = self.line_start;
                 if self.skipping.is_some() {
-                    self.skipped_line(self.line_len == 0, at, out);
+                    self.skipped_line(self.line_len == 0, at, &mut out);
                 } else {
                     let line = self.line.split().freeze();
                     let len = line.len();
-                    self.line_done(&line, 0, len, at, out);
+                    self.line_done(&line, 0, len, at, &mut out);
                 }
             } else {
                 let at = base + pos as u64;
                 if self.skipping.is_some() {
-                    self.skipped_line(k == 0, at, out);
+                    self.skipped_line(k == 0, at, &mut out);
                 } else if k as u64 > self.limits.max_line {
                     self.start_skipping(SkipReason::LineTooLong, at, at + self.limits.max_line);
                 } else {
-                    self.line_done(&chunk, pos, end, at, out);
+                    self.line_done(&chunk, pos, end, at, &mut out);
                 }
             }
-            pos = end + 1;
+            let mut next = end + 1;
             if chunk[end] == b'\r' {
-                if pos < n {
-                    if chunk[pos] == b'\n' {
-                        pos += 1;
+                if next < n {
+                    if chunk[next] == b'\n' {
+                        next += 1;
                     }
                 } else {
                     self.skip_lf = true;
                 }
             }
+            self.pos = next;
         }
-        self.offset = base + n as u64;
+        self.pending = chunk;
+        out
     }
 
     /// Match the BOM at the start of the stream, byte by byte (it may be split across
@@ -432,10 +476,10 @@ impl Decoder {
     }
 
     /// A line ended while skipping: a blank one resynchronises.
-    fn skipped_line(&mut self, blank: bool, at: u64, out: &mut Vec<Item>) {
+    fn skipped_line(&mut self, blank: bool, at: u64, out: &mut Option<Item>) {
         if blank {
             if let Some(s) = self.skipping.take() {
-                out.push(Item::Skipped(Skipped {
+                *out = Some(Item::Skipped(Skipped {
                     reason: s.reason,
                     offset: s.offset,
                     dropped: at - s.start,
@@ -445,7 +489,14 @@ impl Decoder {
     }
 
     /// A complete line `src[start..end]` at absolute offset `at`.
-    fn line_done(&mut self, src: &Bytes, start: usize, end: usize, at: u64, out: &mut Vec<Item>) {
+    fn line_done(
+        &mut self,
+        src: &Bytes,
+        start: usize,
+        end: usize,
+        at: u64,
+        out: &mut Option<Item>,
+    ) {
         let line = &src[start..end];
         if line.is_empty() {
             self.dispatch(at, out);
@@ -453,7 +504,7 @@ impl Decoder {
         }
         if line[0] == b':' {
             let from = if line.get(1) == Some(&b' ') { 2 } else { 1 };
-            out.push(Item::Comment(src.slice(start + from..end)));
+            *out = Some(Item::Comment(src.slice(start + from..end)));
             return;
         }
         // A field line counts towards the event's size.
@@ -493,7 +544,7 @@ impl Decoder {
                     let ms = v.iter().fold(0u64, |acc, d| {
                         acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
                     });
-                    out.push(Item::Retry(ms));
+                    *out = Some(Item::Retry(ms));
                 }
             }
             _ => {}
@@ -501,21 +552,20 @@ impl Decoder {
     }
 
     fn append_data(&mut self, src: &Bytes, start: usize, end: usize) {
-        self.data = match std::mem::replace(&mut self.data, Data::Empty) {
-            Data::Empty => Data::One(src.slice(start..end)),
+        match &mut self.data {
+            Data::Empty => self.data = Data::One(src.slice(start..end)),
             Data::One(first) => {
                 let mut buf = BytesMut::with_capacity(first.len() + 1 + end - start);
-                buf.extend_from_slice(&first);
+                buf.extend_from_slice(first);
                 buf.extend_from_slice(b"\n");
                 buf.extend_from_slice(&src[start..end]);
-                Data::Many(buf)
+                self.data = Data::Many(buf);
             }
-            Data::Many(mut buf) => {
+            Data::Many(buf) => {
                 buf.extend_from_slice(b"\n");
                 buf.extend_from_slice(&src[start..end]);
-                Data::Many(buf)
             }
-        };
+        }
     }
 
     fn take_data(&mut self) -> Option<Bytes> {
@@ -526,21 +576,27 @@ impl Decoder {
         }
     }
 
-    fn dispatch(&mut self, at: u64, out: &mut Vec<Item>) {
+    fn dispatch(&mut self, at: u64, out: &mut Option<Item>) {
         let event = std::mem::take(&mut self.event);
         self.event_bytes = 0;
         self.event_start = None;
         if let Some(data) = self.take_data() {
-            out.push(Item::Event(Event {
+            *out = Some(Item::Event(Event {
                 event,
                 data,
-                id: self.last_id.clone(),
+                // An empty id needs no call through the vtable to clone.
+                id: if self.last_id.is_empty() {
+                    Bytes::new()
+                } else {
+                    self.last_id.clone()
+                },
                 offset: at,
             }));
         }
     }
 
-    /// End of stream.
+    /// End of stream. Items of fed chunks not yet taken with [`Decoder::next_item`] are
+    /// appended to `out` first (nothing is ever dropped).
     ///
     /// # Errors
     ///
@@ -548,7 +604,11 @@ impl Decoder {
     /// field lines but no blank line after it, an unterminated line, or an over-limit event
     /// still being skipped. The partial event is not dispatched (as the standard says), but
     /// its data is in the report.
-    pub fn finish(mut self) -> Result<(), Incomplete> {
+    pub fn finish(mut self, out: &mut Vec<Item>) -> Result<(), Incomplete> {
+        while let Some(item) = self.next_item() {
+            out.push(item);
+        }
+        let total = self.offset();
         if self.bom > 0 && self.bom < 3 {
             // The stream ended inside what looked like a BOM: those bytes are a line.
             let matched = self.bom;
@@ -564,14 +624,14 @@ impl Decoder {
                 // Read the unterminated line as a line, only to report what it carried.
                 let line = self.line.split().freeze();
                 let len = line.len();
-                let mut ignored = Vec::new();
+                let mut ignored = None;
                 self.line_done(&line, 0, len, self.line_start, &mut ignored);
             }
         }
         let skipped = self.skipping.take().map(|s| Skipped {
             reason: s.reason,
             offset: s.offset,
-            dropped: self.offset - s.start,
+            dropped: total - s.start,
         });
         if discarded == 0 && skipped.is_none() {
             return Ok(());

@@ -54,7 +54,10 @@ fn run(limits: Limits, input: &Bytes, cuts: &[usize]) -> Vec<String> {
         d.push(input.slice(prev..c), &mut items);
         prev = c;
     }
-    render(&items, d.finish())
+    {
+        let end = d.finish(&mut items);
+        render(&items, end)
+    }
 }
 
 fn check_with(limits: Limits, input: &[u8], want: &[&str]) {
@@ -161,7 +164,13 @@ fn cr_then_lf_in_the_next_chunk_is_one_line_end() {
     // Dispatched during the push that delivered the second CR: no waiting for an LF.
     assert_eq!(items.len(), 1);
     d.push(Bytes::from_static(b"\n"), &mut items);
-    assert_eq!(render(&items, d.finish()), ["E message|A\nB|", "END ok"]);
+    assert_eq!(
+        {
+            let end = d.finish(&mut items);
+            render(&items, end)
+        },
+        ["E message|A\nB|", "END ok"]
+    );
 }
 
 #[test]
@@ -303,7 +312,10 @@ fn no_newline_for_a_long_time_is_bounded() {
     assert!(items.is_empty());
     d.push(Bytes::from_static(b"\n\ndata: ok\n\n"), &mut items);
     assert_eq!(
-        render(&items, d.finish()),
+        {
+            let end = d.finish(&mut items);
+            render(&items, end)
+        },
         ["S line@1024+16777217", "E message|ok|", "END ok"]
     );
 }
@@ -376,4 +388,32 @@ proptest! {
         prop_assert_eq!(run(Limits::default(), &bytes, &[]), want.clone());
         prop_assert_eq!(run(Limits::default(), &bytes, &cuts), want);
     }
+}
+
+#[test]
+fn pull_api_is_lazy_and_loses_nothing() {
+    let mut d = Decoder::new();
+    d.feed(Bytes::from_static(b"data: 1\n\ndata: 2\n\ndata: 3"));
+    let Some(Item::Event(e)) = d.next_item() else {
+        panic!()
+    };
+    assert_eq!(&e.data()[..], b"1");
+    // Feeding again before the rest was taken keeps the untaken items, in order.
+    d.feed(Bytes::from_static(b"\n\n"));
+    let mut items = Vec::new();
+    while let Some(it) = d.next_item() {
+        items.push(it);
+    }
+    let end = d.finish(&mut items);
+    assert_eq!(
+        render(&items, end),
+        ["E message|2|", "E message|3|", "END ok"]
+    );
+
+    // finish() hands over whatever was fed but not taken.
+    let mut d = Decoder::new();
+    d.feed(Bytes::from_static(b"data: x\n\n"));
+    let mut items = Vec::new();
+    let end = d.finish(&mut items);
+    assert_eq!(render(&items, end), ["E message|x|", "END ok"]);
 }
