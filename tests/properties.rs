@@ -23,6 +23,8 @@ fn arb_value() -> impl Strategy<Value = J> {
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(J::from),
         "\\PC{0,12}".prop_map(J::String),
+        // Long strings reach the 64-byte block path.
+        "[a-z \"\\\\/é😀\t\n]{60,300}".prop_map(J::String),
         prop::collection::vec(any::<char>(), 0..6)
             .prop_map(|cs| J::String(cs.into_iter().collect())),
     ];

@@ -39,6 +39,7 @@
 
 use super::error::Fail;
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
+use crate::scan;
 
 /// The outcome of one [`Machine::feed`] call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +151,103 @@ fn hex_val(b: u8) -> Option<u16> {
         b'a'..=b'f' => Some((b - b'a' + 10) as u16),
         b'A'..=b'F' => Some((b - b'A' + 10) as u16),
         _ => None,
+    }
+}
+
+/// Bytes that may follow a backslash as a complete two-byte escape.
+static SIMPLE_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let simple = *b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < simple.len() {
+        t[simple[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// Non-ASCII runs at least this long are validated in one go.
+const UTF8_RUN: usize = 16;
+
+/// Skip string content from `from`: plain bytes and complete simple escapes (`\n`, `\"`,
+/// ...). Returns the index of the first byte the machine must examine itself (an
+/// unescaped quote, a control byte, a non-ASCII byte, a backslash starting a `\u` or an
+/// invalid escape), or `end`. Whole 64-byte blocks are classified at once; the tail runs
+/// byte by byte.
+#[inline]
+fn skip_string(input: &[u8], from: usize, end: usize) -> usize {
+    let mut j = from;
+    while end - j >= 64 {
+        let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
+            break;
+        };
+        let m = scan::classify(block);
+        if m.string_special() == 0 {
+            j += 64;
+            continue;
+        }
+        let mut carry = 0;
+        let esc = scan::escaped(m.backslash, &mut carry);
+        let stops = (m.quote & !esc) | m.control | m.non_ascii;
+        let mut first = stops.trailing_zeros() as usize; // 64 when none
+                                                         // Escapes before the stop must be simple; stop at the backslash of any other.
+        let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
+        let mut e = esc & below;
+        while e != 0 {
+            let p = e.trailing_zeros() as usize;
+            if !SIMPLE_ESCAPE[block[p] as usize] {
+                first = p - 1; // bit 0 is never escaped: the carry-in is 0
+                break;
+            }
+            e &= e - 1;
+        }
+        if first < 64 && (esc >> first) & 1 == 1 {
+            first -= 1; // never stop on an escaped byte: stop at its backslash
+        } else if first == 64 && carry == 1 {
+            first = 63; // the block ends with a backslash that escapes the next block
+        }
+        j += first;
+        if first < 64 {
+            return j;
+        }
+    }
+    while j < end && PLAIN[input[j] as usize] {
+        j += 1;
+    }
+    j
+}
+
+/// From a non-ASCII byte at `from`: find the end of the run of string content without
+/// quotes, backslashes or control bytes, and validate it as UTF-8 at once. Returns where
+/// the machine must go on: the run's end if it is valid, else the start of the first
+/// invalid or incomplete sequence (which the machine then examines byte by byte, so the
+/// error and its offset are exactly the reference machine's).
+#[inline]
+fn skip_utf8(input: &[u8], from: usize, end: usize) -> usize {
+    let mut r = from;
+    while end - r >= 64 {
+        let Ok(block) = <&[u8; 64]>::try_from(&input[r..r + 64]) else {
+            break;
+        };
+        let m = scan::classify(block);
+        let stops = m.quote | m.backslash | m.control;
+        if stops != 0 {
+            r += stops.trailing_zeros() as usize;
+            return validated(input, from, r);
+        }
+        r += 64;
+    }
+    while r < end && !matches!(input[r], b'"' | b'\\' | 0x00..=0x1F) {
+        r += 1;
+    }
+    validated(input, from, r)
+}
+
+#[inline]
+fn validated(input: &[u8], from: usize, to: usize) -> usize {
+    match std::str::from_utf8(&input[from..to]) {
+        Ok(_) => to,
+        Err(e) => from + e.valid_up_to(),
     }
 }
 
@@ -430,20 +528,23 @@ impl Machine {
             let mut consume = true;
             let r = match self.st {
                 St::Str => {
-                    if PLAIN[b as usize] {
-                        // The run of plain bytes: bounded by the input and both limits.
+                    if PLAIN[b as usize] || (b >= 0x80 && n - i >= UTF8_RUN) {
+                        // A run of string content: bounded by the input and both limits.
                         let room = self.str_limit.min(self.value_limit) - off;
                         let end = (n as u64).min(i as u64 + room) as usize;
-                        let mut j = i + 1;
-                        while j < end && PLAIN[input[j] as usize] {
-                            j += 1;
+                        let j = if b < 0x80 {
+                            skip_string(input, i + 1, end)
+                        } else {
+                            skip_utf8(input, i, end)
+                        };
+                        if j > i {
+                            #[cfg(test)]
+                            {
+                                self.examined += (j - i - 1) as u64;
+                            }
+                            i = j;
+                            continue;
                         }
-                        #[cfg(test)]
-                        {
-                            self.examined += (j - i - 1) as u64;
-                        }
-                        i = j;
-                        continue;
                     }
                     self.string_byte(b, off)
                 }

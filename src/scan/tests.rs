@@ -1,0 +1,152 @@
+use super::*;
+
+fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("dispatch", classify(block))];
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    v.extend(x86::both(block));
+    v
+}
+
+/// Every byte value at every position of a block, on several fillers, through every
+/// implementation this CPU has, against the scalar reference.
+#[test]
+fn every_byte_value_at_every_position() {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"a"
+    } else {
+        &[b'a', 0x00, 0xFF, b'"', b' ']
+    };
+    let values: Vec<u16> = if cfg!(miri) {
+        vec![0, b'"' as u16, 0x1F, 0x20, 0x80, 0xFF]
+    } else {
+        (0..256).collect()
+    };
+    for &filler in fillers {
+        for &b in &values {
+            for pos in 0..64 {
+                let mut block = [filler; 64];
+                block[pos] = b as u8;
+                let want = classify_scalar(&block);
+                for (name, got) in implementations(&block) {
+                    assert_eq!(
+                        got, want,
+                        "{name}: byte {b:#04x} at {pos} on filler {filler:#04x}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_blocks_agree() {
+    let mut x = 0x1234_5678_9ABC_DEF0u64;
+    for _ in 0..if cfg!(miri) { 8 } else { 20_000 } {
+        let mut block = [0u8; 64];
+        for b in block.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Bias towards the interesting bytes.
+            *b = match x % 8 {
+                0 => b'"',
+                1 => b'\\',
+                2 => b"{}[]:, \t\n\r"[(x >> 8) as usize % 10],
+                _ => (x >> 16) as u8,
+            };
+        }
+        let want = classify_scalar(&block);
+        for (name, got) in implementations(&block) {
+            assert_eq!(got, want, "{name} on {block:?}");
+        }
+    }
+}
+
+/// The naive definition: a byte is escaped when an odd number of backslashes, counted
+/// left to right as escaper/escaped pairs, precede it.
+fn escaped_naive(input: &[u8]) -> Vec<bool> {
+    let mut out = vec![false; input.len()];
+    let mut escape_next = false;
+    for (i, &b) in input.iter().enumerate() {
+        if escape_next {
+            out[i] = true;
+            escape_next = false;
+        } else if b == b'\\' {
+            escape_next = true;
+        }
+    }
+    out
+}
+
+fn escaped_blockwise(input: &[u8]) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut carry = 0;
+    for chunk in input.chunks(64) {
+        let mut block = [b'x'; 64];
+        block[..chunk.len()].copy_from_slice(chunk);
+        let m = classify(&block);
+        let e = escaped(m.backslash, &mut carry);
+        out.extend((0..chunk.len()).map(|i| (e >> i) & 1 == 1));
+    }
+    out
+}
+
+#[test]
+fn escaped_matches_the_naive_definition_across_blocks() {
+    let mut x = 0xDEAD_BEEF_u64;
+    for len in [1usize, 2, 63, 64, 65, 127, 128, 129, 200, 640] {
+        for _ in 0..if cfg!(miri) { 2 } else { 400 } {
+            let input: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 3 == 0 {
+                        b'a'
+                    } else if x % 7 == 0 {
+                        b'"'
+                    } else {
+                        b'\\'
+                    }
+                })
+                .collect();
+            assert_eq!(
+                escaped_blockwise(&input),
+                escaped_naive(&input),
+                "{:?}",
+                String::from_utf8_lossy(&input)
+            );
+        }
+    }
+    // Runs of every length ending exactly at, and straddling, the block boundary.
+    for run in 0..140 {
+        for start in 0..70 {
+            let mut input = vec![b'a'; start];
+            input.extend(std::iter::repeat_n(b'\\', run));
+            input.extend_from_slice(b"\"a\\\\\"b");
+            assert_eq!(
+                escaped_blockwise(&input),
+                escaped_naive(&input),
+                "run {run} at {start}"
+            );
+        }
+    }
+}
+
+#[test]
+fn prefix_xor_marks_the_inside_of_strings() {
+    let mut x = 0x0123_4567_u64;
+    for _ in 0..1000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut acc = false;
+        let mut want = 0u64;
+        for i in 0..64 {
+            acc ^= (x >> i) & 1 == 1;
+            want |= (acc as u64) << i;
+        }
+        assert_eq!(prefix_xor(x), want);
+    }
+}

@@ -1,0 +1,136 @@
+//! The block (SIMD) string path against the reference machine: every seed, padded with
+//! 0..=515 filler bytes before it and a few sizes after it, so that each seed byte lands on
+//! every position of a 64-byte block and every tail length runs. Run in CI both with the
+//! SIMD path and with `--cfg toolstream_disable_simd`.
+
+mod common;
+
+use bytes::Bytes;
+use common::{run_cuts, run_reference};
+use toolstream::json::{Limits, Mode};
+
+/// String contents (the bytes between the quotes), valid and invalid.
+const SEEDS: &[&[u8]] = &[
+    b"",
+    b"abc",
+    b"a\\\"b",
+    b"\\\\",
+    b"\\\\\\\"",
+    b"\\\\\\\\\"",
+    b"\\n\\t\\r\\b\\f\\/",
+    b"\\u00e9\\u00E9",
+    b"\\ud83d\\ude00",
+    "é😀 – ü".as_bytes(),
+    "日本語のテキスト".as_bytes(),
+    b"\\x",
+    b"\\ud800",
+    b"\\ud800\\u0041",
+    b"\\udc00",
+    b"\\u12",
+    b"\\u12G4",
+    b"tab\there",
+    b"\x01",
+    b"\x1f",
+    b"\x7f",
+    b"\xFF",
+    b"\xC0\x80",
+    b"\xE2\x82",
+    b"\xED\xA0\x80",
+    b"\xF4\x90\x80\x80",
+    b"\\",
+    b"\\\\\\",
+    b"a\"b",
+    b"\\\"\\\"\\\"",
+];
+
+fn check(input: Vec<u8>, cuts: &[&[usize]]) {
+    let input = Bytes::from(input);
+    let want = run_reference(Mode::Objects, Limits::default(), &input);
+    for c in cuts {
+        let got = run_cuts(Mode::Objects, Limits::default(), &input, c);
+        assert_eq!(got, want, "cuts {c:?} on {}", common::show(&input));
+    }
+}
+
+fn padded(filler: &[u8], left: usize, seed: &[u8], right: usize) -> Vec<u8> {
+    let mut v = b"{\"k\":\"".to_vec();
+    for _ in 0..left {
+        v.extend_from_slice(filler);
+    }
+    v.extend_from_slice(seed);
+    for _ in 0..right {
+        v.extend_from_slice(filler);
+    }
+    v.extend_from_slice(b"\"}");
+    v
+}
+
+#[test]
+fn seeds_padded_to_every_block_position() {
+    for seed in SEEDS {
+        for left in 0..=515 {
+            for right in [0, 1, 63, 64, 65] {
+                let input = padded(b"a", left, seed, right);
+                let mid = input.len() / 2;
+                check(input, &[&[], &[mid], &[64, 128, 192]]);
+            }
+        }
+    }
+}
+
+#[test]
+fn seeds_padded_with_non_ascii_and_escapes() {
+    for seed in SEEDS {
+        for left in (0..=260).step_by(3) {
+            check(padded("é".as_bytes(), left, seed, 40), &[&[]]);
+            check(padded(b"\\n", left, seed, 40), &[&[]]);
+            check(padded(b"\\\\", left, seed, 40), &[&[], &[100]]);
+        }
+    }
+}
+
+#[test]
+fn limits_inside_long_strings_are_exact() {
+    for max in [1u64, 63, 64, 65, 100, 127, 128, 200] {
+        let limits = Limits::default().max_string_bytes(max);
+        for len in [
+            max as usize - 1,
+            max as usize,
+            max as usize + 1,
+            max as usize + 70,
+        ] {
+            let input = Bytes::from(padded(b"a", len, b"", 0));
+            let want = run_reference(Mode::Objects, limits, &input);
+            assert_eq!(
+                run_cuts(Mode::Objects, limits, &input, &[]),
+                want,
+                "max {max} len {len}"
+            );
+        }
+        let limits = Limits::default().max_value_bytes(max + 8);
+        for len in [
+            max as usize - 1,
+            max as usize,
+            max as usize + 1,
+            max as usize + 70,
+        ] {
+            let input = Bytes::from(padded(b"a", len, "é".as_bytes(), 0));
+            let want = run_reference(Mode::Objects, limits, &input);
+            assert_eq!(
+                run_cuts(Mode::Objects, limits, &input, &[]),
+                want,
+                "value max {max} len {len}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_implementation_in_use_is_reported() {
+    let name = toolstream::scan::implementation();
+    assert!(["avx2", "sse2", "scalar"].contains(&name), "{name}");
+    if cfg!(toolstream_disable_simd) {
+        assert_eq!(name, "scalar");
+    }
+    eprintln!("scan implementation: {name}");
+}
