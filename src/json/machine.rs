@@ -266,6 +266,8 @@ pub(crate) struct Machine {
     value_start: u64,
     value_limit: u64,
     str_limit: u64,
+    /// `min(value_limit, str_limit)`: one compare per byte finds when either may apply.
+    check_at: u64,
     num_limit: u64,
     hex: u16,
     hex_n: u8,
@@ -297,6 +299,7 @@ impl Machine {
             value_start: 0,
             value_limit: u64::MAX,
             str_limit: u64::MAX,
+            check_at: u64::MAX,
             num_limit: u64::MAX,
             hex: 0,
             hex_n: 0,
@@ -427,6 +430,7 @@ impl Machine {
             self.st = if scalar { St::AfterScalar } else { St::Top };
             self.values += 1;
             self.value_limit = u64::MAX;
+            self.check_at = self.value_limit.min(self.str_limit);
             Some(Step::Value {
                 start: self.value_start,
                 end,
@@ -453,6 +457,7 @@ impl Machine {
                 self.st = St::Str;
                 self.in_key = false;
                 self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
+                self.check_at = self.value_limit.min(self.str_limit);
             }
             b'-' | b'0'..=b'9' => {
                 self.st = match b {
@@ -491,6 +496,7 @@ impl Machine {
         }
         self.value_start = off;
         self.value_limit = off.saturating_add(self.limits.max_value_bytes);
+        self.check_at = self.value_limit.min(self.str_limit);
         self.begin_value(b, off)
     }
 
@@ -506,23 +512,11 @@ impl Machine {
             {
                 self.examined += 1;
             }
-            if off >= self.value_limit && !(self.depth == 0 && self.st.is_number()) {
-                let f = self.fail(
-                    ErrorKind::ValueTooLarge,
-                    off,
-                    "value exceeds max_value_bytes",
-                );
-                self.pos = off;
-                return (Step::Fail(f), i);
-            }
-            if off >= self.str_limit && self.st.is_string() && !(self.st == St::Str && b == b'"') {
-                let f = self.fail(
-                    ErrorKind::StringTooLong,
-                    off,
-                    "string exceeds max_string_bytes",
-                );
-                self.pos = off;
-                return (Step::Fail(f), i);
+            if off >= self.check_at {
+                if let Some(f) = self.limit_check(b, off) {
+                    self.pos = off;
+                    return (Step::Fail(f), i);
+                }
             }
             // `consume` is false only when a number ends at `b`, which is examined again.
             let mut consume = true;
@@ -612,6 +606,7 @@ impl Machine {
                         self.st = St::Str;
                         self.in_key = true;
                         self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
+                        self.check_at = self.value_limit.min(self.str_limit);
                         Ok(None)
                     } else if b == b'}' && self.st == St::ObjFirst {
                         self.depth -= 1;
@@ -775,12 +770,33 @@ impl Machine {
         (Step::NeedMore, n)
     }
 
+    /// The value and string limits, for a byte at or past `check_at`.
+    #[cold]
+    fn limit_check(&mut self, b: u8, off: u64) -> Option<Fail> {
+        if off >= self.value_limit && !(self.depth == 0 && self.st.is_number()) {
+            return Some(self.fail(
+                ErrorKind::ValueTooLarge,
+                off,
+                "value exceeds max_value_bytes",
+            ));
+        }
+        if off >= self.str_limit && self.st.is_string() && !(self.st == St::Str && b == b'"') {
+            return Some(self.fail(
+                ErrorKind::StringTooLong,
+                off,
+                "string exceeds max_string_bytes",
+            ));
+        }
+        None
+    }
+
     /// A non-plain byte inside a string.
     #[inline]
     fn string_byte(&mut self, b: u8, off: u64) -> Out {
         match b {
             b'"' => {
                 self.str_limit = u64::MAX;
+                self.check_at = self.value_limit.min(self.str_limit);
                 if self.in_key {
                     self.st = St::Colon;
                     Ok(None)
@@ -926,6 +942,7 @@ impl Machine {
                 self.st = St::Top;
                 self.values += 1;
                 self.value_limit = u64::MAX;
+                self.check_at = self.value_limit.min(self.str_limit);
                 Ok(Some((self.value_start, end)))
             }
             St::Bom1 | St::Bom2 => Err(self.fail(

@@ -1,0 +1,414 @@
+//! The JSON splitter beside its peers, on the same bytes in the same run.
+//!
+//! Corpus: deterministic, generated (no files): realistic tool-call arguments — shell
+//! commands with quotes and escapes, file contents as long escaped strings (code, prose,
+//! raw UTF-8, `\u00e9`, surrogate pairs), nested edit lists, numbers — objects from about
+//! 100 B to 64 KiB, glued back to back (`}{`) and, for one row, as NDJSON.
+//! `TOOLSTREAM_BENCH_MB` sets the size (default 64 MiB; the ≤ 16-byte chunk rows use an
+//! eighth of it). Every timed closure asserts the number of values it found.
+//!
+//! Groups: `splitter` (chunk sizes, beside a plain byte loop fed the same chunks), `peers`
+//! (whole buffer), `linear` (1-byte deltas vs. re-parsing the accumulated buffer).
+//! Run: `cargo bench --bench splitter`, then `scripts/bench-table.py` (see BENCHMARKS.md).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use serde::de::IgnoredAny;
+use toolstream::json::{Mode, Splitter};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Escape text as the body of a JSON string (quotes, backslashes, control bytes), leaving
+/// non-ASCII raw.
+fn escape(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+const CODE: &str = "fn main() {\n    let path = \"src/lib.rs\";\n    println!(\"hello, {}\\n\", path);\n\tif x > 0 && y < 10 { return Err(\"bad \\\"input\\\"\".into()); }\n}\n";
+const PROSE: &str = "The quick brown fox jumps over the lazy dog. Les élèves étudient à la bibliothèque; 東京の天気は晴れです。 Zürich — naïve café. ";
+
+fn object(rng: &mut Rng, target: usize) -> String {
+    let mut s = String::new();
+    match rng.below(4) {
+        0 => {
+            s.push_str("{\"command\":\"");
+            while s.len() < target {
+                escape(
+                    "grep -rn \"fn main\" src/ | sed 's/\\t/ /g' > out.txt && echo \"done\"; ",
+                    &mut s,
+                );
+            }
+            s.push_str("\",\"timeout\":30,\"cwd\":\"/work\"}");
+        }
+        1 => {
+            s.push_str("{\"path\":\"src/generated.rs\",\"content\":\"");
+            while s.len() < target {
+                match rng.below(3) {
+                    0 => escape(CODE, &mut s),
+                    1 => escape(PROSE, &mut s),
+                    _ => s.push_str("caf\\u00e9 \\ud83d\\ude00 \\u00fcber "),
+                }
+            }
+            s.push_str("\",\"overwrite\":true}");
+        }
+        2 => {
+            s.push_str("{\"edits\":[");
+            let mut first = true;
+            while s.len() < target {
+                if !first {
+                    s.push(',');
+                }
+                first = false;
+                s.push_str(&format!("{{\"line\":{},\"old\":\"", rng.below(5000)));
+                escape("let x = foo(\"a\", 'b');", &mut s);
+                s.push_str("\",\"new\":\"");
+                escape("let x = bar(\"a\", 'b', é);", &mut s);
+                s.push_str("\",\"range\":{\"start\":[12,4],\"end\":[12,30]}}");
+            }
+            s.push_str("],\"dry_run\":false}");
+        }
+        _ => {
+            s.push_str("{\"values\":[");
+            let mut first = true;
+            while s.len() < target {
+                if !first {
+                    s.push(',');
+                }
+                first = false;
+                match rng.below(4) {
+                    0 => s.push_str(&rng.below(1_000_000).to_string()),
+                    1 => s.push_str(&format!("-{}.{}", rng.below(1000), rng.below(100000))),
+                    2 => s.push_str(&format!("{}e-{}", rng.below(100), rng.below(20))),
+                    _ => s.push_str("null"),
+                }
+            }
+            s.push_str("],\"threshold\":0.75,\"label\":\"metrics\"}");
+        }
+    }
+    s
+}
+
+/// Objects of 100 B..64 KiB (log-uniform), `}{`-glued or newline-separated.
+fn corpus(bytes: usize, ndjson: bool) -> (Bytes, usize) {
+    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+    let mut out = String::with_capacity(bytes + 70_000);
+    let mut n = 0;
+    while out.len() < bytes {
+        let target = (100.0 * 655.36f64.powf(rng.below(1000) as f64 / 1000.0)) as usize;
+        out.push_str(&object(&mut rng, target));
+        if ndjson {
+            out.push('\n');
+        }
+        n += 1;
+    }
+    (Bytes::from(out), n)
+}
+
+fn corpus_bytes() -> usize {
+    std::env::var("TOOLSTREAM_BENCH_MB")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(64)
+        << 20
+}
+
+fn toolstream_chunks(input: &Bytes, chunk: usize) -> usize {
+    let mut s = Splitter::new(Mode::Objects);
+    let mut out = Vec::new();
+    let mut n = 0;
+    let mut i = 0;
+    while i < input.len() {
+        let j = (i + chunk).min(input.len());
+        s.push(input.slice(i..j), &mut out).expect("valid corpus");
+        n += out.len();
+        out.clear();
+        i = j;
+    }
+    assert!(s.finish().expect("clean end").is_none());
+    n
+}
+
+/// The plain byte-at-a-time loop: depth, in-string and escape state carried across
+/// chunks; counts top-level values. No validation at all.
+#[derive(Default)]
+struct ByteLoop {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    values: usize,
+}
+
+impl ByteLoop {
+    #[inline(never)]
+    fn push(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            self.values += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn byte_loop_chunks(input: &Bytes, chunk: usize) -> usize {
+    let mut l = ByteLoop::default();
+    let mut i = 0;
+    while i < input.len() {
+        let j = (i + chunk).min(input.len());
+        l.push(&input.slice(i..j));
+        i = j;
+    }
+    l.values
+}
+
+/// Value boundaries, for the peers that need each value on its own.
+fn boundaries(input: &Bytes) -> Vec<(usize, usize)> {
+    let mut s = Splitter::new(Mode::Objects);
+    let mut out = Vec::new();
+    s.push(input.clone(), &mut out).expect("valid corpus");
+    out.iter()
+        .map(|v| (v.start() as usize, v.end() as usize))
+        .collect()
+}
+
+fn group_config(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+}
+
+const CHUNKS: &[(&str, usize)] = &[
+    ("whole", usize::MAX),
+    ("64KiB", 64 << 10),
+    ("4KiB", 4 << 10),
+    ("64B", 64),
+    ("16B", 16),
+    ("7B", 7),
+    ("1B", 1),
+];
+
+fn bench_splitter(c: &mut Criterion) {
+    let (big, big_n) = corpus(corpus_bytes(), false);
+    let (small, small_n) = corpus(corpus_bytes() / 8, false);
+    let mut g = c.benchmark_group("splitter");
+    group_config(&mut g);
+    for &(name, size) in CHUNKS {
+        let (input, n) = if size <= 16 {
+            (&small, small_n)
+        } else {
+            (&big, big_n)
+        };
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_function(BenchmarkId::new("toolstream", name), |b| {
+            b.iter(|| assert_eq!(toolstream_chunks(input, size), n))
+        });
+        g.bench_function(BenchmarkId::new("byte-loop", name), |b| {
+            b.iter(|| assert_eq!(byte_loop_chunks(input, size), n))
+        });
+    }
+    g.finish();
+}
+
+fn bench_peers(c: &mut Criterion) {
+    let (input, n) = corpus(corpus_bytes(), false);
+    let (nd, nd_n) = corpus(corpus_bytes(), true);
+    let spans = boundaries(&input);
+    let max_len = spans.iter().map(|(s, e)| e - s).max().unwrap_or(0);
+    let mut g = c.benchmark_group("peers");
+    group_config(&mut g);
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    g.bench_function(BenchmarkId::new("toolstream", "whole"), |b| {
+        b.iter(|| assert_eq!(toolstream_chunks(&input, usize::MAX), n))
+    });
+    g.bench_function(BenchmarkId::new("toolstream-ndjson-lines", "whole"), |b| {
+        b.iter(|| assert_eq!(toolstream_chunks(&nd, usize::MAX), nd_n))
+    });
+    g.bench_function(BenchmarkId::new("serde_json-IgnoredAny", "whole"), |b| {
+        b.iter(|| {
+            let it = serde_json::Deserializer::from_slice(&input).into_iter::<IgnoredAny>();
+            assert_eq!(it.map(|r| r.expect("valid")).count(), n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("serde_json-Value", "whole"), |b| {
+        b.iter(|| {
+            let it = serde_json::Deserializer::from_slice(&input).into_iter::<serde_json::Value>();
+            assert_eq!(it.map(|r| black_box(r.expect("valid"))).count(), n)
+        })
+    });
+    // simd-json parses in place: each value is copied into a scratch buffer first.
+    g.bench_function(BenchmarkId::new("simd-json-tape", "whole"), |b| {
+        let mut scratch = Vec::with_capacity(max_len);
+        let mut buffers = simd_json::Buffers::new(max_len);
+        b.iter(|| {
+            let mut k = 0;
+            for &(s, e) in &spans {
+                scratch.clear();
+                scratch.extend_from_slice(&input[s..e]);
+                let tape =
+                    simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).expect("valid");
+                black_box(&tape);
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("simd-json-BorrowedValue", "whole"), |b| {
+        let mut scratch = Vec::with_capacity(max_len);
+        b.iter(|| {
+            let mut k = 0;
+            for &(s, e) in &spans {
+                scratch.clear();
+                scratch.extend_from_slice(&input[s..e]);
+                black_box(simd_json::to_borrowed_value(&mut scratch).expect("valid"));
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("jiter-skip", "whole"), |b| {
+        b.iter(|| {
+            let mut k = 0;
+            for &(s, e) in &spans {
+                let mut j = jiter::Jiter::new(&input[s..e]);
+                j.next_skip().expect("valid");
+                j.finish().expect("one value");
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("actson-64B", "whole"), |b| {
+        b.iter(|| assert_eq!(actson_chunks(&input, 64), n))
+    });
+    g.bench_function(BenchmarkId::new("byte-loop", "whole"), |b| {
+        b.iter(|| assert_eq!(byte_loop_chunks(&input, usize::MAX), n))
+    });
+    g.bench_function(BenchmarkId::new("memchr2-scan", "whole"), |b| {
+        b.iter(|| black_box(memchr::memchr2_iter(b'"', b'\\', &input).count()))
+    });
+    g.finish();
+}
+
+/// actson, push-fed in chunks, streaming mode (several top-level values).
+fn actson_chunks(input: &[u8], chunk: usize) -> usize {
+    use actson::feeder::{JsonFeeder, PushJsonFeeder};
+    use actson::options::JsonParserOptionsBuilder;
+    use actson::{JsonEvent, JsonParser};
+    let options = JsonParserOptionsBuilder::default()
+        .with_streaming(true)
+        .build();
+    let mut p = JsonParser::new_with_options(PushJsonFeeder::new(), options);
+    let (mut i, mut depth, mut n) = (0, 0usize, 0);
+    while let Some(ev) = p.next_event().expect("valid") {
+        match ev {
+            JsonEvent::NeedMoreInput => {
+                let end = (i + chunk).min(input.len());
+                i += p.feeder.push_bytes(&input[i..end]);
+                if i == input.len() {
+                    p.feeder.done();
+                }
+            }
+            JsonEvent::StartObject | JsonEvent::StartArray => depth += 1,
+            JsonEvent::EndObject | JsonEvent::EndArray => {
+                depth -= 1;
+                if depth == 0 {
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+        let _ = p.feeder.is_done();
+    }
+    n
+}
+
+/// One object of about `size` bytes.
+fn one_object(size: usize) -> Bytes {
+    let mut rng = Rng(7);
+    let mut s = String::from("{\"path\":\"a.rs\",\"content\":\"");
+    while s.len() + 20 < size {
+        escape(CODE, &mut s);
+    }
+    s.truncate(size - 3);
+    // Do not cut an escape or a UTF-8 character in half.
+    while s.ends_with('\\') || !s.is_char_boundary(s.len()) {
+        s.pop();
+    }
+    let _ = rng.next();
+    s.push_str("\"}");
+    Bytes::from(s)
+}
+
+fn bench_linear(c: &mut Criterion) {
+    let mut g = c.benchmark_group("linear");
+    group_config(&mut g);
+    for (name, size) in [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)] {
+        let obj = one_object(size);
+        g.throughput(Throughput::Bytes(obj.len() as u64));
+        g.bench_function(BenchmarkId::new("toolstream-1B-deltas", name), |b| {
+            b.iter(|| assert_eq!(toolstream_chunks(&obj, 1), 1))
+        });
+        if size <= 256 << 10 {
+            g.bench_function(
+                BenchmarkId::new("serde_json-reparse-every-16B", name),
+                |b| {
+                    b.iter(|| {
+                        let mut done = 0;
+                        let mut end = 0;
+                        while end < obj.len() {
+                            end = (end + 16).min(obj.len());
+                            if serde_json::from_slice::<IgnoredAny>(&obj[..end]).is_ok() {
+                                done += 1;
+                            }
+                        }
+                        assert_eq!(done, 1)
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_splitter, bench_peers, bench_linear);
+criterion_main!(benches);
