@@ -377,6 +377,38 @@ impl Decoder {
                 break;
             };
             let end = pos + k;
+            // The most common event of all, `data: ...\n\n` on its own with nothing
+            // pending, goes straight out: no data buffer, no second pass for the blank line.
+            if !self.in_line
+                && self.skipping.is_none()
+                && end + 1 < n
+                && chunk[end] == b'\n'
+                && chunk[end + 1] == b'\n'
+                && matches!(self.data, Data::Empty)
+                && chunk[pos..end].starts_with(b"data:")
+                && k as u64 <= self.limits.max_line
+                && self.event_bytes + k as u64 <= self.limits.max_event
+            {
+                let v = if chunk.get(pos + 5) == Some(&b' ') && pos + 5 < end {
+                    pos + 6
+                } else {
+                    pos + 5
+                };
+                out = Some(Item::Event(Event {
+                    event: std::mem::take(&mut self.event),
+                    data: chunk.slice(v..end),
+                    id: if self.last_id.is_empty() {
+                        Bytes::new()
+                    } else {
+                        self.last_id.clone()
+                    },
+                    offset: base + end as u64 + 1,
+                }));
+                self.event_bytes = 0;
+                self.event_start = None;
+                self.pos = end + 2;
+                break;
+            }
             if self.in_line {
                 self.partial_line(&chunk[pos..end], base + pos as u64);
                 self.in_line = false;
