@@ -7,32 +7,4 @@ cd "$(dirname "$0")/.."
 rm -rf target/criterion
 cargo bench --bench splitter
 cargo bench --bench sse
-table() { python3 scripts/bench-table.py "$@"; }
-{
-  cat scripts/benchmarks-head.md
-  echo
-  echo "Run on: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(rustc --version), scan implementation: $(cargo run -q --release --example scan-impl 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)."
-  echo
-  echo "## Splitter by chunk size (same chunks for both; ratio to the plain byte loop)"
-  echo
-  table splitter byte-loop
-  echo
-  echo "## Splitter beside its peers, whole buffer (ratios to serde_json → IgnoredAny and to the byte loop)"
-  echo
-  table peers serde_json-IgnoredAny byte-loop
-  echo
-  echo "## Linear work: one object fed in 1-byte deltas vs. re-parsing the accumulated buffer every 16 bytes"
-  echo
-  table linear toolstream-1B-deltas
-  echo
-  echo "## SSE decoding (ratios to sse-stream 0.3, eventsource-stream and a bare memchr line splitter)"
-  echo
-  table sse sse-stream-0.3 eventsource-stream memchr-lines
-  echo
-  echo "## NDJSON decoding"
-  echo
-  table ndjson serde_json-lines-IgnoredAny
-  echo
-  cat scripts/benchmarks-tail.md
-} > BENCHMARKS.md
-echo "BENCHMARKS.md rewritten"
+scripts/bench-report.sh

@@ -125,6 +125,8 @@ pub struct Decoder {
     line_start: u64,
     line_len: u64,
     line: BytesMut,
+    /// Scratch for the values of one line.
+    values: Vec<json::Value>,
 }
 
 impl Default for Decoder {
@@ -150,6 +152,7 @@ impl Decoder {
             line_start: 0,
             line_len: 0,
             line: BytesMut::new(),
+            values: Vec::new(),
         }
     }
 
@@ -228,7 +231,8 @@ impl Decoder {
 
     fn decode(&mut self, line: Bytes, at: u64, out: &mut Vec<Item>) {
         let mut s = Splitter::with_limits(Mode::Any, self.json);
-        let mut values = Vec::with_capacity(1);
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
         let result = s.push(line.clone(), &mut values).and_then(|()| {
             let last = s.finish()?;
             values.extend(last);
@@ -260,5 +264,7 @@ impl Decoder {
                 }
             }
         }
+        // Kept for the next line: no allocation per line.
+        self.values = values;
     }
 }
