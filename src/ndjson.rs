@@ -3,7 +3,7 @@
 //! Lines end with LF; a CR before it is JSON whitespace and so ignored, which makes CRLF
 //! work. Blank (whitespace-only) lines are skipped. A final line without a line end is
 //! decoded by [`Decoder::finish`]. Each line is checked by a strict
-//! [`json::Splitter`](crate::json::Splitter) in [`Mode::Any`]: a line that is not exactly
+//! [`json::Splitter`] in [`Mode::Any`]: a line that is not exactly
 //! one valid JSON value becomes an [`Item::Error`] with its line number and absolute byte
 //! offset, and decoding goes on with the next line.
 //!

@@ -1,13 +1,13 @@
 //! Byte classification: the only module with `unsafe` code.
 //!
-//! [`classify`] turns a 64-byte block into bitmasks (bit `i` stands for byte `i`): quotes,
+//! `classify` turns a 64-byte block into bitmasks (bit `i` stands for byte `i`): quotes,
 //! backslashes, control bytes, non-ASCII bytes, structural bytes and whitespace. On x86_64
 //! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic; everywhere else,
 //! and with `--cfg toolstream_disable_simd` (which is also what miri runs), a portable
-//! scalar path. Every implementation is tested against [`classify_scalar`] on all 256 byte
+//! scalar path. Every implementation is tested against `classify_scalar` on all 256 byte
 //! values at every position of a block.
 //!
-//! [`escaped`] and [`prefix_xor`] are the two bit tricks that let a block classifier carry
+//! `escaped` and `prefix_xor` are the two bit tricks that let a block classifier carry
 //! string state across blocks (and across chunks): which bytes follow an odd run of
 //! backslashes, and which bytes lie between unescaped quotes.
 
