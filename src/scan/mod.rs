@@ -82,7 +82,7 @@ pub(crate) fn classify(block: &[u8; 64]) -> Masks {
     }
 }
 
-/// Which implementation [`classify`] uses on this machine: `"avx2"`, `"sse2"` or
+/// Which implementation the block classifier uses on this machine: `"avx2"`, `"sse2"` or
 /// `"scalar"`.
 pub fn implementation() -> &'static str {
     #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
