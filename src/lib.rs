@@ -47,6 +47,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod classify;
 pub mod json;
 pub mod ndjson;
 #[allow(unsafe_code)]

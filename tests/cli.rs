@@ -128,3 +128,91 @@ fn values_come_out_while_the_pipe_is_open() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn classify_prints_a_decision_as_json() {
+    let (code, out, err) = run(
+        &[
+            "classify",
+            "--provider",
+            "ollama",
+            "--status",
+            "400",
+            "--json",
+            "-",
+        ],
+        br#"{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}"#,
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["reason"], "model_output");
+    assert_eq!(v["action"], "retry_with_feedback");
+    assert_eq!(v["should_fallback"], false);
+    assert_eq!(v["retry_after_ms"], serde_json::Value::Null);
+    for key in [
+        "retryable",
+        "should_compress",
+        "rotate_credential",
+        "message",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+
+    let (code, out, _) = run(
+        &[
+            "classify",
+            "--status",
+            "429",
+            "--header",
+            "Retry-After: 7",
+            "--body",
+            "{}",
+            "--json",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["reason"].as_str(), v["retry_after_ms"].as_u64()),
+        (Some("rate_limit"), Some(7000))
+    );
+
+    let (code, out, _) = run(&["classify", "--transport", "connection refused"], b"");
+    assert_eq!(code, 0);
+    assert!(out.contains("reason:   connection"), "{out}");
+
+    let (code, out, _) = run(
+        &[
+            "classify",
+            "--provider",
+            "anthropic",
+            "--phase",
+            "after_output",
+            "--json",
+            "-",
+        ],
+        br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("\"action\":\"surface\""), "{out}");
+}
+
+#[test]
+fn classify_usage_errors_exit_2() {
+    assert_eq!(run(&["classify"], b"").0, 2);
+    assert_eq!(run(&["classify", "--status", "abc"], b"").0, 2);
+    assert_eq!(
+        run(&["classify", "--provider", "nope", "--status", "500"], b"").0,
+        2
+    );
+    assert_eq!(run(&["classify", "--phase", "sometime"], b"").0, 2);
+    assert_eq!(
+        run(
+            &["classify", "--header", "no-colon", "--status", "500"],
+            b""
+        )
+        .0,
+        2
+    );
+}

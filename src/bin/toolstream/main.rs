@@ -11,8 +11,13 @@ use std::process::ExitCode;
 use bytes::BytesMut;
 use toolstream::json::{Mode, Splitter, Value};
 
+mod classify;
+
 const USAGE: &str = "\
 usage: toolstream split [--any] [--json] [FILE|-]
+       toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
+                           [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
+                           [--transport MESSAGE] [--attempt N] [--json]
 
 Reads a stream of concatenated JSON values (from FILE, or stdin when FILE is - or absent)
 and prints each value's exact bytes on its own line as soon as it is complete.
@@ -22,7 +27,13 @@ and prints each value's exact bytes on its own line as soon as it is complete.
   --json   print one JSON object per value: {\"index\":N,\"start\":S,\"end\":E,\"value\":V}
 
 Exit status: 0 on a clean end, 1 on invalid or truncated input (a one-line message with
-the byte offset and error kind goes to stderr), 2 on a usage error.";
+the byte offset and error kind goes to stderr), 2 on a usage error.
+
+classify turns a failure into a decision (retry, retry_with_feedback, compress, fallback,
+surface): an HTTP error (--status, --header, --body), an error event inside a stream
+(--phase, with the event's JSON as the body), or a transport error (--transport).
+Providers: openai azure anthropic gemini ollama openrouter bedrock mistral groq deepseek
+xai vllm llamacpp other (default). Exit status 0, or 2 on a usage error.";
 
 struct Args {
     mode: Mode,
@@ -126,6 +137,15 @@ fn split(mut input: impl Read, args: &Args) -> Result<ExitCode, io::Error> {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("classify") {
+        return match classify::run(&argv[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(msg) => {
+                eprintln!("toolstream: {msg}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let args = match parse_args(&argv) {
         Ok(a) => a,
         Err(msg) => {

@@ -1,0 +1,770 @@
+//! The rules, as data. Four ordered tables are checked in turn — structured codes, then
+//! provider-specific messages, then cross-provider message patterns, then the HTTP status —
+//! and the first matching rule decides. Within a table, order matters: the more specific
+//! rule comes first (a rate-limit message that mentions tokens is a rate limit, not an
+//! overflow; "No endpoints found that support tool use" is a capability, not a missing
+//! model). Every rule has at least one test vector in `tests/classify.rs`.
+
+use super::body::ErrorBody;
+use super::{Provider, Reason};
+
+/// What a rule looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// A structured code equals this (lower-case).
+    Code(&'static str),
+    /// A structured code contains this (lower-case).
+    CodeContains(&'static str),
+    /// The message contains this (lower-case).
+    Message(&'static str),
+    /// The message contains all of these.
+    MessageAll(&'static [&'static str]),
+    /// The HTTP status equals this.
+    Status(u16),
+    /// The HTTP status lies in this inclusive range.
+    StatusRange(u16, u16),
+}
+
+/// One rule: if `test` matches (and the provider is one of `providers`, when not empty),
+/// the reason is `reason`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// Stable id, reported in [`Verdict::rule`](super::Verdict::rule).
+    pub id: &'static str,
+    /// Providers the rule applies to; empty means all.
+    pub providers: &'static [Provider],
+    /// The test.
+    pub test: Test,
+    /// The reason it decides.
+    pub reason: Reason,
+}
+
+const fn r(id: &'static str, test: Test, reason: Reason) -> Rule {
+    Rule {
+        id,
+        providers: &[],
+        test,
+        reason,
+    }
+}
+
+const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason: Reason) -> Rule {
+    Rule {
+        id,
+        providers,
+        test,
+        reason,
+    }
+}
+
+use Provider as P;
+use Reason as R;
+use Test::*;
+
+/// Structured codes in the body, most specific first.
+pub static CODE_RULES: &[Rule] = &[
+    // Model output first: these codes name the model's malformed call, whatever the status.
+    r(
+        "code.tool_use_failed",
+        Code("tool_use_failed"),
+        R::ModelOutput,
+    ),
+    r(
+        "code.malformed_function_call",
+        Code("malformed_function_call"),
+        R::ModelOutput,
+    ),
+    // Quota before rate limit: insufficient_quota arrives as a 429.
+    r(
+        "code.insufficient_quota",
+        Code("insufficient_quota"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "code.billing_hard_limit",
+        Code("billing_hard_limit_reached"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "code.quota_per_day",
+        CodeContains("perday"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "code.service_quota_exceeded",
+        Code("servicequotaexceededexception"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "code.quota_per_minute",
+        CodeContains("perminute"),
+        R::RateLimit,
+    ),
+    r(
+        "code.rate_limit_exceeded",
+        Code("rate_limit_exceeded"),
+        R::RateLimit,
+    ),
+    r(
+        "code.rate_limit_error",
+        Code("rate_limit_error"),
+        R::RateLimit,
+    ),
+    r("code.throttling", Code("throttlingexception"), R::RateLimit),
+    r(
+        "code.context_length_exceeded",
+        Code("context_length_exceeded"),
+        R::ContextOverflow,
+    ),
+    r(
+        "code.exceed_context_size",
+        Code("exceed_context_size_error"),
+        R::ContextOverflow,
+    ),
+    r(
+        "code.request_too_large",
+        Code("request_too_large"),
+        R::PayloadTooLarge,
+    ),
+    r(
+        "code.overloaded_error",
+        Code("overloaded_error"),
+        R::Overloaded,
+    ),
+    r("code.unavailable", Code("unavailable"), R::Overloaded),
+    r(
+        "code.service_unavailable",
+        Code("serviceunavailableexception"),
+        R::Overloaded,
+    ),
+    r(
+        "code.model_not_ready",
+        Code("modelnotreadyexception"),
+        R::Overloaded,
+    ),
+    r(
+        "code.deadline_exceeded",
+        Code("deadline_exceeded"),
+        R::Timeout,
+    ),
+    r(
+        "code.model_timeout",
+        Code("modeltimeoutexception"),
+        R::Timeout,
+    ),
+    r("code.api_key_invalid", Code("api_key_invalid"), R::Auth),
+    r("code.invalid_api_key", Code("invalid_api_key"), R::Auth),
+    r(
+        "code.authentication_error",
+        Code("authentication_error"),
+        R::Auth,
+    ),
+    r("code.unauthenticated", Code("unauthenticated"), R::Auth),
+    r(
+        "code.unrecognized_client",
+        Code("unrecognizedclientexception"),
+        R::Auth,
+    ),
+    r(
+        "code.permission_error",
+        Code("permission_error"),
+        R::PermissionDenied,
+    ),
+    r(
+        "code.permission_denied",
+        Code("permission_denied"),
+        R::PermissionDenied,
+    ),
+    r(
+        "code.access_denied",
+        Code("accessdeniedexception"),
+        R::PermissionDenied,
+    ),
+    r(
+        "code.model_not_found",
+        Code("model_not_found"),
+        R::ModelNotFound,
+    ),
+    r(
+        "code.model_decommissioned",
+        Code("model_decommissioned"),
+        R::ModelNotFound,
+    ),
+    r(
+        "code.deployment_not_found",
+        Code("deploymentnotfound"),
+        R::ModelNotFound,
+    ),
+    r(
+        "code.resource_not_found",
+        Code("resourcenotfoundexception"),
+        R::ModelNotFound,
+    ),
+    r(
+        "code.operation_not_supported",
+        Code("operationnotsupported"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "code.invalid_model",
+        Code("invalid_model"),
+        R::ModelNotFound,
+    ),
+    r(
+        "code.content_filter",
+        Code("content_filter"),
+        R::ContentPolicy,
+    ),
+    r("code.finish_safety", Code("safety"), R::ContentPolicy),
+    r(
+        "code.prohibited_content",
+        Code("prohibited_content"),
+        R::ContentPolicy,
+    ),
+    r(
+        "code.content_policy_violation",
+        Code("content_policy_violation"),
+        R::ContentPolicy,
+    ),
+    r(
+        "code.internal_server_error",
+        Code("internalserverexception"),
+        R::ServerError,
+    ),
+    r(
+        "code.model_error",
+        Code("modelerrorexception"),
+        R::ServerError,
+    ),
+    // Anthropic's 500 type; Ollama reuses "api_error" for everything, so only Anthropic.
+    p(
+        "code.api_error",
+        &[P::Anthropic],
+        Code("api_error"),
+        R::ServerError,
+    ),
+    r("code.internal", Code("internal"), R::ServerError),
+];
+
+/// Messages that mean something only from one provider.
+pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
+    // Gemini says "exceeded your current quota" for per-minute limits too; without a
+    // per-day quota id (checked above) it is a rate limit.
+    p(
+        "gemini.quota_message_is_rate_limit",
+        &[P::Gemini],
+        Message("exceeded your current quota"),
+        R::RateLimit,
+    ),
+    p(
+        "gemini.resource_exhausted",
+        &[P::Gemini],
+        Code("resource_exhausted"),
+        R::RateLimit,
+    ),
+    p(
+        "gemini.location",
+        &[P::Gemini],
+        Message("user location is not supported"),
+        R::PermissionDenied,
+    ),
+    p(
+        "mistral.tool_call_id",
+        &[P::Mistral],
+        MessageAll(&["tool call id", "must be"]),
+        R::ModelOutput,
+    ),
+    p(
+        "ollama.pull_model",
+        &[P::Ollama],
+        Message("try pulling it first"),
+        R::ModelNotFound,
+    ),
+    p(
+        "llamacpp.loading_model",
+        &[P::Llamacpp],
+        Message("loading model"),
+        R::Overloaded,
+    ),
+    p(
+        "anthropic.credit_balance",
+        &[P::Anthropic],
+        Message("credit balance is too low"),
+        R::QuotaExhausted,
+    ),
+    p(
+        "deepseek.insufficient_balance",
+        &[P::Deepseek],
+        Message("insufficient balance"),
+        R::QuotaExhausted,
+    ),
+    p(
+        "openrouter.per_day",
+        &[P::Openrouter],
+        Message("per-day"),
+        R::QuotaExhausted,
+    ),
+    p(
+        "openrouter.requires_more_credits",
+        &[P::Openrouter],
+        Message("more credits"),
+        R::QuotaExhausted,
+    ),
+];
+
+/// Cross-provider message patterns (case-insensitive), most specific first.
+pub static MESSAGE_RULES: &[Rule] = &[
+    // The model's own malformed call: before anything that mentions "invalid".
+    r(
+        "msg.invalid_tool_call_arguments",
+        Message("invalid tool call arguments"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.tool_call_arguments_json",
+        MessageAll(&["arguments", "not valid json"]),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.failed_to_parse_tool_call",
+        Message("failed to parse tool call"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.error_parsing_tool_call",
+        Message("error parsing tool call"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.failed_to_call_a_function",
+        Message("failed to call a function"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.malformed_function_call",
+        Message("malformed_function_call"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.invalid_function_arguments",
+        Message("invalid function arguments"),
+        R::ModelOutput,
+    ),
+    r(
+        "msg.extracting_tool_call",
+        Message("extracting tool call"),
+        R::ModelOutput,
+    ),
+    // Capabilities before "not found": "No endpoints found that support tool use".
+    r(
+        "msg.support_tool_use",
+        Message("support tool use"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.does_not_support_tools",
+        Message("does not support tools"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.tools_not_supported",
+        Message("tools are not supported"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.tool_use_not_supported",
+        Message("tool use is not supported"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.function_calling_not_enabled",
+        Message("function calling is not enabled"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.tool_choice_requires",
+        Message("\"auto\" tool choice requires"),
+        R::UnsupportedCapability,
+    ),
+    r(
+        "msg.requires_jinja",
+        Message("requires --jinja"),
+        R::UnsupportedCapability,
+    ),
+    // Quota before rate limit ("exceeded your current quota" comes with a 429).
+    r(
+        "msg.exceeded_quota",
+        Message("exceeded your current quota"),
+        R::QuotaExhausted,
+    ),
+    r("msg.billing", Message("billing"), R::QuotaExhausted),
+    r(
+        "msg.insufficient_credits",
+        Message("insufficient credits"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "msg.payment_required",
+        Message("payment required"),
+        R::QuotaExhausted,
+    ),
+    r(
+        "msg.spending_limit",
+        Message("spending limit"),
+        R::QuotaExhausted,
+    ),
+    // Rate limits before overflow: "Rate limit reached ... tokens per min" is not an overflow.
+    r("msg.rate_limited", Message("rate-limited"), R::RateLimit),
+    r("msg.rate_limit", Message("rate limit"), R::RateLimit),
+    r(
+        "msg.too_many_requests",
+        Message("too many requests"),
+        R::RateLimit,
+    ),
+    r(
+        "msg.too_many_tokens_wait",
+        MessageAll(&["too many tokens", "wait"]),
+        R::RateLimit,
+    ),
+    r("msg.overloaded", Message("overloaded"), R::Overloaded),
+    r("msg.capacity", Message("capacity"), R::Overloaded),
+    r(
+        "msg.temporarily_unavailable",
+        Message("temporarily unavailable"),
+        R::Overloaded,
+    ),
+    // Context overflow.
+    r(
+        "msg.context_length",
+        Message("context length"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.context_window",
+        Message("context window"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.maximum_context",
+        Message("maximum context"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.context_size",
+        Message("context size"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.context_limit",
+        Message("context limit"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.prompt_is_too_long",
+        Message("prompt is too long"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.input_is_too_long",
+        Message("input is too long"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.too_many_input_tokens",
+        Message("too many input tokens"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.token_count_exceeds",
+        MessageAll(&["token count", "exceeds"]),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.maximum_prompt_length",
+        Message("maximum prompt length"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.reduce_the_length",
+        Message("reduce the length"),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.request_too_large",
+        Message("request too large"),
+        R::PayloadTooLarge,
+    ),
+    r(
+        "msg.payload_too_large",
+        Message("payload too large"),
+        R::PayloadTooLarge,
+    ),
+    // Credentials.
+    r("msg.api_key", Message("api key"), R::Auth),
+    r("msg.x_api_key", Message("x-api-key"), R::Auth),
+    r("msg.auth_credentials", Message("auth credentials"), R::Auth),
+    r("msg.security_token", Message("security token"), R::Auth),
+    r("msg.unauthorized", Message("unauthorized"), R::Auth),
+    r("msg.authentication", Message("authentication"), R::Auth),
+    r(
+        "msg.not_have_access",
+        Message("do not have access"),
+        R::PermissionDenied,
+    ),
+    r(
+        "msg.dont_have_access",
+        Message("don't have access"),
+        R::PermissionDenied,
+    ),
+    r("msg.permission", Message("permission"), R::PermissionDenied),
+    r(
+        "msg.not_allowed",
+        Message("not allowed to"),
+        R::PermissionDenied,
+    ),
+    // Models.
+    r(
+        "msg.decommissioned",
+        Message("decommissioned"),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.deployment_does_not_exist",
+        MessageAll(&["deployment", "does not exist"]),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.model_does_not_exist",
+        MessageAll(&["model", "does not exist"]),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.model_not_found",
+        MessageAll(&["model", "not found"]),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.no_endpoints_found",
+        Message("no endpoints found"),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.unknown_model",
+        Message("unknown model"),
+        R::ModelNotFound,
+    ),
+    r(
+        "msg.not_a_valid_model",
+        Message("not a valid model"),
+        R::ModelNotFound,
+    ),
+    // Content policy.
+    r(
+        "msg.content_policy",
+        Message("content policy"),
+        R::ContentPolicy,
+    ),
+    r(
+        "msg.content_management",
+        Message("content management"),
+        R::ContentPolicy,
+    ),
+    r("msg.safety", Message("safety"), R::ContentPolicy),
+    r("msg.flagged", Message("flagged"), R::ContentPolicy),
+    // Timeouts and servers.
+    r("msg.timed_out", Message("timed out"), R::Timeout),
+    r("msg.timeout", Message("timeout"), R::Timeout),
+    r("msg.deadline", Message("deadline"), R::Timeout),
+    r(
+        "msg.internal_error",
+        Message("internal error"),
+        R::ServerError,
+    ),
+    r(
+        "msg.server_had_an_error",
+        Message("server had an error"),
+        R::ServerError,
+    ),
+    r("msg.disconnected", Message("disconnected"), R::ServerError),
+    r(
+        "msg.internal_server_error",
+        Message("internal server error"),
+        R::ServerError,
+    ),
+    // Requests that are simply wrong.
+    r(
+        "msg.unrecognized_argument",
+        Message("unrecognized request argument"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.unknown_parameter",
+        Message("unknown parameter"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.unsupported_parameter",
+        Message("unsupported parameter"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.extra_inputs",
+        Message("extra inputs are not permitted"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.additional_properties",
+        Message("additional properties"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.must_alternate",
+        Message("alternate"),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.tool_use_ids",
+        MessageAll(&["tool_use", "tool_result"]),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.tool_call_id_response",
+        MessageAll(&["tool_call_id", "must be"]),
+        R::InvalidRequest,
+    ),
+    r(
+        "msg.invalid_messages",
+        Message("messages"),
+        R::InvalidRequest,
+    ),
+];
+
+/// The HTTP status, last.
+pub static STATUS_RULES: &[Rule] = &[
+    r("status.400", Status(400), R::InvalidRequest),
+    r("status.401", Status(401), R::Auth),
+    r("status.402", Status(402), R::QuotaExhausted),
+    r("status.403", Status(403), R::PermissionDenied),
+    r("status.404", Status(404), R::ModelNotFound),
+    r("status.408", Status(408), R::Timeout),
+    r("status.413", Status(413), R::PayloadTooLarge),
+    r("status.422", Status(422), R::InvalidRequest),
+    r("status.429", Status(429), R::RateLimit),
+    r("status.500", Status(500), R::ServerError),
+    r("status.502", Status(502), R::ServerError),
+    r("status.503", Status(503), R::Overloaded),
+    r("status.504", Status(504), R::Timeout),
+    r("status.529", Status(529), R::Overloaded),
+    r("status.4xx", StatusRange(400, 499), R::InvalidRequest),
+    r("status.5xx", StatusRange(500, 599), R::ServerError),
+];
+
+/// Transport errors (no status), matched against the lower-cased message.
+pub static TRANSPORT_RULES: &[Rule] = &[
+    r(
+        "transport.stream_ended",
+        Message("stream ended"),
+        R::StreamInterrupted,
+    ),
+    r(
+        "transport.unexpected_eof",
+        Message("unexpected eof"),
+        R::StreamInterrupted,
+    ),
+    r(
+        "transport.incomplete_message",
+        Message("incomplete message"),
+        R::StreamInterrupted,
+    ),
+    r(
+        "transport.closed_before_complete",
+        Message("closed before message completed"),
+        R::StreamInterrupted,
+    ),
+    r("transport.timed_out", Message("timed out"), R::Timeout),
+    r("transport.timeout", Message("timeout"), R::Timeout),
+    r("transport.deadline", Message("deadline"), R::Timeout),
+    r("transport.refused", Message("refused"), R::Connection),
+    r("transport.reset", Message("reset"), R::Connection),
+    r(
+        "transport.broken_pipe",
+        Message("broken pipe"),
+        R::Connection,
+    ),
+    r("transport.dns", Message("dns"), R::Connection),
+    r("transport.lookup", Message("lookup"), R::Connection),
+    r(
+        "transport.name_not_known",
+        Message("name or service not known"),
+        R::Connection,
+    ),
+    r(
+        "transport.no_such_host",
+        Message("no such host"),
+        R::Connection,
+    ),
+    r("transport.tls", Message("tls"), R::Connection),
+    r("transport.ssl", Message("ssl"), R::Connection),
+    r(
+        "transport.certificate",
+        Message("certificate"),
+        R::Connection,
+    ),
+    r("transport.handshake", Message("handshake"), R::Connection),
+    r(
+        "transport.unreachable",
+        Message("unreachable"),
+        R::Connection,
+    ),
+];
+
+/// Every rule of every table, in the order they are checked (transport last).
+pub fn all() -> impl Iterator<Item = &'static Rule> {
+    CODE_RULES
+        .iter()
+        .chain(PROVIDER_MESSAGE_RULES)
+        .chain(MESSAGE_RULES)
+        .chain(STATUS_RULES)
+        .chain(TRANSPORT_RULES)
+}
+
+fn matches(rule: &Rule, provider: Provider, status: Option<u16>, body: &ErrorBody) -> bool {
+    if !rule.providers.is_empty() && !rule.providers.contains(&provider) {
+        return false;
+    }
+    match rule.test {
+        Code(c) => body.codes.iter().any(|x| x == c),
+        CodeContains(c) => body.codes.iter().any(|x| x.contains(c)),
+        Message(m) => body.haystack.contains(m),
+        MessageAll(ms) => ms.iter().all(|m| body.haystack.contains(m)),
+        Status(s) => status == Some(s),
+        StatusRange(lo, hi) => status.is_some_and(|s| (lo..=hi).contains(&s)),
+    }
+}
+
+/// The first matching rule of the four HTTP tables, or `unknown`.
+pub(crate) fn decide(
+    provider: Provider,
+    status: Option<u16>,
+    body: &ErrorBody,
+) -> (Reason, &'static str) {
+    CODE_RULES
+        .iter()
+        .chain(PROVIDER_MESSAGE_RULES)
+        .chain(MESSAGE_RULES)
+        .chain(STATUS_RULES)
+        .find(|rule| matches(rule, provider, status, body))
+        .map_or((Reason::Unknown, "unknown"), |rule| (rule.reason, rule.id))
+}
+
+/// The first matching transport rule, or `unknown`.
+pub(crate) fn decide_transport(message: &str) -> (Reason, &'static str) {
+    let body = ErrorBody {
+        haystack: message.to_lowercase(),
+        ..ErrorBody::default()
+    };
+    TRANSPORT_RULES
+        .iter()
+        .find(|rule| matches(rule, Provider::Other, None, &body))
+        .map_or((Reason::Unknown, "unknown"), |rule| (rule.reason, rule.id))
+}
