@@ -566,6 +566,12 @@ fn policy_turns_reasons_into_actions() {
         (v.action, v.retry_after),
         (A::Retry, Some(Duration::from_secs(5)))
     );
+    let v = http(429, &[("Retry-After", "30")], "", 0);
+    assert_eq!(
+        (v.action, v.retry_after),
+        (A::Retry, Some(Duration::from_secs(30))),
+        "at the budget: wait"
+    );
     let v = http(429, &[("Retry-After", "600")], "", 0);
     assert_eq!(
         (v.action, v.should_fallback, v.retry_after),

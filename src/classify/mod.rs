@@ -371,7 +371,7 @@ pub struct HttpFailure<'a> {
 pub fn classify_http(f: &HttpFailure<'_>, policy: &Policy) -> Verdict {
     let body = ErrorBody::parse(f.body, f.headers);
     let (reason, rule) = rules::decide(f.provider, Some(f.status), &body);
-    let retry_after = retry_after::find(f.headers, &body, policy.wait_budget);
+    let retry_after = retry_after::find(f.headers, &body);
     finish(
         reason,
         rule,
@@ -394,7 +394,7 @@ pub fn classify_stream_error(
     let body = ErrorBody::parse(payload, &[]);
     let status = body.status_code();
     let (reason, rule) = rules::decide(provider, status, &body);
-    let retry_after = retry_after::find(&[], &body, policy.wait_budget);
+    let retry_after = retry_after::find(&[], &body);
     finish(
         reason,
         rule,
@@ -510,9 +510,10 @@ fn finish(
     if reason.transient() && retries_spent {
         action = Action::Fallback;
     }
-    if reason == Reason::RateLimit && retry_after.is_some_and(|d| d >= policy.wait_budget) {
+    if reason == Reason::RateLimit && retry_after.is_some_and(|d| d > policy.wait_budget) {
         action = Action::Fallback;
     }
+    let retry_after = retry_after.map(|d| d.min(policy.wait_budget));
     if matches!(reason, Reason::ModelOutput | Reason::TruncatedOutput) && retries_spent {
         action = Action::Surface;
     }

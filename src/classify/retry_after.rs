@@ -1,6 +1,6 @@
 //! When to retry: `retry-after-ms`, `Retry-After` (seconds or HTTP-date, measured against
 //! the response's own `Date` header — the classifier has no clock), body fields, and
-//! "try again in 7.5s" in a message. Capped by the policy's wait budget.
+//! "try again in 7.5s" in a message. The verdict caps it at the policy's wait budget.
 
 use std::time::Duration;
 
@@ -13,8 +13,8 @@ fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
-/// The retry delay the provider asked for, if any, capped at `cap`.
-pub(crate) fn find(headers: &[(&str, &str)], body: &ErrorBody, cap: Duration) -> Option<Duration> {
+/// The retry delay the provider asked for, if any (not yet capped).
+pub(crate) fn find(headers: &[(&str, &str)], body: &ErrorBody) -> Option<Duration> {
     let from_headers = header(headers, "retry-after-ms")
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|ms| ms.is_finite() && *ms >= 0.0 && *ms < 1e12)
@@ -37,10 +37,7 @@ pub(crate) fn find(headers: &[(&str, &str)], body: &ErrorBody, cap: Duration) ->
             .unwrap_or(rest.len());
         parse_delay(rest[..end].trim_end_matches('.'))
     };
-    from_headers
-        .or(body.retry_delay)
-        .or_else(from_message)
-        .map(|d| d.min(cap))
+    from_headers.or(body.retry_delay).or_else(from_message)
 }
 
 /// Seconds since the Unix epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -112,8 +109,7 @@ mod tests {
     #[test]
     fn sources_in_order() {
         let body = ErrorBody::default();
-        let cap = Duration::from_secs(60);
-        let d = |h: &[(&str, &str)]| find(h, &body, cap);
+        let d = |h: &[(&str, &str)]| find(h, &body);
         assert_eq!(
             d(&[("retry-after-ms", "1500"), ("Retry-After", "9")]),
             Some(Duration::from_millis(1500))
@@ -127,13 +123,16 @@ mod tests {
             Some(Duration::from_secs(30))
         );
         assert_eq!(d(&[("Retry-After", "Sun, 06 Nov 1994 08:50:07 GMT")]), None);
-        assert_eq!(d(&[("Retry-After", "3600")]), Some(cap));
+        assert_eq!(
+            d(&[("Retry-After", "3600")]),
+            Some(Duration::from_secs(3600))
+        );
         let mut body = ErrorBody {
             haystack: "rate limit reached. please try again in 7.66s. visit".into(),
             ..ErrorBody::default()
         };
-        assert_eq!(find(&[], &body, cap), Some(Duration::from_millis(7660)));
+        assert_eq!(find(&[], &body), Some(Duration::from_millis(7660)));
         body.haystack = "please try again in 250ms.".into();
-        assert_eq!(find(&[], &body, cap), Some(Duration::from_millis(250)));
+        assert_eq!(find(&[], &body), Some(Duration::from_millis(250)));
     }
 }
