@@ -47,9 +47,12 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod assemble;
 pub mod classify;
 pub mod json;
 pub mod ndjson;
+pub mod pipeline;
+pub mod provider;
 #[allow(unsafe_code)]
 pub mod scan;
 pub mod sse;

@@ -12,14 +12,22 @@ use bytes::BytesMut;
 use toolstream::json::{Mode, Splitter, Value};
 
 mod classify;
+mod inspect;
 
 const USAGE: &str = "\
-usage: toolstream split [--any] [--json] [FILE|-]
+usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [FILE|-]
+       toolstream split [--any] [--json] [FILE|-]
        toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
                            [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
                            [--transport MESSAGE] [--attempt N] [--json]
 
-Reads a stream of concatenated JSON values (from FILE, or stdin when FILE is - or absent)
+inspect runs a captured streaming response (SSE or NDJSON) through the pipeline and lists
+its tool calls (each as soon as its arguments closed), text, finish, errors and whether the
+stream ended properly. --chunk N re-cuts the input into N-byte pushes (results must not
+change). Formats: openai, responses, anthropic, gemini, ollama, auto (default). Exit 0 when
+the stream was read (even with failed calls), 1 on unreadable input, 2 on usage errors.
+
+split reads a stream of concatenated JSON values (from FILE, or stdin when FILE is - or absent)
 and prints each value's exact bytes on its own line as soon as it is complete.
 
   --any    accept any JSON value at the top level (default: objects only, as for
@@ -137,6 +145,23 @@ fn split(mut input: impl Read, args: &Args) -> Result<ExitCode, io::Error> {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("inspect") {
+        let args = match inspect::parse(&argv[1..]) {
+            Ok(a) => a,
+            Err(msg) => {
+                eprintln!("toolstream: {msg}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        };
+        return match inspect::main(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("toolstream: cannot read input: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     if argv.first().map(String::as_str) == Some("classify") {
         return match classify::run(&argv[1..]) {
             Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,592 @@
+//! The tool-call assembler: provider [`Delta`]s in, tool calls out the moment each
+//! arguments object closes.
+//!
+//! Each call slot owns a strict [`json::Splitter`] in [`Mode::Objects`], fed the argument
+//! fragments as they arrive, so a call is emitted during the push that delivers its closing
+//! brace, even while later calls are still streaming. The real-world rules:
+//!
+//! * a delta without `index` goes to the call with the same `id`, else to the last open call
+//!   of its choice; the same index with a different non-empty `id` is a new call;
+//! * `id` and `name` repeated on every delta are assigned, never appended; an empty one
+//!   never overwrites a non-empty one; a different non-empty name on a slot whose current
+//!   arguments object has closed starts a new call;
+//! * `""`, whitespace-only, `null` or missing arguments mean `{}`;
+//! * concatenated objects (`{"a":1}{"b":2}`) are one call each, with ids `<id>`, `<id>_2`,
+//!   `<id>_3`, ...; an object identical (ignoring insignificant whitespace) to an earlier
+//!   one of the same call is dropped and reported as [`Event::Duplicate`] (policy: keep);
+//! * arguments cut off (finish `length`, or a stream that ends without its terminal
+//!   marker) fail with kind [`FailureKind::Truncated`] — never a completed call;
+//! * "has tool calls" is what was seen, not what `finish_reason` says;
+//! * Gemini's `MALFORMED_FUNCTION_CALL` is a failure event, not a silent stop.
+
+use bytes::Bytes;
+
+use crate::json::{self, ErrorKind, Mode, Splitter};
+use crate::provider::{Delta, FinishReason};
+
+/// What the assembler allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Split concatenated objects into several calls (default true); when false, a second
+    /// object is a failure.
+    pub split_concatenated: bool,
+    /// Keep duplicate objects as calls (default false: drop and report them).
+    pub keep_duplicates: bool,
+    /// Maximum calls per response (default 128); more fail with kind `limit`.
+    pub max_calls: usize,
+    /// Limits for each call's arguments.
+    pub json: json::Limits,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            split_concatenated: true,
+            keep_duplicates: false,
+            max_calls: 128,
+            json: json::Limits::default().max_value_bytes(16 << 20),
+        }
+    }
+}
+
+/// How a call's arguments failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// Not valid JSON (grammar, escape, number, UTF-8, control byte).
+    Syntax,
+    /// Cut off before the object closed.
+    Truncated,
+    /// Valid JSON but not an object.
+    NotObject,
+    /// Over a limit (size, depth, number of calls).
+    Limit,
+}
+
+impl FailureKind {
+    /// `syntax`, `truncated`, `not_object` or `limit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Syntax => "syntax",
+            FailureKind::Truncated => "truncated",
+            FailureKind::NotObject => "not_object",
+            FailureKind::Limit => "limit",
+        }
+    }
+
+    fn of(kind: ErrorKind) -> FailureKind {
+        match kind {
+            ErrorKind::Truncated => FailureKind::Truncated,
+            ErrorKind::NotAnObject => FailureKind::NotObject,
+            ErrorKind::DepthLimit
+            | ErrorKind::ValueTooLarge
+            | ErrorKind::StringTooLong
+            | ErrorKind::NumberTooLong => FailureKind::Limit,
+            _ => FailureKind::Syntax,
+        }
+    }
+}
+
+/// A complete tool call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The call slot, in order of first appearance (0-based).
+    pub index: u32,
+    /// 1 for the first object of the slot, 2, 3, ... for concatenated ones.
+    pub part: u32,
+    /// The provider's id (`<id>_<part>` for part ≥ 2).
+    pub id: String,
+    /// The function name.
+    pub name: String,
+    /// The arguments: one strictly valid JSON object.
+    pub arguments: Bytes,
+}
+
+/// A call whose arguments failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The call slot.
+    pub index: u32,
+    /// The call's id.
+    pub id: String,
+    /// The function name.
+    pub name: String,
+    /// How it failed.
+    pub kind: FailureKind,
+    /// The splitter's precise error kind, when the JSON itself failed.
+    pub detail: Option<ErrorKind>,
+    /// A short description.
+    pub message: String,
+    /// Offset of the failure within the call's argument bytes.
+    pub offset: u64,
+    /// The argument bytes of the failed object, as far as they arrived.
+    pub raw: Bytes,
+}
+
+/// What the assembler (and the pipeline) produce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A call slot opened.
+    CallStarted {
+        /// The slot.
+        index: u32,
+        /// The id, if known yet.
+        id: String,
+        /// The name, if known yet.
+        name: String,
+    },
+    /// Assistant text.
+    Text {
+        /// Choice index.
+        choice: u32,
+        /// The text.
+        text: String,
+    },
+    /// A complete tool call.
+    ToolCall(ToolCall),
+    /// A failed tool call (never executed).
+    ToolCallFailed(Failure),
+    /// An object identical to an earlier object of the same call, dropped.
+    Duplicate {
+        /// The slot.
+        index: u32,
+        /// The id it would have had.
+        id: String,
+        /// The name.
+        name: String,
+    },
+    /// Generation finished.
+    Finish {
+        /// Normalised reason.
+        reason: FinishReason,
+        /// The provider's value.
+        raw: String,
+    },
+    /// Token usage (raw JSON).
+    Usage {
+        /// Raw JSON.
+        raw: String,
+    },
+    /// An error reported by the provider inside the stream (or an undecodable payload).
+    ProviderError {
+        /// HTTP-like status, if any.
+        status: Option<u16>,
+        /// The message.
+        message: String,
+        /// Raw error JSON (or text).
+        body: String,
+    },
+    /// End of the stream: `complete` when the format's terminal marker was seen.
+    End {
+        /// Whether the stream ended properly.
+        complete: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    choice: u32,
+    key: Option<u32>,
+    ordinal: u32,
+    id: String,
+    name: String,
+    splitter: Option<Splitter>,
+    /// Whether any non-whitespace argument byte arrived.
+    content: bool,
+    parts: u32,
+    seen: Vec<Vec<u8>>,
+    open: bool,
+}
+
+/// The assembler. See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct ToolCallAssembler {
+    policy: Policy,
+    slots: Vec<Slot>,
+    saw_done: bool,
+    saw_finish: bool,
+    over_limit: bool,
+    values: Vec<json::Value>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            choice: 0,
+            key: None,
+            ordinal: 0,
+            id: String::new(),
+            name: String::new(),
+            splitter: None,
+            content: false,
+            parts: 0,
+            seen: Vec::new(),
+            open: true,
+        }
+    }
+}
+
+/// Remove insignificant whitespace (outside strings), for duplicate detection.
+fn normalized(v: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len());
+    let (mut in_str, mut esc) = (false, false);
+    for &b in v {
+        if in_str {
+            out.push(b);
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            if b == b'"' {
+                in_str = true;
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+impl ToolCallAssembler {
+    /// An assembler with the given policy.
+    pub fn new(policy: Policy) -> Self {
+        ToolCallAssembler {
+            policy,
+            ..Default::default()
+        }
+    }
+
+    /// Whether any tool call slot was seen (the truth, whatever `finish_reason` said).
+    pub fn has_tool_calls(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// Whether the format's terminal marker (or a finish, for formats without one) was seen.
+    pub fn saw_end_marker(&self) -> bool {
+        self.saw_done
+    }
+
+    /// Whether a finish reason was seen.
+    pub fn saw_finish(&self) -> bool {
+        self.saw_finish
+    }
+
+    /// Apply one delta; events it completes are appended to `out`.
+    pub fn push(&mut self, delta: Delta, out: &mut Vec<Event>) {
+        match delta {
+            Delta::Text { choice, text } => out.push(Event::Text { choice, text }),
+            Delta::Call {
+                choice,
+                index,
+                id,
+                name,
+                arguments,
+                complete,
+            } => {
+                let Some(s) = self.slot_for(choice, index, id.as_deref(), name.as_deref(), out)
+                else {
+                    return;
+                };
+                if let Some(id) = id {
+                    self.slots[s].id = id;
+                }
+                if let Some(name) = name {
+                    self.slots[s].name = name;
+                }
+                if let Some(args) = arguments {
+                    self.feed(s, args, out);
+                }
+                if complete {
+                    self.close(s, true, out);
+                }
+            }
+            Delta::CallEnd { choice, index } => {
+                if let Some(s) = self.find_open(choice, index) {
+                    self.close(s, true, out);
+                }
+            }
+            Delta::Finish {
+                choice,
+                reason,
+                raw,
+            } => {
+                self.saw_finish = true;
+                let ended_cleanly = !reason.is_length();
+                for s in 0..self.slots.len() {
+                    if self.slots[s].open && self.slots[s].choice == choice {
+                        self.close(s, ended_cleanly, out);
+                    }
+                }
+                if raw == "MALFORMED_FUNCTION_CALL" {
+                    let ordinal = self.slots.len() as u32;
+                    out.push(Event::ToolCallFailed(Failure {
+                        index: ordinal,
+                        id: String::new(),
+                        name: String::new(),
+                        kind: FailureKind::Syntax,
+                        detail: None,
+                        message: "the provider could not parse the model's function call \
+                                  (MALFORMED_FUNCTION_CALL); no call was delivered"
+                            .into(),
+                        offset: 0,
+                        raw: Bytes::new(),
+                    }));
+                }
+                out.push(Event::Finish { reason, raw });
+            }
+            Delta::Usage { raw } => out.push(Event::Usage { raw }),
+            Delta::Error {
+                status,
+                message,
+                body,
+            } => out.push(Event::ProviderError {
+                status,
+                message,
+                body,
+            }),
+            Delta::Done => self.saw_done = true,
+        }
+    }
+
+    /// End of the stream. `complete` says whether the stream ended after its format's
+    /// terminal marker; open calls with partial arguments then fail as truncated.
+    pub fn finish(&mut self, complete: bool, out: &mut Vec<Event>) {
+        for s in 0..self.slots.len() {
+            if self.slots[s].open {
+                self.close(s, complete, out);
+            }
+        }
+    }
+
+    fn find_open(&self, choice: u32, index: Option<u32>) -> Option<usize> {
+        self.slots
+            .iter()
+            .rposition(|s| s.open && s.choice == choice && (index.is_none() || s.key == index))
+    }
+
+    /// The slot a call delta belongs to (creating one if needed).
+    fn slot_for(
+        &mut self,
+        choice: u32,
+        index: Option<u32>,
+        id: Option<&str>,
+        name: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
+        let found = match index {
+            Some(i) => self
+                .slots
+                .iter()
+                .rposition(|s| s.choice == choice && s.key == Some(i) && s.open),
+            None => match id {
+                Some(id) => self
+                    .slots
+                    .iter()
+                    .rposition(|s| s.choice == choice && s.id == id && s.open)
+                    .or_else(|| {
+                        // A new id on an index-less stream is a new call, unless the last
+                        // open call has no id yet.
+                        self.slots
+                            .iter()
+                            .rposition(|s| s.choice == choice && s.open && s.id.is_empty())
+                    }),
+                None => self
+                    .slots
+                    .iter()
+                    .rposition(|s| s.choice == choice && s.open),
+            },
+        };
+        if let Some(s) = found {
+            let slot = &self.slots[s];
+            let new_id = id.is_some_and(|id| !slot.id.is_empty() && slot.id != id);
+            let between_objects = slot.parts > 0
+                && slot
+                    .splitter
+                    .as_ref()
+                    .is_some_and(|sp| !sp.state().in_value());
+            let new_name =
+                name.is_some_and(|n| !slot.name.is_empty() && slot.name != n) && between_objects;
+            if !new_id && !new_name {
+                return Some(s);
+            }
+            self.close(s, true, out);
+        }
+        if self.slots.len() >= self.policy.max_calls {
+            if !self.over_limit {
+                self.over_limit = true;
+                out.push(Event::ToolCallFailed(Failure {
+                    index: self.slots.len() as u32,
+                    id: id.unwrap_or("").to_string(),
+                    name: name.unwrap_or("").to_string(),
+                    kind: FailureKind::Limit,
+                    detail: None,
+                    message: format!(
+                        "more than {} tool calls in one response",
+                        self.policy.max_calls
+                    ),
+                    offset: 0,
+                    raw: Bytes::new(),
+                }));
+            }
+            return None;
+        }
+        let ordinal = self.slots.len() as u32;
+        self.slots.push(Slot {
+            choice,
+            key: index,
+            ordinal,
+            splitter: Some(Splitter::with_limits(Mode::Objects, self.policy.json)),
+            ..Slot::default()
+        });
+        out.push(Event::CallStarted {
+            index: ordinal,
+            id: id.unwrap_or("").to_string(),
+            name: name.unwrap_or("").to_string(),
+        });
+        Some(self.slots.len() - 1)
+    }
+
+    fn part_id(slot: &Slot, part: u32) -> String {
+        if part <= 1 {
+            slot.id.clone()
+        } else {
+            format!("{}_{part}", slot.id)
+        }
+    }
+
+    /// Push an argument fragment into a slot's splitter.
+    fn feed(&mut self, s: usize, args: String, out: &mut Vec<Event>) {
+        let slot = &mut self.slots[s];
+        let Some(splitter) = slot.splitter.as_mut() else {
+            return; // already failed
+        };
+        if args
+            .bytes()
+            .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            slot.content = true;
+        }
+        let mut values = std::mem::take(&mut self.values);
+        let r = splitter.push(Bytes::from(args), &mut values);
+        for v in values.drain(..) {
+            self.emit(s, v, out);
+        }
+        self.values = values;
+        if let Err(e) = r {
+            self.fail(s, &e, out);
+        }
+    }
+
+    fn emit(&mut self, s: usize, v: json::Value, out: &mut Vec<Event>) {
+        let policy = self.policy;
+        let slot = &mut self.slots[s];
+        slot.parts += 1;
+        let part = slot.parts;
+        if part > 1 && !policy.split_concatenated {
+            out.push(Event::ToolCallFailed(Failure {
+                index: slot.ordinal,
+                id: Self::part_id(slot, part),
+                name: slot.name.clone(),
+                kind: FailureKind::Syntax,
+                detail: None,
+                message: "more than one JSON object in the arguments".into(),
+                offset: v.start(),
+                raw: v.bytes().clone(),
+            }));
+            return;
+        }
+        if !policy.keep_duplicates {
+            let norm = normalized(v.bytes());
+            if slot.seen.contains(&norm) {
+                out.push(Event::Duplicate {
+                    index: slot.ordinal,
+                    id: Self::part_id(slot, part),
+                    name: slot.name.clone(),
+                });
+                return;
+            }
+            slot.seen.push(norm);
+        }
+        out.push(Event::ToolCall(ToolCall {
+            index: slot.ordinal,
+            part,
+            id: Self::part_id(slot, part),
+            name: slot.name.clone(),
+            arguments: v.into_bytes(),
+        }));
+    }
+
+    fn fail(&mut self, s: usize, e: &json::Error, out: &mut Vec<Event>) {
+        let slot = &mut self.slots[s];
+        slot.splitter = None;
+        slot.open = false;
+        let part = slot.parts + 1;
+        out.push(Event::ToolCallFailed(Failure {
+            index: slot.ordinal,
+            id: Self::part_id(slot, part),
+            name: slot.name.clone(),
+            kind: FailureKind::of(e.kind()),
+            detail: Some(e.kind()),
+            message: e.to_string(),
+            offset: e.offset(),
+            raw: e.raw().clone(),
+        }));
+    }
+
+    /// Close a slot: its arguments are over. `cleanly` is false when the stream was cut
+    /// (token limit, no terminal marker): anything open is then truncated.
+    fn close(&mut self, s: usize, cleanly: bool, out: &mut Vec<Event>) {
+        let slot = &mut self.slots[s];
+        if !slot.open {
+            return;
+        }
+        slot.open = false;
+        let Some(splitter) = slot.splitter.take() else {
+            return;
+        };
+        match splitter.finish() {
+            Ok(_) if slot.parts == 0 && !slot.content => {
+                if cleanly {
+                    // "", whitespace, null or missing arguments: {}.
+                    out.push(Event::ToolCall(ToolCall {
+                        index: slot.ordinal,
+                        part: 1,
+                        id: slot.id.clone(),
+                        name: slot.name.clone(),
+                        arguments: Bytes::from_static(b"{}"),
+                    }));
+                } else {
+                    out.push(Event::ToolCallFailed(Failure {
+                        index: slot.ordinal,
+                        id: slot.id.clone(),
+                        name: slot.name.clone(),
+                        kind: FailureKind::Truncated,
+                        detail: None,
+                        message: "the stream ended before the call's arguments arrived".into(),
+                        offset: 0,
+                        raw: Bytes::new(),
+                    }));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                slot.splitter = None;
+                let part = slot.parts + 1;
+                out.push(Event::ToolCallFailed(Failure {
+                    index: slot.ordinal,
+                    id: Self::part_id(slot, part),
+                    name: slot.name.clone(),
+                    kind: FailureKind::of(e.kind()),
+                    detail: Some(e.kind()),
+                    message: e.to_string(),
+                    offset: e.offset(),
+                    raw: e.raw().clone(),
+                }));
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! `toolstream inspect`: run a captured response through the pipeline.
+
+use std::io::{self, Read, Write};
+
+use bytes::Bytes;
+use toolstream::assemble::Event;
+use toolstream::pipeline::Stream;
+use toolstream::provider::Format;
+
+pub(crate) struct Args {
+    format: Option<Format>,
+    chunk: usize,
+    json: bool,
+    path: Option<String>,
+}
+
+pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
+    let mut out = Args {
+        format: None,
+        chunk: 0,
+        json: false,
+        path: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--provider" => {
+                let v = it.next().ok_or("--provider needs a value")?;
+                out.format = match v.as_str() {
+                    "auto" => None,
+                    name => Some(
+                        Format::from_name(name)
+                            .ok_or(format!("unknown provider format '{name}'"))?,
+                    ),
+                };
+            }
+            "--chunk" => {
+                let v = it.next().ok_or("--chunk needs a value")?;
+                out.chunk = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or(format!("bad chunk size '{v}'"))?;
+            }
+            "--json" => out.json = true,
+            s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
+            s => {
+                if out.path.replace(s.to_string()).is_some() {
+                    return Err("more than one input file".into());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Run the pipeline over `input`, cut into `chunk`-byte pushes (0: whole), and return the
+/// events. Shared with the tests through the JSON rendering below.
+pub(crate) fn run(input: &[u8], format: Option<Format>, chunk: usize) -> Vec<Event> {
+    let bytes = Bytes::copy_from_slice(input);
+    let mut s = Stream::new(format);
+    let mut events = Vec::new();
+    let step = if chunk == 0 {
+        bytes.len().max(1)
+    } else {
+        chunk
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let j = (i + step).min(bytes.len());
+        s.push(bytes.slice(i..j), &mut events);
+        i = j;
+    }
+    s.finish(&mut events);
+    events
+}
+
+fn json_or_string(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
+}
+
+/// One JSON object per event, in the shapes the issue names (None for events not shown).
+pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
+    use serde_json::json;
+    Some(match e {
+        Event::ToolCall(c) => json!({
+            "type": "tool_call", "index": c.index, "part": c.part, "id": c.id, "name": c.name,
+            "arguments": serde_json::from_slice::<serde_json::Value>(&c.arguments).unwrap_or_default(),
+        }),
+        Event::ToolCallFailed(f) => json!({
+            "type": "tool_call_error", "index": f.index, "id": f.id, "name": f.name,
+            "kind": f.kind.as_str(), "offset": f.offset,
+            "raw": String::from_utf8_lossy(&f.raw),
+            "detail": f.detail.map_or(f.message.clone(), |d| d.as_str().to_string()),
+        }),
+        Event::Duplicate { index, id, name } => json!({
+            "type": "duplicate", "index": index, "id": id, "name": name,
+        }),
+        Event::Text { text, .. } => json!({"type": "text", "text": text}),
+        Event::Finish { reason, raw } => {
+            json!({"type": "finish", "reason": reason.as_str(), "raw": raw})
+        }
+        Event::ProviderError {
+            status,
+            message,
+            body,
+        } => json!({
+            "type": "error", "status": status, "message": message,
+            "body": if body.is_empty() { serde_json::Value::Null } else { json_or_string(body) },
+        }),
+        Event::End { complete } => json!({"type": "end", "complete": complete}),
+        _ => return None,
+    })
+}
+
+fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
+    match e {
+        Event::ToolCall(c) => writeln!(
+            out,
+            "tool call #{} part {}: {}({}) id={}",
+            c.index,
+            c.part,
+            c.name,
+            String::from_utf8_lossy(&c.arguments),
+            c.id
+        ),
+        Event::ToolCallFailed(f) => writeln!(
+            out,
+            "FAILED tool call #{} {} id={}: {} at byte {} ({})",
+            f.index,
+            f.name,
+            f.id,
+            f.kind.as_str(),
+            f.offset,
+            f.message
+        ),
+        Event::Duplicate { index, id, name } => {
+            writeln!(
+                out,
+                "duplicate of tool call #{index} {name} dropped (id {id})"
+            )
+        }
+        Event::Text { text, .. } => writeln!(out, "text: {text:?}"),
+        Event::Finish { reason, raw } => writeln!(out, "finish: {} ({raw})", reason.as_str()),
+        Event::ProviderError {
+            status, message, ..
+        } => match status {
+            Some(s) => writeln!(out, "provider error {s}: {message}"),
+            None => writeln!(out, "provider error: {message}"),
+        },
+        Event::End { complete } => writeln!(
+            out,
+            "end: {}",
+            if *complete {
+                "complete"
+            } else {
+                "INCOMPLETE (no terminal marker)"
+            }
+        ),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
+    let mut input = Vec::new();
+    match args.path.as_deref() {
+        None | Some("-") => io::stdin().read_to_end(&mut input)?,
+        Some(p) => std::fs::File::open(p)?.read_to_end(&mut input)?,
+    };
+    let events = run(&input, args.format, args.chunk);
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    for e in &events {
+        if args.json {
+            if let Some(v) = to_json(e) {
+                writeln!(out, "{v}")?;
+            }
+        } else {
+            human(e, &mut out)?;
+        }
+    }
+    out.flush()
+}

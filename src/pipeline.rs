@@ -1,0 +1,210 @@
+//! [`Stream`]: framing + provider decoding + tool-call assembly behind one
+//! `push(Bytes)` / `finish()`.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use toolstream::assemble::Event;
+//! use toolstream::pipeline::Stream;
+//!
+//! let mut s = Stream::new(None); // detect the format from the first frames
+//! let mut events = Vec::new();
+//! s.push(Bytes::from_static(br#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get_weather","arguments":"{\"ci"}}]}}]}
+//!
+//! data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]}}]}
+//!
+//! "#), &mut events);
+//! // The call is out the moment its arguments object closed.
+//! assert!(events.iter().any(|e| matches!(e, Event::ToolCall(c) if &c.arguments[..] == br#"{"city":"Paris"}"#)));
+//! s.push(Bytes::from_static(b"data: [DONE]\n\n"), &mut events);
+//! s.finish(&mut events);
+//! assert_eq!(events.last(), Some(&Event::End { complete: true }));
+//! ```
+
+use bytes::Bytes;
+
+use crate::assemble::{Event, Policy, ToolCallAssembler};
+use crate::ndjson;
+use crate::provider::{self, Delta, Format, Framing};
+use crate::sse;
+
+#[derive(Clone, Debug)]
+enum Framer {
+    /// Not decided yet (auto): nothing but whitespace seen.
+    Undecided,
+    Sse(sse::Decoder),
+    Ndjson(ndjson::Decoder),
+}
+
+/// The one-call pipeline. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    framer: Framer,
+    /// Bytes seen while the framing is undecided (whitespace only).
+    held: Vec<Bytes>,
+    format: Option<Format>,
+    decoder: Option<provider::Decoder>,
+    /// Payloads that arrived before the format was known.
+    pending: Vec<(Option<Bytes>, Bytes)>,
+    assembler: ToolCallAssembler,
+    deltas: Vec<Delta>,
+    sse_items: Vec<sse::Item>,
+    nd_items: Vec<ndjson::Item>,
+}
+
+impl Stream {
+    /// A pipeline for `format`, or for the format detected from the first frames (`None`).
+    pub fn new(format: Option<Format>) -> Self {
+        Self::with_policy(format, Policy::default())
+    }
+
+    /// A pipeline with an assembler policy.
+    pub fn with_policy(format: Option<Format>, policy: Policy) -> Self {
+        let framer = match format.map(Format::framing) {
+            Some(Framing::Sse) => Framer::Sse(sse::Decoder::new()),
+            Some(Framing::Ndjson) => Framer::Ndjson(ndjson::Decoder::new()),
+            None => Framer::Undecided,
+        };
+        Stream {
+            framer,
+            held: Vec::new(),
+            format,
+            decoder: format.map(provider::Decoder::new),
+            pending: Vec::new(),
+            assembler: ToolCallAssembler::new(policy),
+            deltas: Vec::new(),
+            sse_items: Vec::new(),
+            nd_items: Vec::new(),
+        }
+    }
+
+    /// The format in use (once known).
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// Feed the next chunk of the response body; events it completes are appended to `out`.
+    pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Event>) {
+        if let Framer::Undecided = self.framer {
+            let Some(first) = chunk.iter().find(|b| !b.is_ascii_whitespace()) else {
+                self.held.push(chunk);
+                return;
+            };
+            // A JSON value first means NDJSON (Ollama native); anything else is SSE.
+            self.framer = if matches!(first, b'{' | b'[') {
+                Framer::Ndjson(ndjson::Decoder::new())
+            } else {
+                Framer::Sse(sse::Decoder::new())
+            };
+            for held in std::mem::take(&mut self.held) {
+                self.frame(held, out);
+            }
+        }
+        self.frame(chunk, out);
+    }
+
+    fn frame(&mut self, chunk: Bytes, out: &mut Vec<Event>) {
+        match &mut self.framer {
+            Framer::Undecided => {}
+            Framer::Sse(d) => {
+                d.push(chunk, &mut self.sse_items);
+                let items = std::mem::take(&mut self.sse_items);
+                for item in &items {
+                    if let sse::Item::Event(e) = item {
+                        let ty = e.event_type();
+                        let ty = (ty != b"message").then(|| Bytes::copy_from_slice(ty));
+                        self.payload(ty, e.data().clone(), out);
+                    }
+                }
+                self.sse_items = items;
+                self.sse_items.clear();
+            }
+            Framer::Ndjson(d) => {
+                d.push(chunk, &mut self.nd_items);
+                self.lines(out);
+            }
+        }
+    }
+
+    fn lines(&mut self, out: &mut Vec<Event>) {
+        let items = std::mem::take(&mut self.nd_items);
+        for item in &items {
+            match item {
+                ndjson::Item::Value(v) => self.payload(None, v.bytes().clone(), out),
+                ndjson::Item::Error(e) => out.push(Event::ProviderError {
+                    status: None,
+                    message: format!("undecodable line: {e}"),
+                    body: String::from_utf8_lossy(e.raw()).into_owned(),
+                }),
+            }
+        }
+        self.nd_items = items;
+        self.nd_items.clear();
+    }
+
+    /// One framed payload.
+    fn payload(&mut self, event: Option<Bytes>, data: Bytes, out: &mut Vec<Event>) {
+        if self.decoder.is_none() {
+            match Format::detect(event.as_deref(), &data) {
+                Some(f) => {
+                    self.format = Some(f);
+                    self.decoder = Some(provider::Decoder::new(f));
+                    for (e, d) in std::mem::take(&mut self.pending) {
+                        self.decode(e.as_deref(), &d, out);
+                    }
+                }
+                None => {
+                    self.pending.push((event, data));
+                    return;
+                }
+            }
+        }
+        self.decode(event.as_deref(), &data, out);
+    }
+
+    fn decode(&mut self, event: Option<&[u8]>, data: &[u8], out: &mut Vec<Event>) {
+        let Some(decoder) = self.decoder.as_mut() else {
+            return;
+        };
+        decoder.decode(event, data, &mut self.deltas);
+        for d in self.deltas.drain(..) {
+            self.assembler.push(d, out);
+        }
+    }
+
+    /// End of stream: closes open calls (truncated if the stream ended without its
+    /// format's terminal marker) and appends [`Event::End`].
+    pub fn finish(mut self, out: &mut Vec<Event>) {
+        match std::mem::replace(&mut self.framer, Framer::Undecided) {
+            Framer::Sse(d) => {
+                let _ = d.finish(&mut self.sse_items);
+                let items = std::mem::take(&mut self.sse_items);
+                for item in items {
+                    if let sse::Item::Event(e) = item {
+                        let ty = e.event_type();
+                        let ty = (ty != b"message").then(|| Bytes::copy_from_slice(ty));
+                        self.payload(ty, e.data().clone(), out);
+                    }
+                }
+            }
+            Framer::Ndjson(d) => {
+                d.finish(&mut self.nd_items);
+                self.lines(out);
+            }
+            Framer::Undecided => {}
+        }
+        // Payloads of a format never recognised: decode them as OpenAI chat, the
+        // lingua franca, so their errors are not lost.
+        if self.decoder.is_none() && !self.pending.is_empty() {
+            self.format = Some(Format::OpenAiChat);
+            self.decoder = Some(provider::Decoder::new(Format::OpenAiChat));
+            for (e, d) in std::mem::take(&mut self.pending) {
+                self.decode(e.as_deref(), &d, out);
+            }
+        }
+        let complete = self.assembler.saw_end_marker()
+            || (self.assembler.saw_finish()
+                && matches!(self.format, Some(Format::OpenAiChat | Format::Gemini)));
+        self.assembler.finish(complete, out);
+        out.push(Event::End { complete });
+    }
+}

@@ -1,0 +1,146 @@
+//! Anthropic Messages streaming: `message_start`, `content_block_start` (`tool_use`),
+//! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
+//! `message_delta` (`stop_reason`), `message_stop`, `ping`, `error`.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{error_delta, malformed, non_empty, Delta, FinishReason};
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(borrow, default)]
+    content_block: Option<Block<'a>>,
+    #[serde(borrow, default)]
+    delta: Option<BlockDelta<'a>>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct BlockDelta<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+/// Which content blocks are tool calls.
+#[derive(Clone, Debug, Default)]
+pub struct Decoder {
+    tool_blocks: BTreeSet<u32>,
+}
+
+impl Decoder {
+    /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
+    pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let ev: Event<'_> = match serde_json::from_slice(payload) {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(malformed(payload, &e));
+                return;
+            }
+        };
+        let kind = ev
+            .kind
+            .as_deref()
+            .map(str::to_string)
+            .or_else(|| event.map(|e| String::from_utf8_lossy(e).into_owned()))
+            .unwrap_or_default();
+        match kind.as_str() {
+            "content_block_start" => {
+                let Some(block) = ev.content_block else {
+                    return;
+                };
+                if block.kind.as_deref() == Some("tool_use") {
+                    let index = ev.index.unwrap_or(0);
+                    self.tool_blocks.insert(index);
+                    // The `input: {}` placeholder is not the arguments: they stream next.
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: non_empty(block.id),
+                        name: non_empty(block.name),
+                        arguments: None,
+                        complete: false,
+                    });
+                }
+            }
+            "content_block_delta" => {
+                let Some(d) = ev.delta else { return };
+                match d.kind.as_deref() {
+                    Some("text_delta") => {
+                        if let Some(t) = d.text.filter(|t| !t.is_empty()) {
+                            out.push(Delta::Text {
+                                choice: 0,
+                                text: t.into_owned(),
+                            });
+                        }
+                    }
+                    Some("input_json_delta") => out.push(Delta::Call {
+                        choice: 0,
+                        index: ev.index,
+                        id: None,
+                        name: None,
+                        arguments: d.partial_json.map(Cow::into_owned),
+                        complete: false,
+                    }),
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = ev.index.unwrap_or(0);
+                if self.tool_blocks.remove(&index) {
+                    out.push(Delta::CallEnd {
+                        choice: 0,
+                        index: Some(index),
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(raw) = ev.delta.and_then(|d| d.stop_reason) {
+                    out.push(Delta::Finish {
+                        choice: 0,
+                        reason: FinishReason::from_raw(&raw),
+                        raw: raw.into_owned(),
+                    });
+                }
+                if let Some(u) = ev.usage {
+                    out.push(Delta::Usage {
+                        raw: u.get().to_string(),
+                    });
+                }
+            }
+            "message_stop" => out.push(Delta::Done),
+            "error" => {
+                if let Some(err) = ev.error {
+                    out.push(error_delta(err));
+                }
+            }
+            _ => {} // message_start, ping and anything new
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Provider decoders: from framed payloads (an SSE event's type and data, or an NDJSON
+//! line) to a common [`Delta`] type. One module per wire format; unknown fields and unknown
+//! event types are ignored, never errors.
+
+use std::fmt;
+
+pub mod anthropic;
+pub mod gemini;
+pub mod ollama;
+pub mod openai_chat;
+pub mod openai_responses;
+
+/// A provider's streaming wire format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// OpenAI Chat Completions (and the OpenAI-compatible servers: Ollama `/v1`, vLLM,
+    /// SGLang, llama.cpp, LiteLLM, OpenRouter, Groq, Mistral, DeepSeek, xAI, Gemini's
+    /// OpenAI-compatible endpoint).
+    OpenAiChat,
+    /// OpenAI Responses API.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `streamGenerateContent?alt=sse`.
+    Gemini,
+    /// Ollama native `/api/chat` (NDJSON).
+    Ollama,
+}
+
+/// How a format is framed on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Framing {
+    /// `text/event-stream`.
+    Sse,
+    /// One JSON value per line.
+    Ndjson,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 5] = [
+        Format::OpenAiChat,
+        Format::OpenAiResponses,
+        Format::Anthropic,
+        Format::Gemini,
+        Format::Ollama,
+    ];
+
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::OpenAiChat => "openai",
+            Format::OpenAiResponses => "responses",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::Ollama => "ollama",
+        }
+    }
+
+    /// Parse a name: `openai` (also `openai_chat`, `chat`), `responses`, `anthropic`,
+    /// `gemini`, `ollama`.
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "openai" | "openai_chat" | "chat" => Some(Format::OpenAiChat),
+            "responses" | "openai_responses" => Some(Format::OpenAiResponses),
+            "anthropic" => Some(Format::Anthropic),
+            "gemini" => Some(Format::Gemini),
+            "ollama" => Some(Format::Ollama),
+            _ => None,
+        }
+    }
+
+    /// The framing this format uses.
+    pub fn framing(self) -> Framing {
+        match self {
+            Format::Ollama => Framing::Ndjson,
+            _ => Framing::Sse,
+        }
+    }
+
+    /// Guess the format from one framed payload (and its SSE event type, if any).
+    /// Returns `None` when the payload says nothing yet (a comment, `[DONE]`, a ping).
+    pub fn detect(event: Option<&[u8]>, payload: &[u8]) -> Option<Format> {
+        if let Some(e) = event {
+            if e.starts_with(b"response.") {
+                return Some(Format::OpenAiResponses);
+            }
+            if matches!(
+                e,
+                b"message_start" | b"content_block_start" | b"content_block_delta" | b"ping"
+            ) {
+                return Some(Format::Anthropic);
+            }
+        }
+        let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+        let v = match &v {
+            serde_json::Value::Array(items) => items.first()?.clone(),
+            _ => v,
+        };
+        let has = |k: &str| v.get(k).is_some();
+        let ty = v.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        if ty.starts_with("response.") {
+            Some(Format::OpenAiResponses)
+        } else if ty.starts_with("message_") || ty.starts_with("content_block_") {
+            Some(Format::Anthropic)
+        } else if has("candidates") || has("promptFeedback") {
+            Some(Format::Gemini)
+        } else if has("choices")
+            || v.get("object").and_then(|o| o.as_str()) == Some("chat.completion.chunk")
+        {
+            Some(Format::OpenAiChat)
+        } else if has("message") && has("done") {
+            Some(Format::Ollama)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why generation stopped, normalised across providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// A natural stop.
+    Stop,
+    /// The token limit.
+    Length,
+    /// The model asked for tools.
+    ToolCalls,
+    /// A content filter.
+    ContentFilter,
+    /// An error ended generation.
+    Error,
+    /// Anything else (the raw value is kept).
+    Other,
+}
+
+impl FinishReason {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Error => "error",
+            FinishReason::Other => "other",
+        }
+    }
+
+    /// Normalise a provider's raw value.
+    pub fn from_raw(raw: &str) -> FinishReason {
+        match raw {
+            "stop" | "end_turn" | "stop_sequence" | "STOP" | "completed" | "pause_turn" => {
+                FinishReason::Stop
+            }
+            "length"
+            | "max_tokens"
+            | "MAX_TOKENS"
+            | "max_output_tokens"
+            | "incomplete"
+            | "model_context_window_exceeded" => FinishReason::Length,
+            "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
+            "content_filter" | "refusal" | "SAFETY" | "RECITATION" | "PROHIBITED_CONTENT"
+            | "BLOCKLIST" | "SPII" => FinishReason::ContentFilter,
+            "error" | "failed" | "MALFORMED_FUNCTION_CALL" => FinishReason::Error,
+            _ => FinishReason::Other,
+        }
+    }
+
+    /// Whether this finish means the output was cut by the token limit.
+    pub fn is_length(self) -> bool {
+        self == FinishReason::Length
+    }
+}
+
+/// One decoded piece of a streamed response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Delta {
+    /// Assistant text.
+    Text {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The text.
+        text: String,
+    },
+    /// A piece of a tool call: any of its identity and an argument fragment (already
+    /// unescaped from the envelope).
+    Call {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The provider's slot index, if it sent one.
+        index: Option<u32>,
+        /// The call id, if present and non-empty.
+        id: Option<String>,
+        /// The function name, if present and non-empty.
+        name: Option<String>,
+        /// An argument fragment (JSON text), if any.
+        arguments: Option<String>,
+        /// The arguments are complete with this fragment (whole-object formats).
+        complete: bool,
+    },
+    /// The provider says a call's arguments are complete.
+    CallEnd {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The slot index.
+        index: Option<u32>,
+    },
+    /// Generation finished.
+    Finish {
+        /// Choice / candidate index.
+        choice: u32,
+        /// Normalised.
+        reason: FinishReason,
+        /// The provider's raw value.
+        raw: String,
+    },
+    /// Token usage (the provider's raw JSON).
+    Usage {
+        /// Raw JSON.
+        raw: String,
+    },
+    /// An error reported by the provider inside the stream, or an envelope that could not
+    /// be decoded.
+    Error {
+        /// An HTTP-like status in the error, if any.
+        status: Option<u16>,
+        /// The message.
+        message: String,
+        /// The error's raw JSON (or the undecodable payload).
+        body: String,
+    },
+    /// The format's terminal marker.
+    Done,
+}
+
+/// Decoding state for one stream of one format.
+#[derive(Clone, Debug)]
+pub enum Decoder {
+    /// OpenAI Chat Completions.
+    OpenAiChat(openai_chat::Decoder),
+    /// OpenAI Responses.
+    OpenAiResponses(openai_responses::Decoder),
+    /// Anthropic Messages.
+    Anthropic(anthropic::Decoder),
+    /// Gemini.
+    Gemini(gemini::Decoder),
+    /// Ollama native.
+    Ollama(ollama::Decoder),
+}
+
+impl Decoder {
+    /// A decoder for `format`.
+    pub fn new(format: Format) -> Decoder {
+        match format {
+            Format::OpenAiChat => Decoder::OpenAiChat(Default::default()),
+            Format::OpenAiResponses => Decoder::OpenAiResponses(Default::default()),
+            Format::Anthropic => Decoder::Anthropic(Default::default()),
+            Format::Gemini => Decoder::Gemini(Default::default()),
+            Format::Ollama => Decoder::Ollama(Default::default()),
+        }
+    }
+
+    /// Decode one framed payload (`event` is the SSE event type, if any).
+    pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        match self {
+            Decoder::OpenAiChat(d) => d.decode(payload, out),
+            Decoder::OpenAiResponses(d) => d.decode(event, payload, out),
+            Decoder::Anthropic(d) => d.decode(event, payload, out),
+            Decoder::Gemini(d) => d.decode(payload, out),
+            Decoder::Ollama(d) => d.decode(payload, out),
+        }
+    }
+}
+
+/// An envelope that is not the JSON it should be.
+pub(crate) fn malformed(payload: &[u8], e: &serde_json::Error) -> Delta {
+    Delta::Error {
+        status: None,
+        message: format!("undecodable payload: {e}"),
+        body: String::from_utf8_lossy(payload).into_owned(),
+    }
+}
+
+/// An error object inside a payload.
+pub(crate) fn error_delta(err: &serde_json::value::RawValue) -> Delta {
+    let v: serde_json::Value = serde_json::from_str(err.get()).unwrap_or_default();
+    let message = match &v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other
+            .get("message")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+            .to_string(),
+    };
+    let status = v
+        .get("code")
+        .or_else(|| v.get("status"))
+        .and_then(|c| c.as_u64())
+        .filter(|c| (100..600).contains(c))
+        .map(|c| c as u16);
+    Delta::Error {
+        status,
+        message,
+        body: err.get().to_string(),
+    }
+}
+
+/// A string that is present and not empty.
+pub(crate) fn non_empty(s: Option<std::borrow::Cow<'_, str>>) -> Option<String> {
+    s.filter(|s| !s.is_empty()).map(|s| s.into_owned())
+}

@@ -1,0 +1,165 @@
+//! OpenAI Responses API streaming: `response.output_item.added` (`function_call` items),
+//! `response.function_call_arguments.delta` / `.done`, `response.output_text.delta`,
+//! `response.completed` / `.incomplete` / `.failed`, `error`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{error_delta, malformed, non_empty, Delta, FinishReason};
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    output_index: Option<u32>,
+    #[serde(borrow, default)]
+    item: Option<Item<'a>>,
+    #[serde(borrow, default)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response: Option<Response<'a>>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    incomplete_details: Option<&'a RawValue>,
+}
+
+/// Which output items are function calls, and whether their arguments streamed.
+#[derive(Clone, Debug, Default)]
+pub struct Decoder {
+    calls: BTreeMap<u32, bool>,
+    saw_call: bool,
+}
+
+impl Decoder {
+    /// Decode one event.
+    pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let ev: Event<'_> = match serde_json::from_slice(payload) {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(malformed(payload, &e));
+                return;
+            }
+        };
+        let kind = ev
+            .kind
+            .as_deref()
+            .map(str::to_string)
+            .or_else(|| event.map(|e| String::from_utf8_lossy(e).into_owned()))
+            .unwrap_or_default();
+        let index = ev.output_index.unwrap_or(0);
+        match kind.as_str() {
+            "response.output_item.added" => {
+                let Some(item) = ev.item else { return };
+                if item.kind.as_deref() == Some("function_call") {
+                    self.calls.insert(index, false);
+                    self.saw_call = true;
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: non_empty(item.call_id),
+                        name: non_empty(item.name),
+                        arguments: None,
+                        complete: false,
+                    });
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(streamed) = self.calls.get_mut(&index) {
+                    *streamed = true;
+                }
+                out.push(Delta::Call {
+                    choice: 0,
+                    index: Some(index),
+                    id: None,
+                    name: None,
+                    arguments: ev.delta.map(Cow::into_owned),
+                    complete: false,
+                });
+            }
+            "response.function_call_arguments.done" => {
+                // Some servers (LM Studio) send no deltas: the arguments arrive only here.
+                if self.calls.remove(&index) == Some(false) {
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: None,
+                        name: None,
+                        arguments: ev.arguments.map(Cow::into_owned),
+                        complete: false,
+                    });
+                }
+                out.push(Delta::CallEnd {
+                    choice: 0,
+                    index: Some(index),
+                });
+            }
+            "response.output_text.delta" => {
+                if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Text {
+                        choice: 0,
+                        text: t.into_owned(),
+                    });
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                let resp = ev.response;
+                if let Some(err) = resp
+                    .as_ref()
+                    .and_then(|r| r.error)
+                    .filter(|e| e.get() != "null")
+                {
+                    out.push(error_delta(err));
+                }
+                let raw = match kind.as_str() {
+                    "response.completed" if self.saw_call => "tool_calls",
+                    "response.completed" => "completed",
+                    "response.incomplete" => "incomplete",
+                    _ => "failed",
+                };
+                let _ = resp.as_ref().and_then(|r| r.incomplete_details);
+                out.push(Delta::Finish {
+                    choice: 0,
+                    reason: FinishReason::from_raw(raw),
+                    raw: raw.to_string(),
+                });
+                if let Some(u) = resp.and_then(|r| r.usage).filter(|u| u.get() != "null") {
+                    out.push(Delta::Usage {
+                        raw: u.get().to_string(),
+                    });
+                }
+                out.push(Delta::Done);
+            }
+            "error" => out.push(Delta::Error {
+                status: None,
+                message: ev.message.map(Cow::into_owned).unwrap_or_default(),
+                body: String::from_utf8_lossy(payload).into_owned(),
+            }),
+            _ => {}
+        }
+    }
+}
