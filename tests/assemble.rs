@@ -1,0 +1,318 @@
+//! The assembler's real-world rules, one test each, fed provider deltas directly; and the
+//! pipeline's emit-on-close guarantee.
+
+use bytes::Bytes;
+use toolstream::assemble::{Event, FailureKind, Policy, ToolCallAssembler};
+use toolstream::pipeline::Stream;
+use toolstream::provider::{Delta, FinishReason};
+
+fn call(index: Option<u32>, id: &str, name: &str, args: Option<&str>) -> Delta {
+    Delta::Call {
+        choice: 0,
+        index,
+        id: (!id.is_empty()).then(|| id.to_string()),
+        name: (!name.is_empty()).then(|| name.to_string()),
+        arguments: args.map(str::to_string),
+        complete: false,
+    }
+}
+
+fn finish(raw: &str) -> Delta {
+    Delta::Finish {
+        choice: 0,
+        reason: FinishReason::from_raw(raw),
+        raw: raw.into(),
+    }
+}
+
+/// Run deltas, end the stream (`complete`), and describe the calls and failures.
+fn run_with(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<String> {
+    let mut a = ToolCallAssembler::new(policy);
+    let mut out = Vec::new();
+    for d in deltas {
+        a.push(d, &mut out);
+    }
+    a.finish(complete, &mut out);
+    out.iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some(format!(
+                "call {} {} {} {}",
+                c.index,
+                c.id,
+                c.name,
+                String::from_utf8_lossy(&c.arguments)
+            )),
+            Event::ToolCallFailed(f) => Some(format!(
+                "fail {} {} {} {}@{}",
+                f.index,
+                f.id,
+                f.name,
+                f.kind.as_str(),
+                f.offset
+            )),
+            Event::Duplicate { index, id, .. } => Some(format!("dup {index} {id}")),
+            _ => None,
+        })
+        .collect()
+}
+
+fn run(deltas: Vec<Delta>) -> Vec<String> {
+    run_with(Policy::default(), deltas, true)
+}
+
+#[test]
+fn missing_index_goes_to_the_same_id_else_the_last_open_call() {
+    // Mistral-style: no index; the fragments follow the last open call.
+    let got = run(vec![
+        call(None, "a1", "f", Some("{\"x\":")),
+        call(None, "", "", Some("1}")),
+        call(None, "b2", "g", Some("{}")),
+        finish("tool_calls"),
+    ]);
+    assert_eq!(got, ["call 0 a1 f {\"x\":1}", "call 1 b2 g {}"]);
+    // The same id again continues that call.
+    let got = run(vec![
+        call(None, "a1", "f", Some("{\"x\"")),
+        call(None, "a1", "f", Some(":2}")),
+    ]);
+    assert_eq!(got, ["call 0 a1 f {\"x\":2}"]);
+}
+
+#[test]
+fn same_index_with_a_new_id_is_a_new_call() {
+    let got = run(vec![
+        call(
+            Some(0),
+            "call_1",
+            "get_weather",
+            Some("{\"city\":\"Paris\"}"),
+        ),
+        call(Some(0), "call_2", "get_time", Some("{\"tz\":\"UTC\"}")),
+    ]);
+    assert_eq!(
+        got,
+        [
+            "call 0 call_1 get_weather {\"city\":\"Paris\"}",
+            "call 1 call_2 get_time {\"tz\":\"UTC\"}"
+        ]
+    );
+}
+
+#[test]
+fn id_and_name_repeated_are_assigned_not_appended_and_empty_never_overwrites() {
+    let got = run(vec![
+        call(Some(0), "call_1", "search", Some("{\"q\":")),
+        call(Some(0), "call_1", "search", Some("\"rust\"")),
+        Delta::Call {
+            choice: 0,
+            index: Some(0),
+            id: Some(String::new()).filter(|s| !s.is_empty()),
+            name: None,
+            arguments: Some("}".into()),
+            complete: false,
+        },
+        finish("tool_calls"),
+    ]);
+    assert_eq!(got, ["call 0 call_1 search {\"q\":\"rust\"}"]);
+    // Mistral repeats the call with "name": "" after it: the real name stays.
+    let got = run(vec![
+        call(None, "abc", "read", Some("{}")),
+        call(None, "abc", "", None),
+    ]);
+    assert_eq!(got, ["call 0 abc read {}"]);
+}
+
+#[test]
+fn a_new_name_after_a_closed_object_is_a_new_call() {
+    let got = run(vec![
+        call(Some(0), "", "first", Some("{\"a\":1}")),
+        call(Some(0), "", "second", Some("{\"b\":2}")),
+    ]);
+    assert_eq!(got, ["call 0  first {\"a\":1}", "call 1  second {\"b\":2}"]);
+}
+
+#[test]
+fn empty_whitespace_null_or_missing_arguments_are_an_empty_object() {
+    for args in [Some(""), Some("   \n"), None] {
+        assert_eq!(
+            run(vec![call(Some(0), "c", "ping", args), finish("tool_calls")]),
+            ["call 0 c ping {}"],
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn glued_objects_are_split_and_duplicates_reported() {
+    let got = run(vec![call(
+        Some(0),
+        "c",
+        "f",
+        Some("{\"a\":1} {\"b\":2}{ \"a\" : 1 }"),
+    )]);
+    assert_eq!(
+        got,
+        [
+            "call 0 c f {\"a\":1}",
+            "call 0 c_2 f {\"b\":2}",
+            "dup 0 c_3"
+        ]
+    );
+    let keep = Policy {
+        keep_duplicates: true,
+        ..Policy::default()
+    };
+    let got = run_with(
+        keep,
+        vec![call(Some(0), "c", "f", Some("{\"a\":1}{\"a\":1}"))],
+        true,
+    );
+    assert_eq!(got, ["call 0 c f {\"a\":1}", "call 0 c_2 f {\"a\":1}"]);
+    let reject = Policy {
+        split_concatenated: false,
+        ..Policy::default()
+    };
+    let got = run_with(
+        reject,
+        vec![call(Some(0), "c", "f", Some("{\"a\":1}{\"b\":2}"))],
+        true,
+    );
+    assert_eq!(got, ["call 0 c f {\"a\":1}", "fail 0 c_2 f syntax@7"]);
+}
+
+#[test]
+fn cut_arguments_are_truncated_never_complete() {
+    // finish_reason length with an open object.
+    let got = run(vec![
+        call(Some(0), "c", "write", Some("{\"text\":\"abc")),
+        finish("length"),
+    ]);
+    assert_eq!(got, ["fail 0 c write truncated@12"]);
+    // No terminal marker at all.
+    let got = run_with(
+        Policy::default(),
+        vec![call(Some(0), "c", "write", Some("{\"text\":"))],
+        false,
+    );
+    assert_eq!(got, ["fail 0 c write truncated@8"]);
+    // A call that never got its arguments before the cut is not executed either.
+    let got = run_with(
+        Policy::default(),
+        vec![call(Some(0), "c", "write", None)],
+        false,
+    );
+    assert_eq!(got, ["fail 0 c write truncated@0"]);
+    // Even with finish "stop", an open object is truncated when the stream ends.
+    let got = run(vec![
+        call(Some(0), "c", "w", Some("{\"a\":")),
+        finish("stop"),
+    ]);
+    assert_eq!(got, ["fail 0 c w truncated@5"]);
+}
+
+#[test]
+fn has_tool_calls_comes_from_the_calls_seen() {
+    let mut a = ToolCallAssembler::new(Policy::default());
+    let mut out = Vec::new();
+    a.push(call(Some(0), "c", "f", Some("{}")), &mut out);
+    a.push(finish("stop"), &mut out); // Gemini and Ollama say stop
+    assert!(a.has_tool_calls());
+    assert!(out.iter().any(|e| matches!(e, Event::ToolCall(_))));
+}
+
+#[test]
+fn bad_arguments_fail_with_kind_offset_and_raw() {
+    let got = run(vec![call(Some(0), "c", "f", Some("{\"n\": 01}"))]);
+    assert_eq!(got, ["fail 0 c f syntax@7"]);
+    let got = run(vec![call(Some(0), "c", "f", Some("[1,2]"))]);
+    assert_eq!(got, ["fail 0 c f not_object@0"]);
+    let tight = Policy {
+        json: toolstream::json::Limits::default().max_depth(2),
+        ..Policy::default()
+    };
+    let got = run_with(
+        tight,
+        vec![call(Some(0), "c", "f", Some("{\"a\":{\"b\":{}}}"))],
+        true,
+    );
+    assert_eq!(got, ["fail 0 c f limit@10"]);
+    let mut a = ToolCallAssembler::new(Policy::default());
+    let mut out = Vec::new();
+    a.push(
+        call(Some(0), "c", "f", Some("{\"cmd\": \"ls\" \"x\"}")),
+        &mut out,
+    );
+    let Some(Event::ToolCallFailed(f)) = out.iter().find(|e| matches!(e, Event::ToolCallFailed(_)))
+    else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        (f.kind, &f.raw[..]),
+        (FailureKind::Syntax, &b"{\"cmd\": \"ls\" \""[..])
+    );
+}
+
+#[test]
+fn malformed_function_call_is_a_failure_event() {
+    let got = run(vec![finish("MALFORMED_FUNCTION_CALL")]);
+    assert_eq!(got, ["fail 0   syntax@0"]);
+}
+
+#[test]
+fn too_many_calls_is_a_limit_error_not_memory_growth() {
+    let policy = Policy {
+        max_calls: 3,
+        ..Policy::default()
+    };
+    let deltas = (0..10)
+        .map(|i| call(Some(i), &format!("c{i}"), "f", Some("{}")))
+        .collect();
+    let got = run_with(policy, deltas, true);
+    assert_eq!(
+        got,
+        [
+            "call 0 c0 f {}",
+            "call 1 c1 f {}",
+            "call 2 c2 f {}",
+            "fail 3 c3 f limit@0"
+        ]
+    );
+}
+
+/// In a two-call stream, the first call comes out of the push that delivers its closing
+/// brace, while the second call is still streaming.
+#[test]
+fn a_call_is_emitted_by_the_push_that_closes_its_object() {
+    let frames = [
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"a\",\"arguments\":\"{\\\"x\\\":\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"1}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c2\",\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"y\\\":\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"2}\"}}]}}]}\n\ndata: [DONE]\n\n",
+    ];
+    let mut s = Stream::new(None);
+    let mut per_push = Vec::new();
+    for f in frames {
+        let mut out = Vec::new();
+        s.push(Bytes::from_static(f.as_bytes()), &mut out);
+        per_push.push(
+            out.iter()
+                .filter_map(|e| match e {
+                    Event::ToolCall(c) => Some(c.id.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(
+        per_push,
+        [
+            vec![],
+            vec!["c1".to_string()],
+            vec![],
+            vec!["c2".to_string()]
+        ]
+    );
+    let mut out = Vec::new();
+    s.finish(&mut out);
+    assert_eq!(out, [Event::End { complete: true }]);
+}
