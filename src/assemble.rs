@@ -471,7 +471,7 @@ impl ToolCallAssembler {
             slot.content = true;
         }
         let mut values = std::mem::take(&mut self.values);
-        let r = splitter.push(Bytes::from(args), &mut values);
+        let r = splitter.push_slice(args.as_bytes(), &mut values);
         for v in values.drain(..) {
             self.emit(s, v, out);
         }

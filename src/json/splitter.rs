@@ -151,13 +151,57 @@ impl Splitter {
         }
     }
 
-    /// Feed a chunk given as a slice (copied once into a [`Bytes`]).
+    /// Feed a chunk given as a slice. Nothing is allocated per call: the bytes of values are
+    /// copied once into the splitter's own buffer, and each value comes out of it. This is
+    /// the cheap way to feed many tiny fragments (tool-call argument deltas); for large
+    /// chunks already in a [`Bytes`], [`Splitter::push`] is zero-copy.
     ///
     /// # Errors
     ///
     /// As [`Splitter::push`].
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
-        self.push(Bytes::copy_from_slice(chunk), out)
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let base = self.m.offset();
+        let mut pos = 0;
+        loop {
+            let (step, used) = self.m.feed(&chunk[pos..]);
+            let from = pos;
+            pos += used;
+            match step {
+                Step::Value { start, end } => {
+                    let first = start.saturating_sub(base) as usize;
+                    self.buf
+                        .extend_from_slice(&chunk[first.max(from)..(end - base) as usize]);
+                    out.push(Value {
+                        bytes: self.buf.split().freeze(),
+                        start,
+                        end,
+                        index: self.m.values() - 1,
+                    });
+                }
+                Step::NeedMore => {
+                    if self.m.in_value() {
+                        let first = self.m.value_start().saturating_sub(base) as usize;
+                        self.buf.extend_from_slice(&chunk[first.max(from)..]);
+                    }
+                    return Ok(());
+                }
+                Step::Fail(f) => {
+                    let at = (f.offset - base) as usize;
+                    let end = (at + 1).min(chunk.len());
+                    let (raw, raw_offset) = if self.m.failed_in_value() {
+                        let first = self.m.value_start().saturating_sub(base) as usize;
+                        self.buf.extend_from_slice(&chunk[first.max(from)..end]);
+                        (self.buf.split().freeze(), self.m.value_start())
+                    } else {
+                        (Bytes::copy_from_slice(&chunk[at..end]), f.offset)
+                    };
+                    return Err(self.fuse(f, raw, raw_offset, None));
+                }
+            }
+        }
     }
 
     /// The raw bytes for a failure at `f.offset` inside `chunk`.

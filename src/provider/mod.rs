@@ -282,6 +282,17 @@ impl Decoder {
     }
 }
 
+/// Parse an envelope. The payload is checked as UTF-8 once, up front (std's check runs at
+/// many GB/s on ASCII), so serde_json reads it as `&str` and skips its per-string checks.
+pub(crate) fn parse<'a, T: serde::Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Delta> {
+    let text = std::str::from_utf8(payload).map_err(|e| Delta::Error {
+        status: None,
+        message: format!("undecodable payload: {e}"),
+        body: String::from_utf8_lossy(payload).into_owned(),
+    })?;
+    serde_json::from_str(text).map_err(|e| malformed(payload, &e))
+}
+
 /// An envelope that is not the JSON it should be.
 pub(crate) fn malformed(payload: &[u8], e: &serde_json::Error) -> Delta {
     Delta::Error {

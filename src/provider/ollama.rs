@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::openai_chat::arguments_text;
-use super::{error_delta, malformed, non_empty, Delta, FinishReason};
+use super::{error_delta, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -56,10 +56,10 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one line.
     pub fn decode(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
-        let line: Line<'_> = match serde_json::from_slice(payload) {
+        let line: Line<'_> = match parse(payload) {
             Ok(l) => l,
-            Err(e) => {
-                out.push(malformed(payload, &e));
+            Err(d) => {
+                out.push(d);
                 return;
             }
         };

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{error_delta, malformed, non_empty, Delta, FinishReason};
+use super::{error_delta, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -90,10 +90,10 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
-        let chunk: Chunk<'_> = match serde_json::from_slice(trimmed) {
+        let chunk: Chunk<'_> = match parse(trimmed) {
             Ok(c) => c,
-            Err(e) => {
-                out.push(malformed(payload, &e));
+            Err(d) => {
+                out.push(d);
                 return;
             }
         };

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{error_delta, malformed, non_empty, Delta, FinishReason};
+use super::{error_delta, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -58,10 +58,10 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one event.
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
-        let ev: Event<'_> = match serde_json::from_slice(payload) {
+        let ev: Event<'_> = match parse(payload) {
             Ok(e) => e,
-            Err(e) => {
-                out.push(malformed(payload, &e));
+            Err(d) => {
+                out.push(d);
                 return;
             }
         };

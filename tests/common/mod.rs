@@ -22,13 +22,24 @@ impl Outcome {
 
 /// Feed `input` cut at the given (sorted) offsets.
 pub fn run_cuts(mode: Mode, limits: Limits, input: &Bytes, cuts: &[usize]) -> Outcome {
+    run_cuts_with(mode, limits, input, cuts, false)
+}
+
+/// As `run_cuts`, through `push_slice` (the copying, allocation-free entry point) when
+/// `slices` is set.
+pub fn run_cuts_with(mode: Mode, limits: Limits, input: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
     let mut s = Splitter::with_limits(mode, limits);
     let mut out = Vec::new();
     let mut error = None;
     let mut prev = 0;
     for &c in cuts.iter().chain(std::iter::once(&input.len())) {
         let c = c.clamp(prev, input.len());
-        if let Err(e) = s.push(input.slice(prev..c), &mut out) {
+        let r = if slices {
+            s.push_slice(&input[prev..c], &mut out)
+        } else {
+            s.push(input.slice(prev..c), &mut out)
+        };
+        if let Err(e) = r {
             // Fused: the same error again on the next push and at finish.
             assert_eq!(
                 s.push(Bytes::from_static(b"{}"), &mut Vec::new()),
