@@ -24,6 +24,10 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table sse sse-stream-0.3 eventsource-stream memchr-lines
   echo
+  echo "## The whole pipeline: SSE + OpenAI chat envelopes + tool-call assembly (ratio to eventsource-stream + typed serde_json + String accumulation)"
+  echo
+  table pipeline eventsource+serde_json-typed
+  echo
   echo "## NDJSON decoding"
   echo
   table ndjson serde_json-lines-IgnoredAny

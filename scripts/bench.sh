@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 rm -rf target/criterion
 cargo bench --bench splitter
 cargo bench --bench sse
+cargo bench --bench pipeline
 scripts/bench-report.sh
