@@ -7,27 +7,20 @@
 //! 2 KiB) arrive in 3..20-byte deltas, ~340-byte envelopes, `TOOLSTREAM_BENCH_MB` MiB in
 //! all (default 100), fed in 4 KiB network chunks.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use futures::StreamExt;
 use serde::Deserialize;
 use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 fn arguments(rng: &mut Rng) -> String {
     let target = 300 + (rng.next() % 1700) as usize;
@@ -84,12 +77,18 @@ fn toolstream_pipeline(responses: &[Bytes], chunk: usize) -> usize {
         while i < body.len() {
             let j = (i + chunk).min(body.len());
             s.push(body.slice(i..j), &mut events);
-            calls += events.iter().filter(|e| matches!(e, Event::ToolCall(_))).count();
+            calls += events
+                .iter()
+                .filter(|e| matches!(e, Event::ToolCall(_)))
+                .count();
             events.clear();
             i = j;
         }
         s.finish(&mut events);
-        calls += events.iter().filter(|e| matches!(e, Event::ToolCall(_))).count();
+        calls += events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCall(_)))
+            .count();
         events.clear();
     }
     calls
@@ -132,7 +131,8 @@ fn reference(responses: &[Bytes], chunk: usize) -> usize {
             .step_by(chunk)
             .map(|i| body.slice(i..(i + chunk).min(body.len())))
             .collect();
-        let stream = futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
+        let stream =
+            futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
         let mut args: BTreeMap<u32, String> = BTreeMap::new();
         futures::executor::block_on(stream.for_each(|ev| {
             let ev = ev.expect("valid SSE");
@@ -157,8 +157,7 @@ fn reference(responses: &[Bytes], chunk: usize) -> usize {
 }
 
 fn bench_pipeline(c: &mut Criterion) {
-    let mb = std::env::var("TOOLSTREAM_BENCH_MB").ok().and_then(|s| s.parse::<usize>().ok()).unwrap_or(100);
-    let (responses, calls) = corpus(mb << 20);
+    let (responses, calls) = corpus(common::corpus_bytes(100));
     let total: usize = responses.iter().map(Bytes::len).sum();
     let mut g = c.benchmark_group("pipeline");
     g.throughput(Throughput::Bytes(total as u64));
@@ -168,9 +167,10 @@ fn bench_pipeline(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("toolstream", "4KiB"), |b| {
         b.iter(|| assert_eq!(toolstream_pipeline(&responses, 4096), calls))
     });
-    g.bench_function(BenchmarkId::new("eventsource+serde_json-typed", "4KiB"), |b| {
-        b.iter(|| assert_eq!(reference(&responses, 4096), calls))
-    });
+    g.bench_function(
+        BenchmarkId::new("eventsource+serde_json-typed", "4KiB"),
+        |b| b.iter(|| assert_eq!(reference(&responses, 4096), calls)),
+    );
     g.finish();
 }
 

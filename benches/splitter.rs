@@ -11,26 +11,16 @@
 //! (whole buffer), `linear` (1-byte deltas vs. re-parsing the accumulated buffer).
 //! Run: `cargo bench --bench splitter`, then `scripts/bench-table.py` (see BENCHMARKS.md).
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::de::IgnoredAny;
 use toolstream::json::{Mode, Splitter};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Escape text as the body of a JSON string (quotes, backslashes, control bytes), leaving
 /// non-ASCII raw.
@@ -127,14 +117,6 @@ fn corpus(bytes: usize, ndjson: bool) -> (Bytes, usize) {
     (Bytes::from(out), n)
 }
 
-fn corpus_bytes() -> usize {
-    std::env::var("TOOLSTREAM_BENCH_MB")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(64)
-        << 20
-}
-
 fn toolstream_chunks(input: &Bytes, chunk: usize) -> usize {
     let mut s = Splitter::new(Mode::Objects);
     let mut out = Vec::new();
@@ -228,8 +210,8 @@ const CHUNKS: &[(&str, usize)] = &[
 ];
 
 fn bench_splitter(c: &mut Criterion) {
-    let (big, big_n) = corpus(corpus_bytes(), false);
-    let (small, small_n) = corpus(corpus_bytes() / 8, false);
+    let (big, big_n) = corpus(common::corpus_bytes(64), false);
+    let (small, small_n) = corpus(common::corpus_bytes(64) / 8, false);
     let mut g = c.benchmark_group("splitter");
     group_config(&mut g);
     for &(name, size) in CHUNKS {
@@ -250,8 +232,8 @@ fn bench_splitter(c: &mut Criterion) {
 }
 
 fn bench_peers(c: &mut Criterion) {
-    let (input, n) = corpus(corpus_bytes(), false);
-    let (nd, nd_n) = corpus(corpus_bytes(), true);
+    let (input, n) = corpus(common::corpus_bytes(64), false);
+    let (nd, nd_n) = corpus(common::corpus_bytes(64), true);
     let spans = boundaries(&input);
     let max_len = spans.iter().map(|(s, e)| e - s).max().unwrap_or(0);
     let mut g = c.benchmark_group("peers");

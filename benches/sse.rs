@@ -7,27 +7,16 @@
 //!
 //! Run: `cargo bench --bench sse` (see BENCHMARKS.md).
 
+mod common;
+
 use std::convert::Infallible;
 use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use futures::StreamExt;
-
-/// A small deterministic generator (xorshift), so the corpus needs no files.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
 
 const FRAGMENTS: &[&str] = &[
     "{\\\"",
@@ -76,14 +65,6 @@ fn ndjson_corpus(bytes: usize) -> (Bytes, usize) {
         lines += 1;
     }
     (Bytes::from(out), lines)
-}
-
-fn corpus_bytes() -> usize {
-    std::env::var("TOOLSTREAM_BENCH_MB")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(100)
-        << 20
 }
 
 fn cut(input: &Bytes, size: usize) -> Vec<Bytes> {
@@ -145,7 +126,7 @@ fn memchr_lines(chunks: &[Bytes]) -> usize {
 }
 
 fn bench_sse(c: &mut Criterion) {
-    let (input, events) = sse_corpus(corpus_bytes());
+    let (input, events) = sse_corpus(common::corpus_bytes(100));
     let lines = memchr::memchr_iter(b'\n', &input).count();
     let mut g = c.benchmark_group("sse");
     g.throughput(Throughput::Bytes(input.len() as u64));
@@ -203,7 +184,7 @@ fn serde_lines(input: &Bytes) -> usize {
 }
 
 fn bench_ndjson(c: &mut Criterion) {
-    let (input, lines) = ndjson_corpus(corpus_bytes());
+    let (input, lines) = ndjson_corpus(common::corpus_bytes(100));
     let mut g = c.benchmark_group("ndjson");
     g.throughput(Throughput::Bytes(input.len() as u64));
     g.sample_size(10);

@@ -524,17 +524,21 @@ impl ToolCallAssembler {
         let slot = &mut self.slots[s];
         slot.splitter = None;
         slot.open = false;
-        let part = slot.parts + 1;
-        out.push(Event::ToolCallFailed(Failure {
+        out.push(Event::ToolCallFailed(Self::json_failure(slot, e)));
+    }
+
+    /// The failure of the slot's next object, from the splitter's error.
+    fn json_failure(slot: &Slot, e: &json::Error) -> Failure {
+        Failure {
             index: slot.ordinal,
-            id: Self::part_id(slot, part),
+            id: Self::part_id(slot, slot.parts + 1),
             name: slot.name.clone(),
             kind: FailureKind::of(e.kind()),
             detail: Some(e.kind()),
             message: e.to_string(),
             offset: e.offset(),
             raw: e.raw().clone(),
-        }));
+        }
     }
 
     /// Close a slot: its arguments are over. `cleanly` is false when the stream was cut
@@ -573,20 +577,7 @@ impl ToolCallAssembler {
                 }
             }
             Ok(_) => {}
-            Err(e) => {
-                slot.splitter = None;
-                let part = slot.parts + 1;
-                out.push(Event::ToolCallFailed(Failure {
-                    index: slot.ordinal,
-                    id: Self::part_id(slot, part),
-                    name: slot.name.clone(),
-                    kind: FailureKind::of(e.kind()),
-                    detail: Some(e.kind()),
-                    message: e.to_string(),
-                    offset: e.offset(),
-                    raw: e.raw().clone(),
-                }));
-            }
+            Err(e) => out.push(Event::ToolCallFailed(Self::json_failure(slot, &e))),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{error_delta, non_empty, parse, Delta, FinishReason};
+use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -64,12 +64,7 @@ impl Decoder {
                 return;
             }
         };
-        let kind = ev
-            .kind
-            .as_deref()
-            .map(str::to_string)
-            .or_else(|| event.map(|e| String::from_utf8_lossy(e).into_owned()))
-            .unwrap_or_default();
+        let kind = event_kind(ev.kind.as_deref(), event);
         match kind.as_str() {
             "content_block_start" => {
                 let Some(block) = ev.content_block else {

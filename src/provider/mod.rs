@@ -330,3 +330,10 @@ pub(crate) fn error_delta(err: &serde_json::value::RawValue) -> Delta {
 pub(crate) fn non_empty(s: Option<std::borrow::Cow<'_, str>>) -> Option<String> {
     s.filter(|s| !s.is_empty()).map(|s| s.into_owned())
 }
+
+/// The event's type: the payload's `type` field, else the SSE event name.
+pub(crate) fn event_kind(kind: Option<&str>, event: Option<&[u8]>) -> String {
+    kind.map(str::to_string)
+        .or_else(|| event.map(|e| String::from_utf8_lossy(e).into_owned()))
+        .unwrap_or_default()
+}

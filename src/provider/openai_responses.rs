@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{error_delta, non_empty, parse, Delta, FinishReason};
+use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -65,12 +65,7 @@ impl Decoder {
                 return;
             }
         };
-        let kind = ev
-            .kind
-            .as_deref()
-            .map(str::to_string)
-            .or_else(|| event.map(|e| String::from_utf8_lossy(e).into_owned()))
-            .unwrap_or_default();
+        let kind = event_kind(ev.kind.as_deref(), event);
         let index = ev.output_index.unwrap_or(0);
         match kind.as_str() {
             "response.output_item.added" => {

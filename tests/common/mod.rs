@@ -27,7 +27,13 @@ pub fn run_cuts(mode: Mode, limits: Limits, input: &Bytes, cuts: &[usize]) -> Ou
 
 /// As `run_cuts`, through `push_slice` (the copying, allocation-free entry point) when
 /// `slices` is set.
-pub fn run_cuts_with(mode: Mode, limits: Limits, input: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
+pub fn run_cuts_with(
+    mode: Mode,
+    limits: Limits,
+    input: &Bytes,
+    cuts: &[usize],
+    slices: bool,
+) -> Outcome {
     let mut s = Splitter::with_limits(mode, limits);
     let mut out = Vec::new();
     let mut error = None;
