@@ -316,3 +316,26 @@ fn a_call_is_emitted_by_the_push_that_closes_its_object() {
     s.finish(&mut out);
     assert_eq!(out, [Event::End { complete: true }]);
 }
+
+/// Found on a real OpenAI Responses capture: the `error` event nests its error object, and
+/// `response.failed` repeats it. One provider error, with its message.
+#[test]
+fn responses_error_is_reported_once_with_its_nested_message() {
+    let wire = concat!(
+        "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"status\":\"in_progress\",\"error\":null}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"error\":{\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\",\"message\":\"You exceeded your current quota\",\"param\":null}}\n\n",
+        "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"insufficient_quota\",\"message\":\"You exceeded your current quota\"}}}\n\n",
+    );
+    let mut s = Stream::new(None);
+    let mut out = Vec::new();
+    s.push(Bytes::from_static(wire.as_bytes()), &mut out);
+    s.finish(&mut out);
+    let errors: Vec<&str> = out
+        .iter()
+        .filter_map(|e| match e {
+            Event::ProviderError { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, ["You exceeded your current quota"]);
+}

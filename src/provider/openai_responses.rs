@@ -26,6 +26,8 @@ struct Event<'a> {
     response: Option<Response<'a>>,
     #[serde(borrow, default)]
     message: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -53,6 +55,7 @@ struct Response<'a> {
 pub struct Decoder {
     calls: BTreeMap<u32, bool>,
     saw_call: bool,
+    saw_error: bool,
 }
 
 impl Decoder {
@@ -128,7 +131,11 @@ impl Decoder {
                     .and_then(|r| r.error)
                     .filter(|e| e.get() != "null")
                 {
-                    out.push(error_delta(err));
+                    // response.failed repeats what an `error` event may already have sent.
+                    if !self.saw_error {
+                        self.saw_error = true;
+                        out.push(error_delta(err));
+                    }
                 }
                 let raw = match kind.as_str() {
                     "response.completed" if self.saw_call => "tool_calls",
@@ -149,11 +156,18 @@ impl Decoder {
                 }
                 out.push(Delta::Done);
             }
-            "error" => out.push(Delta::Error {
-                status: None,
-                message: ev.message.map(Cow::into_owned).unwrap_or_default(),
-                body: String::from_utf8_lossy(payload).into_owned(),
-            }),
+            "error" => {
+                self.saw_error = true;
+                // The error is either nested (`"error": {...}`) or the event itself.
+                out.push(match ev.error.filter(|e| e.get() != "null") {
+                    Some(err) => error_delta(err),
+                    None => Delta::Error {
+                        status: None,
+                        message: ev.message.map(Cow::into_owned).unwrap_or_default(),
+                        body: String::from_utf8_lossy(payload).into_owned(),
+                    },
+                });
+            }
             _ => {}
         }
     }
