@@ -304,6 +304,28 @@ impl ToolCallAssembler {
                     self.close(s, true, out);
                 }
             }
+            Delta::CallFailed {
+                choice,
+                index,
+                message,
+            } => {
+                if let Some(s) = self.find_open(choice, index) {
+                    let slot = &mut self.slots[s];
+                    let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
+                    slot.splitter = None;
+                    slot.open = false;
+                    out.push(Event::ToolCallFailed(Failure {
+                        index: slot.ordinal,
+                        id: Self::part_id(slot, slot.parts + 1),
+                        name: slot.name.clone(),
+                        kind: FailureKind::Syntax,
+                        detail: None,
+                        message,
+                        offset,
+                        raw: Bytes::new(),
+                    }));
+                }
+            }
             Delta::CallEnd { choice, index } => {
                 if let Some(s) = self.find_open(choice, index) {
                     self.close(s, true, out);

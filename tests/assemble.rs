@@ -339,3 +339,53 @@ fn responses_error_is_reported_once_with_its_nested_message() {
         .collect();
     assert_eq!(errors, ["You exceeded your current quota"]);
 }
+
+fn gemini_events(lines: &[&str]) -> Vec<Event> {
+    let mut wire = String::new();
+    for l in lines {
+        wire.push_str(&format!("data: {l}\r\n\r\n"));
+    }
+    let mut s = Stream::new(None);
+    let mut out = Vec::new();
+    s.push(Bytes::from(wire), &mut out);
+    s.finish(&mut out);
+    out
+}
+
+/// Gemini streamed arguments: a call open when the connection drops is truncated; a path
+/// that does not fit is a syntax failure naming the path.
+#[test]
+fn gemini_partial_args_truncation_and_bad_paths() {
+    let start = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","willContinue":true}}]}}]}"#;
+    let out = gemini_events(&[
+        start,
+        r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.text","stringValue":"half","willContinue":true}],"willContinue":true}}]}}]}"#,
+    ]);
+    let fail = out
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolCallFailed(f) => Some(f),
+            _ => None,
+        })
+        .expect("a failure");
+    assert_eq!(fail.kind, FailureKind::Truncated);
+    assert_eq!(&fail.raw[..], b"{\"text\":\"half");
+    assert_eq!(out.last(), Some(&Event::End { complete: false }));
+    assert!(!out.iter().any(|e| matches!(e, Event::ToolCall(_))));
+
+    let out = gemini_events(&[
+        start,
+        r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.items[1]","stringValue":"x"}],"willContinue":true}}]}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[{"functionCall":{}}]},"finishReason":"STOP"}]}"#,
+    ]);
+    let fail = out
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolCallFailed(f) => Some(f),
+            _ => None,
+        })
+        .expect("a failure");
+    assert_eq!(fail.kind, FailureKind::Syntax);
+    assert!(fail.message.contains("$.items[1]"), "{}", fail.message);
+    assert!(!out.iter().any(|e| matches!(e, Event::ToolCall(_))));
+}

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::partial_args::{Builder, Scalar};
 use super::{error_delta, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
@@ -52,12 +53,41 @@ struct FunctionCall<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "partialArgs")]
+    partial_args: Option<Vec<PartialArg<'a>>>,
+    #[serde(default, rename = "willContinue")]
+    will_continue: Option<bool>,
 }
 
-/// Numbers the calls of each candidate (Gemini sends no index).
+#[derive(Deserialize)]
+struct PartialArg<'a> {
+    #[serde(borrow, default, rename = "jsonPath")]
+    json_path: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "stringValue")]
+    string_value: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "numberValue")]
+    number_value: Option<&'a RawValue>,
+    #[serde(default, rename = "boolValue")]
+    bool_value: Option<bool>,
+    #[serde(borrow, default, rename = "nullValue")]
+    null_value: Option<&'a RawValue>,
+    #[serde(default, rename = "willContinue")]
+    will_continue: Option<bool>,
+}
+
+/// A call whose arguments stream as `partialArgs`.
+#[derive(Clone, Debug)]
+struct Partial {
+    index: u32,
+    builder: Builder,
+}
+
+/// Numbers the calls of each candidate (Gemini sends no index) and builds streamed
+/// arguments.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     calls: Vec<u32>,
+    partial: Vec<Option<Partial>>,
 }
 
 impl Decoder {
@@ -84,20 +114,7 @@ impl Decoder {
             let c = cand.index.unwrap_or(0);
             for part in cand.content.and_then(|p| p.parts).unwrap_or_default() {
                 if let Some(f) = part.function_call {
-                    let slot = c as usize;
-                    if self.calls.len() <= slot {
-                        self.calls.resize(slot + 1, 0);
-                    }
-                    let index = self.calls[slot];
-                    self.calls[slot] += 1;
-                    out.push(Delta::Call {
-                        choice: c,
-                        index: Some(index),
-                        id: non_empty(f.id),
-                        name: non_empty(f.name),
-                        arguments: Some(f.args.map_or("{}".to_string(), |a| a.get().to_string())),
-                        complete: true,
-                    });
+                    self.function_call(c, f, out);
                 } else if let Some(t) = part.text.filter(|t| !t.is_empty()) {
                     if part.thought != Some(true) {
                         out.push(Delta::Text {
@@ -108,6 +125,8 @@ impl Decoder {
                 }
             }
             if let Some(raw) = cand.finish_reason {
+                // A finish completes a call whose closing part never came.
+                self.end_partial(c, out);
                 out.push(Delta::Finish {
                     choice: c,
                     reason: FinishReason::from_raw(&raw),
@@ -120,5 +139,125 @@ impl Decoder {
                 raw: u.get().to_string(),
             });
         }
+    }
+
+    fn next_index(&mut self, c: u32) -> u32 {
+        let slot = c as usize;
+        if self.calls.len() <= slot {
+            self.calls.resize(slot + 1, 0);
+            self.partial.resize(slot + 1, None);
+        }
+        let index = self.calls[slot];
+        self.calls[slot] += 1;
+        index
+    }
+
+    fn partial_mut(&mut self, c: u32) -> &mut Option<Partial> {
+        let slot = c as usize;
+        if self.partial.len() <= slot {
+            self.partial.resize(slot + 1, None);
+        }
+        &mut self.partial[slot]
+    }
+
+    /// Close a streamed call: the text that closes its object, then the end.
+    fn end_partial(&mut self, c: u32, out: &mut Vec<Delta>) {
+        if let Some(mut p) = self.partial_mut(c).take() {
+            out.push(Delta::Call {
+                choice: c,
+                index: Some(p.index),
+                id: None,
+                name: None,
+                arguments: Some(p.builder.finish()),
+                complete: true,
+            });
+        }
+    }
+
+    fn function_call(&mut self, c: u32, f: FunctionCall<'_>, out: &mut Vec<Delta>) {
+        let streaming = f.will_continue == Some(true);
+        if let Some(entries) = f.partial_args {
+            if self.partial_mut(c).is_none() {
+                let index = self.next_index(c);
+                let (builder, open) = Builder::start();
+                *self.partial_mut(c) = Some(Partial { index, builder });
+                out.push(Delta::Call {
+                    choice: c,
+                    index: Some(index),
+                    id: non_empty(f.id),
+                    name: non_empty(f.name),
+                    arguments: Some(open),
+                    complete: false,
+                });
+            }
+            for e in entries {
+                let Some(p) = self.partial_mut(c).as_mut() else {
+                    return;
+                };
+                let value = if let Some(s) = e.string_value {
+                    Scalar::Str(s.into_owned())
+                } else if let Some(n) = e.number_value {
+                    Scalar::Num(n.get().to_string())
+                } else if let Some(b) = e.bool_value {
+                    Scalar::Bool(b)
+                } else {
+                    let _ = e.null_value;
+                    Scalar::Null
+                };
+                let path = e.json_path.as_deref().unwrap_or("");
+                let index = p.index;
+                match p.builder.entry(path, value, e.will_continue == Some(true)) {
+                    Ok(text) => out.push(Delta::Call {
+                        choice: c,
+                        index: Some(index),
+                        id: None,
+                        name: None,
+                        arguments: Some(text),
+                        complete: false,
+                    }),
+                    Err(message) => {
+                        *self.partial_mut(c) = None;
+                        out.push(Delta::CallFailed {
+                            choice: c,
+                            index: Some(index),
+                            message,
+                        });
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        if f.args.is_none() && f.name.is_none() && f.id.is_none() {
+            // An empty functionCall ends a streamed call; `{"willContinue": true}` does not.
+            if !streaming {
+                self.end_partial(c, out);
+            }
+            return;
+        }
+        // A new call: whatever was streaming is over.
+        self.end_partial(c, out);
+        let index = self.next_index(c);
+        if streaming && f.args.is_none() {
+            let (builder, open) = Builder::start();
+            *self.partial_mut(c) = Some(Partial { index, builder });
+            out.push(Delta::Call {
+                choice: c,
+                index: Some(index),
+                id: non_empty(f.id),
+                name: non_empty(f.name),
+                arguments: Some(open),
+                complete: false,
+            });
+            return;
+        }
+        out.push(Delta::Call {
+            choice: c,
+            index: Some(index),
+            id: non_empty(f.id),
+            name: non_empty(f.name),
+            arguments: Some(f.args.map_or("{}".to_string(), |a| a.get().to_string())),
+            complete: true,
+        });
     }
 }

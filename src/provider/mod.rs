@@ -9,6 +9,7 @@ pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
+mod partial_args;
 
 /// A provider's streaming wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,6 +208,16 @@ pub enum Delta {
         arguments: Option<String>,
         /// The arguments are complete with this fragment (whole-object formats).
         complete: bool,
+    },
+    /// The provider's own description of a call cannot be turned into arguments (e.g. a
+    /// Gemini `partialArgs` path that does not fit what came before).
+    CallFailed {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The slot index.
+        index: Option<u32>,
+        /// What did not fit.
+        message: String,
     },
     /// The provider says a call's arguments are complete.
     CallEnd {
