@@ -287,6 +287,21 @@ impl ToolCallAssembler {
                 arguments,
                 complete,
             } => {
+                // A call repeated after it was closed (Mistral resends it with an empty
+                // name after finish_reason) carries nothing new: not a new call.
+                let no_args = arguments.as_deref().is_none_or(|a| a.trim().is_empty());
+                if no_args && !complete {
+                    if let Some(id) = id.as_deref() {
+                        let known = |open: bool| {
+                            self.slots
+                                .iter()
+                                .any(|s| s.choice == choice && s.id == id && s.open == open)
+                        };
+                        if known(false) && !known(true) {
+                            return;
+                        }
+                    }
+                }
                 let Some(s) = self.slot_for(choice, index, id.as_deref(), name.as_deref(), out)
                 else {
                     return;

@@ -389,3 +389,15 @@ fn gemini_partial_args_truncation_and_bad_paths() {
     assert!(fail.message.contains("$.items[1]"), "{}", fail.message);
     assert!(!out.iter().any(|e| matches!(e, Event::ToolCall(_))));
 }
+
+/// Mistral resends a call, with `"name": ""` and no arguments, after its finish_reason: the
+/// call is not repeated (found by the rewritten capture examples/captures/mistral-no-index.sse).
+#[test]
+fn a_call_repeated_after_its_finish_is_not_a_new_call() {
+    let got = run(vec![
+        call(None, "Xk3pQ9rT2", "lookup", Some("{\"term\":\"x\"}")),
+        finish("tool_calls"),
+        call(None, "Xk3pQ9rT2", "", Some("")),
+    ]);
+    assert_eq!(got, ["call 0 Xk3pQ9rT2 lookup {\"term\":\"x\"}"]);
+}

@@ -275,3 +275,48 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
     assert_eq!(hello.text, "Hello, World!");
     assert_eq!(replayed, 18);
 }
+
+/// The same 18 captures through `toolstream inspect --json`, compared (text events aside)
+/// with hand-written expected files in tests/captures-expected/: names, ids, argument
+/// objects, failures, errors, finish reasons, completeness.
+#[test]
+fn inspect_json_matches_the_expected_files() {
+    let Some(dir) = dir() else {
+        eprintln!("\n\n*** SKIPPED: ../shared/captures/vercel-ai not found; inspect was not checked against it. ***\n");
+        return;
+    };
+    let expected_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/captures-expected");
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&expected_dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text =
+            std::fs::read_to_string(dir.join(format!("{name}.chunks.txt"))).expect("capture");
+        let wire_path = tmp.join(format!("{name}.wire"));
+        std::fs::write(&wire_path, wire(&name, &text)).unwrap();
+        let want: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("expected line is JSON"))
+            .collect();
+        for chunk in ["0", "1", "7", "64"] {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolstream"));
+            cmd.args(["inspect", "--json"]).arg(&wire_path);
+            if chunk != "0" {
+                cmd.args(["--chunk", chunk]);
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{name}");
+            let got: Vec<Value> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|v| v["type"] != "text")
+                .collect();
+            assert_eq!(got, want, "{name} at chunk {chunk}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 18);
+}

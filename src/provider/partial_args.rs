@@ -284,4 +284,120 @@ mod tests {
         assert!(build(&[("$", s("x"), false)]).unwrap_err().contains("root"));
         assert_eq!(build(&[]).unwrap(), "{}");
     }
+
+    #[test]
+    fn missing_terminal_part_and_every_value_type() {
+        // No closing entry: finish() closes the open string and containers.
+        let (mut b, mut text) = Builder::start();
+        text.push_str(
+            &b.entry("$.a[0].s", Scalar::Str("par".into()), true)
+                .unwrap(),
+        );
+        text.push_str(
+            &b.entry("$.a[0].s", Scalar::Str("tial".into()), true)
+                .unwrap(),
+        );
+        text.push_str(&b.finish());
+        assert_eq!(text, r#"{"a":[{"s":"partial"}]}"#);
+        // Strings with quotes, backslashes and control characters are escaped.
+        let (mut b, mut text) = Builder::start();
+        text.push_str(
+            &b.entry("$.q", Scalar::Str("a\"b\\c\n\u{1}".into()), false)
+                .unwrap(),
+        );
+        text.push_str(&b.entry("$.n", Scalar::Num("-1.5e3".into()), false).unwrap());
+        text.push_str(&b.entry("$.t", Scalar::Bool(true), false).unwrap());
+        text.push_str(&b.entry("$['odd.key']", Scalar::Null, false).unwrap());
+        text.push_str(&b.finish());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"q": "a\"b\\c\n\u{1}", "n": -1500.0, "t": true, "odd.key": null})
+        );
+    }
+
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// Objects and arrays are never empty: an empty container has no leaf path to send.
+    fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            "\\PC{0,12}".prop_map(Value::String),
+            any::<i32>().prop_map(Value::from),
+            any::<bool>().prop_map(Value::Bool),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,6}", inner, 1..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Turn a value into entries the way Gemini sends them, cutting strings at `cuts`.
+    fn entries(
+        v: &Value,
+        path: &str,
+        cuts: &mut impl Iterator<Item = usize>,
+        out: &mut Vec<(String, Scalar, bool)>,
+    ) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    entries(x, &format!("{path}.{k}"), cuts, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    entries(x, &format!("{path}[{i}]"), cuts, out);
+                }
+            }
+            Value::String(s) => {
+                let chars: Vec<char> = s.chars().collect();
+                let mut at = 0;
+                let mut empty_before = false;
+                loop {
+                    let mut n = cuts.next().unwrap_or(7) % (chars.len() - at + 1);
+                    // Empty pieces happen (Gemini closes strings with ""), but not forever.
+                    if n == 0 && empty_before && at < chars.len() {
+                        n = 1;
+                    }
+                    empty_before = n == 0;
+                    let piece: String = chars[at..at + n].iter().collect();
+                    at += n;
+                    let more = at < chars.len();
+                    out.push((path.to_string(), Scalar::Str(piece), more));
+                    if !more {
+                        break;
+                    }
+                }
+            }
+            Value::Number(n) => out.push((path.to_string(), Scalar::Num(n.to_string()), false)),
+            Value::Bool(b) => out.push((path.to_string(), Scalar::Bool(*b), false)),
+            Value::Null => out.push((path.to_string(), Scalar::Null, false)),
+        }
+    }
+
+    proptest! {
+        /// A random object sent as path/value entries, strings cut at random points,
+        /// rebuilds to the same object.
+        #[test]
+        fn entries_rebuild_the_object(
+            m in prop::collection::btree_map("[a-z]{1,6}", arb_value(), 0..5),
+            cuts in prop::collection::vec(any::<usize>(), 0..32),
+        ) {
+            let object = Value::Object(m.into_iter().collect());
+            let mut list = Vec::new();
+            entries(&object, "$", &mut cuts.into_iter().cycle(), &mut list);
+            let (mut b, mut text) = Builder::start();
+            for (p, v, more) in list {
+                text.push_str(&b.entry(&p, v, more).unwrap());
+            }
+            text.push_str(&b.finish());
+            let back: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(back, object);
+        }
+    }
 }
