@@ -273,6 +273,29 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
         7,
     );
     assert_eq!(hello.text, "Hello, World!");
+    // Groq: whole arguments in one delta, and usage under the vendor key `x_groq`.
+    let groq = wire(
+        "groq__groq-tool-call",
+        &std::fs::read_to_string(dir.join("groq__groq-tool-call.chunks.txt")).unwrap(),
+    );
+    let mut s = Stream::new(None);
+    let mut events = Vec::new();
+    s.push(groq, &mut events);
+    s.finish(&mut events);
+    let usage = events.iter().find_map(|e| match e {
+        Event::Usage { raw } => Some(serde_json::from_str::<Value>(raw).unwrap()),
+        _ => None,
+    });
+    assert_eq!(usage.expect("usage reported")["total_tokens"], 225);
+    // DeepSeek: reasoning deltas before the call are not text and not a call.
+    let ds = replay(
+        &wire(
+            "deepseek__deepseek-tool-call",
+            &std::fs::read_to_string(dir.join("deepseek__deepseek-tool-call.chunks.txt")).unwrap(),
+        ),
+        7,
+    );
+    assert_eq!(ds.calls.len(), 1);
     assert_eq!(replayed, 18);
 }
 
