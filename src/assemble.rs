@@ -260,6 +260,16 @@ impl ToolCallAssembler {
         }
     }
 
+    /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
+    /// number of calls is bounded by [`Policy::max_calls`]).
+    pub fn buffered(&self) -> usize {
+        self.slots
+            .iter()
+            .filter_map(|s| s.splitter.as_ref())
+            .map(Splitter::buffered)
+            .sum()
+    }
+
     /// Whether any tool call slot was seen (the truth, whatever `finish_reason` said).
     pub fn has_tool_calls(&self) -> bool {
         !self.slots.is_empty()

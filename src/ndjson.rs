@@ -156,6 +156,11 @@ impl Decoder {
         }
     }
 
+    /// Bytes held for a line that spans chunks (bounded by the line limit).
+    pub fn buffered(&self) -> usize {
+        self.line.len()
+    }
+
     /// Feed the next chunk; the items of every line it completes are appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Item>) {
         let base = self.offset;

@@ -27,6 +27,11 @@ use crate::ndjson;
 use crate::provider::{self, Delta, Format, Framing};
 use crate::sse;
 
+/// Whitespace held before the framing is known.
+const MAX_HELD: usize = 64 << 10;
+/// Frames held before the format is known.
+const MAX_PENDING: usize = 16;
+
 #[derive(Clone, Debug)]
 enum Framer {
     /// Not decided yet (auto): nothing but whitespace seen.
@@ -39,6 +44,7 @@ enum Framer {
 #[derive(Clone, Debug)]
 pub struct Stream {
     framer: Framer,
+    framing: sse::Limits,
     /// Bytes seen while the framing is undecided (whitespace only).
     held: Vec<Bytes>,
     format: Option<Format>,
@@ -59,13 +65,23 @@ impl Stream {
 
     /// A pipeline with an assembler policy.
     pub fn with_policy(format: Option<Format>, policy: Policy) -> Self {
+        Self::with_limits(format, policy, sse::Limits::default())
+    }
+
+    /// A pipeline with an assembler policy and framing limits (the SSE line and event
+    /// limits; NDJSON lines use the SSE line limit).
+    pub fn with_limits(format: Option<Format>, policy: Policy, framing: sse::Limits) -> Self {
         let framer = match format.map(Format::framing) {
-            Some(Framing::Sse) => Framer::Sse(sse::Decoder::new()),
-            Some(Framing::Ndjson) => Framer::Ndjson(ndjson::Decoder::new()),
+            Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing)),
+            Some(Framing::Ndjson) => Framer::Ndjson(ndjson::Decoder::with_limits(
+                framing.line_bytes(),
+                crate::json::Limits::default(),
+            )),
             None => Framer::Undecided,
         };
         Stream {
             framer,
+            framing,
             held: Vec::new(),
             format,
             decoder: format.map(provider::Decoder::new),
@@ -77,6 +93,19 @@ impl Stream {
         }
     }
 
+    /// Bytes the pipeline holds between pushes: the framing's partial line and event, and the
+    /// open calls' argument buffers; each part is bounded by its limit. (Whitespace held
+    /// before the framing is known, and payloads held before the format is known, are not
+    /// counted: the second are bounded by the event limit times the frames before detection.)
+    pub fn buffered(&self) -> usize {
+        let framing = match &self.framer {
+            Framer::Undecided => 0,
+            Framer::Sse(d) => d.buffered(),
+            Framer::Ndjson(d) => d.buffered(),
+        };
+        framing + self.assembler.buffered()
+    }
+
     /// The format in use (once known).
     pub fn format(&self) -> Option<Format> {
         self.format
@@ -85,15 +114,25 @@ impl Stream {
     /// Feed the next chunk of the response body; events it completes are appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Event>) {
         if let Framer::Undecided = self.framer {
-            let Some(first) = chunk.iter().find(|b| !b.is_ascii_whitespace()) else {
-                self.held.push(chunk);
-                return;
+            let held: usize = self.held.iter().map(Bytes::len).sum();
+            let first = chunk.iter().find(|b| !b.is_ascii_whitespace()).copied();
+            // Whitespace only so far: hold it, but not without bound (then it is SSE).
+            let first = match first {
+                Some(b) => b,
+                None if held + chunk.len() <= MAX_HELD => {
+                    self.held.push(chunk);
+                    return;
+                }
+                None => b':',
             };
             // A JSON value first means NDJSON (Ollama native); anything else is SSE.
             self.framer = if matches!(first, b'{' | b'[') {
-                Framer::Ndjson(ndjson::Decoder::new())
+                Framer::Ndjson(ndjson::Decoder::with_limits(
+                    self.framing.line_bytes(),
+                    crate::json::Limits::default(),
+                ))
             } else {
-                Framer::Sse(sse::Decoder::new())
+                Framer::Sse(sse::Decoder::with_limits(self.framing))
             };
             for held in std::mem::take(&mut self.held) {
                 self.frame(held, out);
@@ -152,9 +191,18 @@ impl Stream {
                         self.decode(e.as_deref(), &d, out);
                     }
                 }
-                None => {
+                // Held until the format shows, but not for ever: past a few frames the
+                // payloads are read as OpenAI chat, the lingua franca.
+                None if self.pending.len() < MAX_PENDING => {
                     self.pending.push((event, data));
                     return;
+                }
+                None => {
+                    self.format = Some(Format::OpenAiChat);
+                    self.decoder = Some(provider::Decoder::new(Format::OpenAiChat));
+                    for (e, d) in std::mem::take(&mut self.pending) {
+                        self.decode(e.as_deref(), &d, out);
+                    }
                 }
             }
         }

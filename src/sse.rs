@@ -307,6 +307,18 @@ impl Decoder {
         &self.last_id
     }
 
+    /// Bytes the decoder holds: a line that spans chunks and the data of the event being
+    /// built (bounded by the line and event limits; fed chunks not yet decoded by
+    /// [`Decoder::next_item`] are not counted).
+    pub fn buffered(&self) -> usize {
+        let data = match &self.data {
+            Data::Empty => 0,
+            Data::One(b) => b.len(),
+            Data::Many(b) => b.len(),
+        };
+        self.line.len() + data + self.event.len()
+    }
+
     /// Total bytes fed so far.
     pub fn offset(&self) -> u64 {
         self.offset + self.pending.len() as u64

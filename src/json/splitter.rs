@@ -292,6 +292,11 @@ impl Splitter {
         self.m.values()
     }
 
+    /// Bytes held for a value that spans chunks (bounded by the value limit).
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The error the splitter is fused with, if any.
     pub fn error(&self) -> Option<&Error> {
         self.failed.as_ref()
