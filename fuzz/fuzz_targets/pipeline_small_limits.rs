@@ -1,0 +1,55 @@
+//! Bytes through the whole pipeline with tiny limits (depth 8, line 64 B, event 256 B,
+//! value 128 B, 4 calls): never panics, buffered memory stays under the limits, and cutting
+//! the input differently gives the same events.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+use toolstream::assemble::Policy;
+use toolstream::json::Limits;
+use toolstream::pipeline::Stream;
+use toolstream::sse;
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    data: Vec<u8>,
+    cuts: Vec<u16>,
+}
+
+fuzz_target!(|input: Input| {
+    let policy = Policy {
+        json: Limits::default().max_depth(8).max_value_bytes(128),
+        max_calls: 4,
+        ..Policy::default()
+    };
+    let framing = sse::Limits::default()
+        .max_line_bytes(64)
+        .max_event_bytes(256);
+    let data = Bytes::from(input.data);
+    let mut cuts: Vec<usize> = input
+        .cuts
+        .iter()
+        .map(|&c| c as usize % (data.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    let run = |cuts: &[usize]| {
+        let mut s = Stream::with_limits(None, policy, framing);
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for &c in cuts.iter().chain(std::iter::once(&data.len())) {
+            s.push(data.slice(prev..c.max(prev)), &mut out);
+            // Framing line + event, and 4 calls of at most 128 bytes each (+1 for the
+            // byte that failed).
+            assert!(
+                s.buffered() <= 64 + 256 + 4 * 129,
+                "buffered {}",
+                s.buffered()
+            );
+            prev = c.max(prev);
+        }
+        s.finish(&mut out);
+        out
+    };
+    assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
+});

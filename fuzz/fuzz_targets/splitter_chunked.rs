@@ -1,0 +1,101 @@
+//! Oracle: the splitter gives the same values and error whether the input is pushed whole,
+//! cut at the fuzzer's points, or fed as slices; the reference machine agrees; and whenever
+//! serde_json accepts the whole input as a stream of values, the values are equal.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+use toolstream::json::reference::Reference;
+use toolstream::json::{Limits, Mode, Splitter};
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    data: Vec<u8>,
+    cuts: Vec<u16>,
+    any: bool,
+    slices: bool,
+}
+
+type Outcome = (
+    Vec<(u64, u64, Vec<u8>)>,
+    Option<(toolstream::json::ErrorKind, u64)>,
+);
+
+fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
+    let mut s = Splitter::new(mode);
+    let mut out = Vec::new();
+    let mut prev = 0;
+    let mut err = None;
+    for &c in cuts.iter().chain(std::iter::once(&data.len())) {
+        let c = c.clamp(prev, data.len());
+        let r = if slices {
+            s.push_slice(&data[prev..c], &mut out)
+        } else {
+            s.push(data.slice(prev..c), &mut out)
+        };
+        if let Err(e) = r {
+            err = Some((e.kind(), e.offset()));
+            break;
+        }
+        prev = c;
+    }
+    if err.is_none() {
+        match s.finish() {
+            Ok(v) => out.extend(v),
+            Err(e) => err = Some((e.kind(), e.offset())),
+        }
+    }
+    (
+        out.into_iter()
+            .map(|v| (v.start(), v.end(), v.bytes().to_vec()))
+            .collect(),
+        err,
+    )
+}
+
+fuzz_target!(|input: Input| {
+    let mode = if input.any { Mode::Any } else { Mode::Objects };
+    let data = Bytes::from(input.data);
+    let mut cuts: Vec<usize> = input
+        .cuts
+        .iter()
+        .map(|&c| c as usize % (data.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    let whole = run(mode, &data, &[], false);
+    assert_eq!(
+        run(mode, &data, &cuts, input.slices),
+        whole,
+        "chunking changed the result"
+    );
+    let (spans, error) = Reference::split(mode, Limits::default(), &data);
+    let reference: Vec<(u64, u64, Vec<u8>)> = spans
+        .into_iter()
+        .map(|(s, e)| (s, e, data[s as usize..e as usize].to_vec()))
+        .collect();
+    assert_eq!(
+        (reference, error),
+        whole,
+        "fast path and reference disagree"
+    );
+    if mode == Mode::Any && !data.starts_with(&[0xEF]) {
+        let mut theirs = Vec::new();
+        for v in serde_json::Deserializer::from_slice(&data).into_iter::<serde_json::Value>() {
+            match v {
+                Ok(v) => theirs.push(v),
+                Err(_) => return,
+            }
+        }
+        assert!(
+            whole.1.is_none(),
+            "serde_json accepts what the splitter rejects"
+        );
+        let ours: Vec<serde_json::Value> = whole
+            .0
+            .iter()
+            .map(|(_, _, b)| serde_json::from_slice(b).expect("emitted values parse"))
+            .collect();
+        assert_eq!(ours, theirs, "values differ from serde_json");
+    }
+});
