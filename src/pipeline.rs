@@ -224,13 +224,22 @@ impl Stream {
     pub fn finish(mut self, out: &mut Vec<Event>) {
         match std::mem::replace(&mut self.framer, Framer::Undecided) {
             Framer::Sse(d) => {
-                let _ = d.finish(&mut self.sse_items);
+                let end = d.finish(&mut self.sse_items);
                 let items = std::mem::take(&mut self.sse_items);
                 for item in items {
                     if let sse::Item::Event(e) = item {
                         let ty = e.event_type();
                         let ty = (ty != b"message").then(|| Bytes::copy_from_slice(ty));
                         self.payload(ty, e.data().clone(), out);
+                    }
+                }
+                // An event cut off by the end of the stream is not dispatched (WHATWG), but
+                // what it carried is decoded so that an error sent just before a dropped
+                // connection is not lost. The stream is incomplete either way.
+                if let Err(partial) = end {
+                    if !partial.data.is_empty() {
+                        let ty = (!partial.event.is_empty()).then_some(partial.event);
+                        self.payload(ty, partial.data, out);
                     }
                 }
             }

@@ -401,3 +401,22 @@ fn a_call_repeated_after_its_finish_is_not_a_new_call() {
     ]);
     assert_eq!(got, ["call 0 Xk3pQ9rT2 lookup {\"term\":\"x\"}"]);
 }
+
+/// A provider that sends an error event and drops the connection before the blank line:
+/// the error is still reported, and the stream is incomplete.
+#[test]
+fn an_error_event_cut_by_a_dropped_connection_is_not_lost() {
+    let mut s = Stream::new(None);
+    let mut out = Vec::new();
+    s.push(
+        Bytes::from_static(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"),
+        &mut out,
+    );
+    s.finish(&mut out);
+    assert!(
+        out.iter()
+            .any(|e| matches!(e, Event::ProviderError { message, .. } if message == "Overloaded")),
+        "{out:?}"
+    );
+    assert_eq!(out.last(), Some(&Event::End { complete: false }));
+}
