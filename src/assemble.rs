@@ -192,8 +192,6 @@ struct Slot {
     id: String,
     name: String,
     splitter: Option<Splitter>,
-    /// Whether any non-whitespace argument byte arrived.
-    content: bool,
     parts: u32,
     seen: Vec<Vec<u8>>,
     open: bool,
@@ -219,7 +217,6 @@ impl Default for Slot {
             id: String::new(),
             name: String::new(),
             splitter: None,
-            content: false,
             parts: 0,
             seen: Vec::new(),
             open: true,
@@ -511,12 +508,6 @@ impl ToolCallAssembler {
         let Some(splitter) = slot.splitter.as_mut() else {
             return; // already failed
         };
-        if args
-            .bytes()
-            .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            slot.content = true;
-        }
         let mut values = std::mem::take(&mut self.values);
         let r = splitter.push_slice(args.as_bytes(), &mut values);
         for v in values.drain(..) {
@@ -600,7 +591,8 @@ impl ToolCallAssembler {
             return;
         };
         match splitter.finish() {
-            Ok(_) if slot.parts == 0 && !slot.content => {
+            // No error and no object: only whitespace (or nothing) arrived.
+            Ok(_) if slot.parts == 0 => {
                 if cleanly {
                     // "", whitespace, null or missing arguments: {}.
                     out.push(Event::ToolCall(ToolCall {
