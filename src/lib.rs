@@ -3,10 +3,45 @@
 //! Turn the raw bytes of an LLM provider's streaming response into validated tool calls the
 //! moment each arguments object closes — push-based, sans-IO, chunked anywhere.
 //!
-//! This release provides the core layer, [`json::Splitter`]: a strict, incremental JSON
-//! splitter that emits every top-level value the moment its last byte arrives, carrying
-//! its state (depth, string, escape, UTF-8, number) across chunk boundaries and never
-//! re-scanning a byte. Glued values such as `{"a":1}{"b":2}` split losslessly.
+//! The layers, bottom-up, each usable alone, each sans-IO and push-based:
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`scan`] | 64-byte block classification (AVX2 / SSE2 / scalar): the only `unsafe` code |
+//! | [`json`] | [`json::Splitter`]: strict, incremental JSON; each top-level value out on its last byte; glued `{"a":1}{"b":2}` split losslessly |
+//! | [`sse`], [`ndjson`] | WHATWG Server-Sent Events and JSON Lines framing |
+//! | [`provider`] | OpenAI chat (and compatibles), OpenAI Responses, Anthropic, Gemini, Ollama → [`provider::Delta`] |
+//! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
+//! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
+//! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, fall back, surface |
+//!
+//! Most users want [`pipeline::Stream`]:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use toolstream::assemble::Event;
+//! use toolstream::pipeline::Stream;
+//!
+//! let mut stream = Stream::new(None); // the format is detected from the first frames
+//! let mut events = Vec::new();
+//! // Network chunks, cut anywhere (here: inside the arguments' escaped JSON).
+//! for chunk in [
+//!     &b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","[..],
+//!     b"\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Pa",
+//!     b"ris\\\"}\"}}]}}]}\n\ndata: [DONE]\n\n",
+//! ] {
+//!     stream.push(Bytes::copy_from_slice(chunk), &mut events);
+//! }
+//! stream.finish(&mut events);
+//! let call = events.iter().find_map(|e| match e {
+//!     Event::ToolCall(c) => Some(c),
+//!     _ => None,
+//! });
+//! assert_eq!(&call.unwrap().arguments[..], br#"{"city":"Paris"}"#);
+//! assert_eq!(events.last(), Some(&Event::End { complete: true }));
+//! ```
+//!
+//! The splitter alone:
 //!
 //! ```
 //! use bytes::Bytes;
@@ -37,12 +72,14 @@
 //!
 //! ## Crate features
 //!
-//! None yet: the crate builds with `bytes` and `memchr` only.
+//! None: the crate builds with `bytes`, `memchr`, `serde` and `serde_json` (error bodies and
+//! provider envelopes), and nothing is optional yet.
 //!
 //! ## Compile-time configuration
 //!
-//! `--cfg toolstream_disable_simd` will switch off the vector code paths (reserved for the
-//! SIMD scanner; today every path is scalar and safe).
+//! `--cfg toolstream_disable_simd` switches off the vector code in [`scan`] (the portable
+//! scalar classifier is used instead). Miri runs that way; CI runs the whole test suite both
+//! ways.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
