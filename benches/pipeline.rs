@@ -174,5 +174,83 @@ fn bench_pipeline(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_pipeline);
+#[derive(Deserialize)]
+struct EnvChunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<EnvChoice<'a>>,
+}
+#[derive(Deserialize)]
+struct EnvChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<EnvDelta<'a>>,
+}
+#[derive(Deserialize)]
+struct EnvDelta<'a> {
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<EnvCall<'a>>>,
+}
+#[derive(Deserialize)]
+struct EnvCall<'a> {
+    #[serde(borrow, default)]
+    function: Option<EnvFunction<'a>>,
+}
+#[derive(Deserialize)]
+struct EnvFunction<'a> {
+    #[serde(borrow, default)]
+    arguments: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Envelope decoding alone, to choose the envelope parser by measurement: serde_json into
+/// borrowed typed structs (what the decoders use) against simd-json to its tape (a lower
+/// bound for simd-json: no values built), on the same `data:` payloads.
+fn bench_envelopes(c: &mut Criterion) {
+    let (responses, _) = corpus(common::corpus_bytes(100) / 10);
+    let payloads: Vec<Bytes> = responses
+        .iter()
+        .flat_map(|r| {
+            r.split(|&b| b == b'\n')
+                .filter_map(|l| l.strip_prefix(b"data: "))
+                .filter(|l| *l != b"[DONE]")
+                .map(Bytes::copy_from_slice)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let total: usize = payloads.iter().map(Bytes::len).sum();
+    let n = payloads.len();
+    let mut g = c.benchmark_group("envelopes");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+    g.bench_function(BenchmarkId::new("serde_json-borrowed-typed", "each"), |b| {
+        b.iter(|| {
+            let mut k = 0;
+            for p in &payloads {
+                let text = std::str::from_utf8(p).expect("utf-8");
+                let c: EnvChunk<'_> = serde_json::from_str(text).expect("valid");
+                k += c.choices.len();
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("simd-json-tape", "each"), |b| {
+        let mut scratch = Vec::new();
+        let mut buffers = simd_json::Buffers::new(1024);
+        b.iter(|| {
+            let mut k = 0;
+            for p in &payloads {
+                scratch.clear();
+                scratch.extend_from_slice(p);
+                let tape =
+                    simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).expect("valid");
+                std::hint::black_box(&tape);
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_pipeline, bench_envelopes);
 criterion_main!(benches);

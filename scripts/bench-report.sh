@@ -28,6 +28,10 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table pipeline eventsource+serde_json-typed
   echo
+  echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
+  echo
+  table envelopes serde_json-borrowed-typed
+  echo
   echo "## NDJSON decoding"
   echo
   table ndjson serde_json-lines-IgnoredAny
