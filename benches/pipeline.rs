@@ -228,7 +228,12 @@ fn bench_envelopes(c: &mut Criterion) {
             for p in &payloads {
                 let text = std::str::from_utf8(p).expect("utf-8");
                 let c: EnvChunk<'_> = serde_json::from_str(text).expect("valid");
-                k += c.choices.len();
+                for choice in c.choices {
+                    for call in choice.delta.and_then(|d| d.tool_calls).unwrap_or_default() {
+                        std::hint::black_box(call.function.and_then(|f| f.arguments));
+                    }
+                }
+                k += 1;
             }
             assert_eq!(k, n)
         })
