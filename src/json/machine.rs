@@ -334,6 +334,25 @@ impl Machine {
         )
     }
 
+    /// The short-chunk path: when the machine is inside a string and `input` is all plain
+    /// string bytes within the limits, consume it at once and return true (the common case
+    /// of tiny argument deltas in the middle of a string); otherwise touch nothing.
+    #[inline]
+    pub(crate) fn skip_plain(&mut self, input: &[u8]) -> bool {
+        if self.st != St::Str
+            || self.pos + input.len() as u64 > self.check_at
+            || !input.iter().all(|&b| PLAIN[b as usize])
+        {
+            return false;
+        }
+        self.pos += input.len() as u64;
+        #[cfg(test)]
+        {
+            self.examined += input.len() as u64;
+        }
+        true
+    }
+
     /// Whether the machine was inside a value when it failed.
     pub(crate) fn failed_in_value(&self) -> bool {
         self.failed_in_value

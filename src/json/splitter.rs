@@ -8,6 +8,9 @@ use super::error::{Error, Fail, Truncation};
 use super::machine::{Machine, Step};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
+/// Chunks up to this long are first tried on the short-chunk path (plain string bytes).
+const SHORT: usize = 32;
+
 /// One complete top-level JSON value.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Value {
@@ -114,6 +117,10 @@ impl Splitter {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        if chunk.len() <= SHORT && self.m.skip_plain(&chunk) {
+            self.buf.extend_from_slice(&chunk);
+            return Ok(());
+        }
         let base = self.m.offset();
         let mut pos = 0;
         loop {
@@ -162,6 +169,10 @@ impl Splitter {
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
+        }
+        if chunk.len() <= SHORT && self.m.skip_plain(chunk) {
+            self.buf.extend_from_slice(chunk);
+            return Ok(());
         }
         let base = self.m.offset();
         let mut pos = 0;
