@@ -146,16 +146,7 @@ impl Stream {
             Framer::Undecided => {}
             Framer::Sse(d) => {
                 d.push(chunk, &mut self.sse_items);
-                let items = std::mem::take(&mut self.sse_items);
-                for item in &items {
-                    if let sse::Item::Event(e) = item {
-                        let ty = e.event_type();
-                        let ty = (ty != b"message").then(|| Bytes::copy_from_slice(ty));
-                        self.payload(ty, e.data().clone(), out);
-                    }
-                }
-                self.sse_items = items;
-                self.sse_items.clear();
+                self.sse_events(out);
             }
             Framer::Ndjson(d) => {
                 d.push(chunk, &mut self.nd_items);
@@ -180,10 +171,25 @@ impl Stream {
         self.nd_items.clear();
     }
 
-    /// One framed payload.
-    fn payload(&mut self, event: Option<Bytes>, data: Bytes, out: &mut Vec<Event>) {
+    /// The SSE events decoded so far, each as one framed payload (its type, unless the
+    /// default `message`, and its data).
+    fn sse_events(&mut self, out: &mut Vec<Event>) {
+        let mut items = std::mem::take(&mut self.sse_items);
+        for item in items.drain(..) {
+            if let sse::Item::Event(e) = item {
+                let ty = e.event_type();
+                let ty = (ty != b"message").then_some(ty);
+                self.payload(ty, e.data().clone(), out);
+            }
+        }
+        self.sse_items = items;
+    }
+
+    /// One framed payload. The event type is copied only if the payload must wait for
+    /// the format to be detected.
+    fn payload(&mut self, event: Option<&[u8]>, data: Bytes, out: &mut Vec<Event>) {
         if self.decoder.is_none() {
-            match Format::detect(event.as_deref(), &data) {
+            match Format::detect(event, &data) {
                 Some(f) => {
                     self.format = Some(f);
                     self.decoder = Some(provider::Decoder::new(f));
@@ -194,7 +200,7 @@ impl Stream {
                 // Held until the format shows, but not for ever: past a few frames the
                 // payloads are read as OpenAI chat, the lingua franca.
                 None if self.pending.len() < MAX_PENDING => {
-                    self.pending.push((event, data));
+                    self.pending.push((event.map(Bytes::copy_from_slice), data));
                     return;
                 }
                 None => {
@@ -206,7 +212,7 @@ impl Stream {
                 }
             }
         }
-        self.decode(event.as_deref(), &data, out);
+        self.decode(event, &data, out);
     }
 
     fn decode(&mut self, event: Option<&[u8]>, data: &[u8], out: &mut Vec<Event>) {
@@ -225,20 +231,13 @@ impl Stream {
         match std::mem::replace(&mut self.framer, Framer::Undecided) {
             Framer::Sse(d) => {
                 let end = d.finish(&mut self.sse_items);
-                let items = std::mem::take(&mut self.sse_items);
-                for item in items {
-                    if let sse::Item::Event(e) = item {
-                        let ty = e.event_type();
-                        let ty = (ty != b"message").then(|| Bytes::copy_from_slice(ty));
-                        self.payload(ty, e.data().clone(), out);
-                    }
-                }
+                self.sse_events(out);
                 // An event cut off by the end of the stream is not dispatched (WHATWG), but
                 // what it carried is decoded so that an error sent just before a dropped
                 // connection is not lost. The stream is incomplete either way.
                 if let Err(partial) = end {
                     if !partial.data.is_empty() {
-                        let ty = (!partial.event.is_empty()).then_some(partial.event);
+                        let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
                         self.payload(ty, partial.data, out);
                     }
                 }

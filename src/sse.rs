@@ -406,18 +406,7 @@ impl Decoder {
                 } else {
                     pos + 5
                 };
-                out = Some(Item::Event(Event {
-                    event: std::mem::take(&mut self.event),
-                    data: chunk.slice(v..end),
-                    id: if self.last_id.is_empty() {
-                        Bytes::new()
-                    } else {
-                        self.last_id.clone()
-                    },
-                    offset: base + end as u64 + 1,
-                }));
-                self.event_bytes = 0;
-                self.event_start = None;
+                out = Some(self.event_out(chunk.slice(v..end), base + end as u64 + 1));
                 self.pos = end + 2;
                 break;
             }
@@ -620,23 +609,35 @@ impl Decoder {
         }
     }
 
+    /// A blank line at `at`: dispatch the event if it has data; either way the next event
+    /// starts afresh.
     fn dispatch(&mut self, at: u64, out: &mut Option<Item>) {
-        let event = std::mem::take(&mut self.event);
+        match self.take_data() {
+            Some(data) => *out = Some(self.event_out(data, at)),
+            None => {
+                self.event = Bytes::new();
+                self.event_bytes = 0;
+                self.event_start = None;
+            }
+        }
+    }
+
+    /// The dispatched event with `data`, ending the event being built. Shared by the blank
+    /// line and the one-step path for a lone `data:` line.
+    fn event_out(&mut self, data: Bytes, at: u64) -> Item {
         self.event_bytes = 0;
         self.event_start = None;
-        if let Some(data) = self.take_data() {
-            *out = Some(Item::Event(Event {
-                event,
-                data,
-                // An empty id needs no call through the vtable to clone.
-                id: if self.last_id.is_empty() {
-                    Bytes::new()
-                } else {
-                    self.last_id.clone()
-                },
-                offset: at,
-            }));
-        }
+        Item::Event(Event {
+            event: std::mem::take(&mut self.event),
+            data,
+            // An empty id needs no call through the vtable to clone.
+            id: if self.last_id.is_empty() {
+                Bytes::new()
+            } else {
+                self.last_id.clone()
+            },
+            offset: at,
+        })
     }
 
     /// End of stream. Items of fed chunks not yet taken with [`Decoder::next_item`] are

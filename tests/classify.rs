@@ -281,20 +281,25 @@ fn check(v: &V, got: &Verdict, what: &str) {
     );
 }
 
+/// Classify one HTTP vector on its first attempt.
+fn classify_vector(v: &V, policy: &Policy) -> Verdict {
+    classify_http(
+        &HttpFailure {
+            provider: v.provider,
+            status: v.status,
+            headers: v.headers,
+            body: v.body.as_bytes(),
+            attempt: 0,
+        },
+        policy,
+    )
+}
+
 #[test]
 fn http_vectors() {
     let policy = Policy::default();
     for v in HTTP {
-        let got = classify_http(
-            &HttpFailure {
-                provider: v.provider,
-                status: v.status,
-                headers: v.headers,
-                body: v.body.as_bytes(),
-                attempt: 0,
-            },
-            &policy,
-        );
+        let got = classify_vector(v, &policy);
         check(v, &got, "http");
         // Flags follow the action and the documented exceptions.
         assert_eq!(got.should_compress, got.action == Action::Compress);
@@ -651,16 +656,7 @@ fn every_rule_is_hit() {
     let policy = Policy::default();
     let mut hit = BTreeSet::new();
     for v in HTTP {
-        let got = classify_http(
-            &HttpFailure {
-                provider: v.provider,
-                status: v.status,
-                headers: v.headers,
-                body: v.body.as_bytes(),
-                attempt: 0,
-            },
-            &policy,
-        );
+        let got = classify_vector(v, &policy);
         hit.insert(got.rule);
     }
     let stream: &[(Provider, &str)] = &[
