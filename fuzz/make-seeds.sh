@@ -20,6 +20,22 @@ if [ -d "$suite" ]; then
 fi
 printf 'data: a\r\ndata: b\r\rdata: c\n\n: ping\nid: 7\nretry: 100\nevent: x\ndata\n\n' > corpus/sse_chunked/whatwg-mix
 printf '\xef\xbb\xbfdata: bom\n\n' > corpus/sse_chunked/bom
+# The shapes of the tests/sse.rs table, one seed each.
+sse_case() { printf "$2" > "corpus/sse_chunked/$1"; }
+sse_case lf-crlf-cr 'data: A\r\ndata: B\rdata: C\r\n\n'
+sse_case one-space 'data:  a\n\ndata:a\n\n'
+sse_case no-colon 'data\ndata\n\n'
+sse_case event-only 'event: x\n\n'
+sse_case comments ': OPENROUTER PROCESSING\n\n:ping\n'
+sse_case case-names 'Data: a\nDATA: b\ndata : c\n\n'
+sse_case ids 'id: 1\ndata: a\n\nid\ndata: b\n\nid: 7\0x\ndata: c\n\n'
+sse_case retry 'retry: 1500\n\nretry: +5\n\nretry: 1e3\n\nretry: -1\n\nretry: 10 \n\nretry: 99999999999999999999999\n\n'
+sse_case unterminated 'data: a\n\ndata: {"error"'
+sse_case u2028 'data: a\xe2\x80\xa8b\n\n'
+sse_case gemini-crlf 'data: {"candidates":[]}\r\n\r\n'
+sse_case done 'data: {"choices":[]}\n\ndata: [DONE]\n\n'
+sse_case bad-utf8 'data: \xff\xfe\n\n'
+sse_case second-bom '\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n'
 printf '{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}' > corpus/classify/ollama-400
 printf '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' > corpus/classify/anthropic-529
 echo "seeds: $(find corpus -type f | wc -l) files"
