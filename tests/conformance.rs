@@ -54,6 +54,7 @@ fn json_test_suite() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let input = std::fs::read(path).expect("read file");
         let ok = accepted(&input);
+        common::check_token_path(&input);
         match name.as_bytes()[0] {
             b'y' => {
                 y += 1;
@@ -140,8 +141,10 @@ fn in_repo_conformance_cases() {
     ];
     for input in yes {
         assert!(accepted(input), "must accept {:?}", common::show(input));
+        common::check_token_path(input);
     }
     for input in no {
         assert!(!accepted(input), "must reject {:?}", common::show(input));
+        common::check_token_path(input);
     }
 }

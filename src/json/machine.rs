@@ -41,6 +41,12 @@ use super::error::Fail;
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 use crate::scan;
 
+mod fast;
+
+/// At least this many input bytes must be left for [`Machine::feed`] to take the
+/// token-level path ([`Machine::fast`]); shorter tails go byte by byte.
+const FAST_MIN: usize = 16;
+
 /// The outcome of one [`Machine::feed`] call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -55,16 +61,9 @@ pub(crate) enum Step {
 /// Lexical states. See the module comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum St {
-    /// Stream start: a BOM may come.
-    Start,
-    /// Saw `EF` at offset 0.
-    Bom1,
-    /// Saw `EF BB` at offsets 0 and 1.
-    Bom2,
+    // The between-tokens states come first (see `St::between_tokens`).
     /// Between top-level values.
     Top,
-    /// Right after a top-level number or literal.
-    AfterScalar,
     /// A value must come (after `:` or after `,` in an array).
     Value,
     /// After `[`.
@@ -77,6 +76,14 @@ pub(crate) enum St {
     Colon,
     /// After a value inside a container.
     After,
+    /// Stream start: a BOM may come.
+    Start,
+    /// Saw `EF` at offset 0.
+    Bom1,
+    /// Saw `EF BB` at offsets 0 and 1.
+    Bom2,
+    /// Right after a top-level number or literal.
+    AfterScalar,
     /// Inside a string (key or value, see `in_key`).
     Str,
     /// After `\` in a string.
@@ -104,6 +111,11 @@ pub(crate) enum St {
 }
 
 impl St {
+    /// The states [`Machine::fast`] starts from.
+    #[inline]
+    fn between_tokens(self) -> bool {
+        (self as u8) <= St::After as u8
+    }
     fn is_number(self) -> bool {
         matches!(
             self,
@@ -524,6 +536,14 @@ impl Machine {
         let base = self.pos;
         let n = input.len();
         let mut i = 0;
+        if n >= FAST_MIN && self.st.between_tokens() {
+            let (step, j) = self.fast(input, base, 0);
+            if let Some(step) = step {
+                self.pos = base + j as u64;
+                return (step, j);
+            }
+            i = j;
+        }
         while i < n {
             let b = input[i];
             let off = base + i as u64;
@@ -770,6 +790,15 @@ impl Machine {
                 Ok(None) => {
                     if consume {
                         i += 1;
+                    }
+                    // Back to the token-level path once a token is done.
+                    if self.st.between_tokens() && n - i >= FAST_MIN {
+                        let (step, j) = self.fast(input, base, i);
+                        if let Some(step) = step {
+                            self.pos = base + j as u64;
+                            return (step, j);
+                        }
+                        i = j;
                     }
                 }
                 Ok(Some(step)) => {

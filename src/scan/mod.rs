@@ -41,6 +41,77 @@ impl Masks {
     }
 }
 
+/// The classes a string scan needs, one bit per byte of a 64-byte block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StrMasks {
+    /// `"`
+    pub(crate) quote: u64,
+    /// `\`
+    pub(crate) backslash: u64,
+    /// `0x00..=0x1F`
+    pub(crate) control: u64,
+    /// `0x80..=0xFF`
+    pub(crate) non_ascii: u64,
+}
+
+impl From<Masks> for StrMasks {
+    fn from(m: Masks) -> Self {
+        StrMasks {
+            quote: m.quote,
+            backslash: m.backslash,
+            control: m.control,
+            non_ascii: m.non_ascii,
+        }
+    }
+}
+
+/// The string classes of a 64-byte block, with the best implementation this CPU has
+/// (fewer operations than [`classify`]).
+#[inline]
+pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    {
+        x86::string_masks(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    {
+        classify_scalar(block).into()
+    }
+}
+
+/// 16 bytes: the mask of quotes, backslashes and control bytes (bit `i` for byte `i`), and
+/// the mask of non-ASCII bytes. The quick look at the start of a string: most keys and
+/// short values end within 16 bytes.
+#[inline]
+pub(crate) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    {
+        x86::probe16(bytes)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    {
+        probe16_scalar(bytes)
+    }
+}
+
+/// The portable [`probe16`].
+#[cfg_attr(
+    all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+    allow(dead_code)
+)]
+pub(crate) fn probe16_scalar(bytes: &[u8; 16]) -> (u32, u32) {
+    let (mut stops, mut wide) = (0, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            stops |= 1 << i;
+        }
+        if b >= 0x80 {
+            wide |= 1 << i;
+        }
+    }
+    (stops, wide)
+}
+
 /// The portable reference classifier.
 #[cfg_attr(
     all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),

@@ -8,6 +8,43 @@ fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
     v
 }
 
+fn string_implementations(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("dispatch", string_masks(block))];
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    v.extend(x86::string_both(block));
+    v
+}
+
+/// The string classifier and the 16-byte probe against the scalar classifier: every byte
+/// value at every position, on several fillers.
+#[test]
+fn string_masks_and_probe_agree_with_the_scalar_classifier() {
+    for filler in [b'a', 0x00, 0xFF, b'"', b'\\'] {
+        for b in 0..=255u8 {
+            for pos in 0..64 {
+                let mut block = [filler; 64];
+                block[pos] = b;
+                let want = classify_scalar(&block);
+                for (name, got) in string_implementations(&block) {
+                    assert_eq!(
+                        got,
+                        StrMasks::from(want),
+                        "{name}: byte {b:#04x} at {pos} on filler {filler:#04x}"
+                    );
+                }
+                if pos < 16 {
+                    let head: &[u8; 16] = block[..16].try_into().unwrap();
+                    let stops = (want.quote | want.backslash | want.control) as u32 & 0xFFFF;
+                    let wide = want.non_ascii as u32 & 0xFFFF;
+                    assert_eq!(probe16(head), (stops, wide), "probe: {b:#04x} at {pos}");
+                    assert_eq!(probe16_scalar(head), (stops, wide), "scalar probe");
+                }
+            }
+        }
+    }
+}
+
 /// Every byte value at every position of a block, on several fillers, through every
 /// implementation this CPU has, against the scalar reference.
 #[test]

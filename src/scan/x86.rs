@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::Masks;
+use super::{Masks, StrMasks};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -133,6 +133,117 @@ fn classify_sse2(block: &[u8; 64]) -> Masks {
         structural: out[4],
         whitespace: out[5],
     }
+}
+
+/// The string classes of a block (quote, backslash, control, non-ASCII), with the best
+/// implementation this CPU has.
+#[inline]
+pub(super) fn string_masks(block: &[u8; 64]) -> StrMasks {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+        unsafe { string_masks_avx2(block) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { string_masks_sse2(block) }
+    }
+}
+
+/// The four string classes of 16 or 32 bytes, as movemask bits.
+macro_rules! string_lanes {
+    ($x:expr, $set1:ident, $cmpeq:ident, $max:ident, $movemask:ident) => {{
+        let x = $x;
+        [
+            $movemask($cmpeq(x, $set1(b'"' as i8))) as u32 as u64,
+            $movemask($cmpeq(x, $set1(b'\\' as i8))) as u32 as u64,
+            $movemask($cmpeq($max(x, $set1(0x1F)), $set1(0x1F))) as u32 as u64,
+            $movemask(x) as u32 as u64,
+        ]
+    }};
+}
+
+#[target_feature(enable = "avx2")]
+fn string_masks_avx2(block: &[u8; 64]) -> StrMasks {
+    let p = block.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
+    // 32..64 of it.
+    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    let l = string_lanes!(
+        lo,
+        _mm256_set1_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_max_epu8,
+        _mm256_movemask_epi8
+    );
+    let h = string_lanes!(
+        hi,
+        _mm256_set1_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_max_epu8,
+        _mm256_movemask_epi8
+    );
+    StrMasks {
+        quote: l[0] | (h[0] << 32),
+        backslash: l[1] | (h[1] << 32),
+        control: l[2] | (h[2] << 32),
+        non_ascii: l[3] | (h[3] << 32),
+    }
+}
+
+#[target_feature(enable = "sse2")]
+fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
+    let p = block.as_ptr() as *const __m128i;
+    let mut out = [0u64; 4];
+    for lane in 0..4 {
+        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
+        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
+        let m = string_lanes!(
+            x,
+            _mm_set1_epi8,
+            _mm_cmpeq_epi8,
+            _mm_max_epu8,
+            _mm_movemask_epi8
+        );
+        for k in 0..4 {
+            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
+        }
+    }
+    StrMasks {
+        quote: out[0],
+        backslash: out[1],
+        control: out[2],
+        non_ascii: out[3],
+    }
+}
+
+/// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII
+/// bytes. SSE2 only (the x86_64 baseline), so it inlines into any caller.
+#[inline]
+pub(super) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { probe16_sse2(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn probe16_sse2(bytes: &[u8; 16]) -> (u32, u32) {
+    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
+    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
+    let q = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+    let b = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+    let c = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+    let stops = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) as u32;
+    (stops & 0xFFFF, _mm_movemask_epi8(x) as u32 & 0xFFFF)
+}
+
+#[cfg(test)]
+pub(super) fn string_both(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let mut v = vec![("sse2", unsafe { string_masks_sse2(block) })];
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 support was just checked.
+        v.push(("avx2", unsafe { string_masks_avx2(block) }));
+    }
+    v
 }
 
 #[cfg(test)]

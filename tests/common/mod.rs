@@ -149,3 +149,46 @@ pub fn show(b: &[u8]) -> String {
         s.into_owned()
     }
 }
+
+/// Wrap `doc` so that the splitter's token-level path (entered only with at least 16 bytes
+/// of input left) reads it: after padding, as an array element, as an object member, and
+/// glued after an object. Each wrapped input is run whole, split at every offset, and with
+/// small limits, and compared with the reference machine.
+pub fn check_token_path(doc: &[u8]) {
+    let pad = b"                                        ";
+    let wrappers: [(&[u8], &[u8]); 5] = [
+        (b"", pad),
+        (pad, pad),
+        (b"[", b"]                                        "),
+        (
+            b"{\"padding key\":\"padding value\",\"v\":",
+            b"}                                        ",
+        ),
+        (b"{\"a\":[1,2.5e3,true,null,\"x\"]}", pad),
+    ];
+    let small = Limits::default()
+        .max_depth(3)
+        .max_number_bytes(4)
+        .max_string_bytes(8)
+        .max_value_bytes(48);
+    for (before, after) in wrappers {
+        let input = Bytes::from([before, doc, after].concat());
+        for limits in [Limits::default(), small] {
+            let want = run_reference(Mode::Any, limits, &input);
+            assert_eq!(
+                run_cuts(Mode::Any, limits, &input, &[]),
+                want,
+                "token path, whole, {limits:?}, on {:?}",
+                show(&input)
+            );
+            for k in 1..input.len() {
+                assert_eq!(
+                    run_cuts(Mode::Any, limits, &input, &[k]),
+                    want,
+                    "token path, split at {k}, {limits:?}, on {:?}",
+                    show(&input)
+                );
+            }
+        }
+    }
+}

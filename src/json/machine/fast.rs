@@ -1,0 +1,455 @@
+//! The token-level path of the [`Machine`]: one dispatch per token instead of one per byte.
+//!
+//! [`Machine::fast`] runs while the machine sits *between tokens* (states `Top`, `Value`,
+//! `ArrFirst`, `ObjFirst`, `Key`, `Colon`, `After`) and enough input is left. It reads a
+//! whole token at a time — a string by 64-byte blocks (simple escapes included), `\u`
+//! escapes and UTF-8 runs at once, a number or a literal in a tight loop, a structural byte
+//! with its whitespace — and keeps the container stack exactly as the byte machine does.
+//!
+//! It is a *recogniser* only: it never reports an error itself. Whenever a token is not
+//! plainly valid and complete inside the input and the limits — the input ends inside it,
+//! a limit is near, a byte is wrong, a top-level value is not an object or an array — it
+//! stops and hands the machine back in the exact state the byte machine would have had
+//! there: at the token's first byte in the state before it, or, inside a string, at the
+//! last point that is not inside an escape or a UTF-8 sequence (state `Str`). The byte
+//! machine then goes on from there, so every error, offset, limit and partial state is the
+//! byte machine's own. Handing over at a token's first byte re-reads at most that token's
+//! bytes, once, and only when the input ends inside it (numbers and literals are bounded
+//! by the number limit and 5 bytes; strings hand over at their last safe point, not at their
+//! start).
+
+use super::{is_ws, Machine, St, Step, SIMPLE_ESCAPE};
+use crate::json::Mode;
+use crate::scan;
+
+/// Where a string scan stopped.
+enum StrEnd {
+    /// The closing quote is at this index.
+    Closed(usize),
+    /// The byte machine must go on from this index, which is not inside an escape or a
+    /// UTF-8 sequence.
+    Stop(usize),
+}
+
+#[inline]
+fn hex4(input: &[u8], at: usize) -> Option<u32> {
+    let mut v = 0u32;
+    for &b in &input[at..at + 4] {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | d as u32;
+    }
+    Some(v)
+}
+
+/// A `\u` escape whose backslash is at `j`, entirely before `bound` and valid (a high
+/// surrogate must be followed by an escaped low one): the index after it.
+#[inline]
+fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
+    if bound - j < 6 {
+        return None;
+    }
+    let cp = hex4(input, j + 2)?;
+    match cp {
+        0xD800..=0xDBFF => {
+            if bound - j < 12 || input[j + 6] != b'\\' || input[j + 7] != b'u' {
+                return None;
+            }
+            let low = hex4(input, j + 8)?;
+            (0xDC00..=0xDFFF).contains(&low).then_some(j + 12)
+        }
+        0xDC00..=0xDFFF => None,
+        _ => Some(j + 6),
+    }
+}
+
+/// Scan string content from `from` (just after the opening quote, or a safe point) up to
+/// `bound`, which no byte of the content may reach.
+///
+/// Whole 64-byte blocks are classified at once; the escaped bytes of a block (found with
+/// [`scan::escaped`], carried from block to block) are checked in place — simple escapes,
+/// and `\u` escapes with their four hex digits and surrogate pairing — so a block only
+/// stops the scan at its closing quote or at a byte that is wrong. Non-ASCII bytes do not
+/// stop it: the content is validated as UTF-8 once, at the end, if it had any (escapes are
+/// ASCII, so the raw content must be valid UTF-8 as it stands).
+#[inline]
+fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
+    let mut j = from;
+    let mut carry = 0u64;
+    // The `u` of a low-surrogate escape already checked with its high half.
+    let mut skip_u = usize::MAX;
+    let mut wide = 0u64;
+    let end = 'scan: {
+        // Most keys and short values end within 16 bytes: one look.
+        if bound - j >= 16 {
+            let Ok(head) = <&[u8; 16]>::try_from(&input[j..j + 16]) else {
+                unreachable!("16 bytes")
+            };
+            let (stops, wide16) = scan::probe16(head);
+            let p = stops.trailing_zeros() as usize;
+            if p < 16 && head[p] == b'"' {
+                wide = (wide16 & ((1 << p) - 1)) as u64;
+                break 'scan StrEnd::Closed(j + p);
+            }
+        }
+        while bound - j >= 64 {
+            let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
+                break;
+            };
+            let m = scan::string_masks(block);
+            wide |= m.non_ascii;
+            if (m.quote | m.backslash | m.control | carry) == 0 {
+                j += 64;
+                continue;
+            }
+            let esc = scan::escaped(m.backslash, &mut carry);
+            let stops = (m.quote | m.control) & !esc;
+            let first = stops.trailing_zeros() as usize; // 64 when none
+            let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
+            let mut e = esc & below;
+            while e != 0 {
+                let p = e.trailing_zeros() as usize;
+                e &= e - 1;
+                let c = block[p];
+                if SIMPLE_ESCAPE[c as usize] {
+                    continue;
+                }
+                // `q - 1` is the backslash (in the previous block when `p` is 0).
+                let q = j + p;
+                if c != b'u' {
+                    break 'scan StrEnd::Stop(q - 1);
+                }
+                if q == skip_u {
+                    continue;
+                }
+                match unicode_escape(input, q - 1, bound) {
+                    Some(k) if k - (q - 1) == 12 => skip_u = q + 6,
+                    Some(_) => {}
+                    None => break 'scan StrEnd::Stop(q - 1),
+                }
+            }
+            if first < 64 {
+                break 'scan if block[first] == b'"' {
+                    StrEnd::Closed(j + first)
+                } else {
+                    StrEnd::Stop(j + first)
+                };
+            }
+            j += 64;
+        }
+        // The tail, byte by byte; a backslash that ended the last block starts it.
+        j -= carry as usize;
+        while j < bound {
+            match input[j] {
+                b'"' => break 'scan StrEnd::Closed(j),
+                b'\\' => {
+                    if bound - j < 2 {
+                        break 'scan StrEnd::Stop(j);
+                    }
+                    let c = input[j + 1];
+                    if SIMPLE_ESCAPE[c as usize] {
+                        j += 2;
+                    } else if c == b'u' && j + 1 == skip_u {
+                        j += 6;
+                    } else if c == b'u' {
+                        match unicode_escape(input, j, bound) {
+                            Some(k) => j = k,
+                            None => break 'scan StrEnd::Stop(j),
+                        }
+                    } else {
+                        break 'scan StrEnd::Stop(j);
+                    }
+                }
+                0x00..=0x1F => break 'scan StrEnd::Stop(j),
+                b => {
+                    wide |= (b >> 7) as u64;
+                    j += 1;
+                }
+            }
+        }
+        StrEnd::Stop(bound)
+    };
+    if wide == 0 {
+        return end;
+    }
+    let upto = match end {
+        StrEnd::Closed(q) | StrEnd::Stop(q) => q,
+    };
+    match std::str::from_utf8(&input[from..upto]) {
+        Ok(_) => end,
+        // The first bad or incomplete sequence starts at a byte >= 0x80, never inside an
+        // escape: a safe point.
+        Err(err) => StrEnd::Stop(from + err.valid_up_to()),
+    }
+}
+
+/// A number starting at `i`: the index of the byte after it, when the number is plainly
+/// valid and that byte is inside the input and cannot continue or spoil it.
+#[inline]
+fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
+    let digits = |mut j: usize| {
+        while j < lim && input[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let mut j = i;
+    if input[j] == b'-' {
+        j += 1;
+    }
+    match input.get(j) {
+        Some(b'0') => j += 1,
+        Some(b'1'..=b'9') => j = digits(j + 1),
+        _ => return None,
+    }
+    if j < lim && input[j] == b'.' {
+        let k = digits(j + 1);
+        if k == j + 1 {
+            return None;
+        }
+        j = k;
+    }
+    if j < lim && matches!(input[j], b'e' | b'E') {
+        let mut k = j + 1;
+        if k < lim && matches!(input[k], b'+' | b'-') {
+            k += 1;
+        }
+        let m = digits(k);
+        if m == k {
+            return None;
+        }
+        j = m;
+    }
+    // The delimiter must be there, and must be a byte the byte machine would also take
+    // as the end of the number (not a digit after a leading zero, a second '.', ...).
+    if j >= lim || matches!(input[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+        return None;
+    }
+    Some(j)
+}
+
+impl Machine {
+    /// The token-level path (see the module comment), from index `i` of `input`, whose
+    /// byte 0 is at absolute offset `base`. The machine must be in a between-tokens state.
+    /// Returns a completed top-level value, or `None` when it handed the machine back (its
+    /// state saved, `pos` not updated) at the returned index.
+    pub(super) fn fast(&mut self, input: &[u8], base: u64, mut i: usize) -> (Option<Step>, usize) {
+        let n = input.len();
+        let mut st = self.st;
+        // No byte at or past `lim` is read: the input's end, or the value limit.
+        let mut lim = if st == St::Top {
+            n
+        } else {
+            self.value_limit.saturating_sub(base).min(n as u64) as usize
+        };
+        let entry = i;
+        // Hand the machine back at `$at` in state `$st`; `$seen` is how far this path
+        // read (bytes it read past `$at` will be examined again).
+        macro_rules! stop {
+            ($st:expr, $at:expr, $seen:expr) => {{
+                self.st = $st;
+                #[cfg(test)]
+                {
+                    self.examined += ($seen as usize).max($at).saturating_sub(entry) as u64;
+                }
+                return (None, $at);
+            }};
+        }
+        loop {
+            while i < lim && is_ws(input[i]) {
+                i += 1;
+            }
+            if i >= lim {
+                stop!(st, i, i);
+            }
+            let b = input[i];
+            match st {
+                St::Top => {
+                    let ok = match b {
+                        b'{' => true,
+                        b'[' => self.mode == Mode::Any,
+                        _ => false,
+                    };
+                    let off = base + i as u64;
+                    if !ok || self.limits.max_value_bytes == 0 {
+                        stop!(St::Top, i, i);
+                    }
+                    self.value_start = off;
+                    self.value_limit = off.saturating_add(self.limits.max_value_bytes);
+                    self.check_at = self.value_limit.min(self.str_limit);
+                    lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
+                    self.push_level(b == b'{');
+                    st = if b == b'{' {
+                        St::ObjFirst
+                    } else {
+                        St::ArrFirst
+                    };
+                    i += 1;
+                }
+                St::ObjFirst | St::Key => {
+                    if b == b'"' {
+                        match self.fast_string(input, base, i, lim) {
+                            Ok(j) => {
+                                i = j;
+                                st = St::Colon;
+                            }
+                            Err(at) => {
+                                self.in_key = true;
+                                self.str_handover(base, i);
+                                stop!(St::Str, at, lim.min(at + 12));
+                            }
+                        }
+                    } else if b == b'}' && st == St::ObjFirst {
+                        i += 1;
+                        if let Some(step) = self.close(base + i as u64) {
+                            return self.fast_done(step, i, entry);
+                        }
+                        st = St::After;
+                    } else {
+                        stop!(st, i, i);
+                    }
+                }
+                St::Colon => {
+                    if b != b':' {
+                        stop!(st, i, i);
+                    }
+                    i += 1;
+                    st = St::Value;
+                }
+                St::Value | St::ArrFirst => match b {
+                    b'"' => match self.fast_string(input, base, i, lim) {
+                        Ok(j) => {
+                            i = j;
+                            st = St::After;
+                        }
+                        Err(at) => {
+                            self.in_key = false;
+                            self.str_handover(base, i);
+                            stop!(St::Str, at, lim.min(at + 12));
+                        }
+                    },
+                    b'{' | b'[' => {
+                        if self.depth >= self.limits.max_depth {
+                            stop!(st, i, i);
+                        }
+                        self.push_level(b == b'{');
+                        st = if b == b'{' {
+                            St::ObjFirst
+                        } else {
+                            St::ArrFirst
+                        };
+                        i += 1;
+                    }
+                    b']' if st == St::ArrFirst => {
+                        i += 1;
+                        if let Some(step) = self.close(base + i as u64) {
+                            return self.fast_done(step, i, entry);
+                        }
+                        st = St::After;
+                    }
+                    b'-' | b'0'..=b'9' => {
+                        let max = self.limits.max_number_bytes.min(lim as u64) as usize;
+                        match scan_number(input, i, lim) {
+                            Some(j) if j - i <= max => {
+                                i = j;
+                                st = St::After;
+                            }
+                            _ => stop!(st, i, lim.min(i + max + 1)),
+                        }
+                    }
+                    b't' | b'f' | b'n' => {
+                        let lit: &[u8] = match b {
+                            b't' => b"true",
+                            b'f' => b"false",
+                            _ => b"null",
+                        };
+                        if lim - i >= lit.len() && &input[i..i + lit.len()] == lit {
+                            i += lit.len();
+                            st = St::After;
+                        } else {
+                            stop!(st, i, lim.min(i + lit.len()));
+                        }
+                    }
+                    _ => stop!(st, i, i),
+                },
+                St::After => {
+                    let object = self.top_is_object();
+                    match b {
+                        b',' => {
+                            i += 1;
+                            st = if object { St::Key } else { St::Value };
+                        }
+                        b'}' | b']' if (b == b'}') == object => {
+                            i += 1;
+                            if let Some(step) = self.close(base + i as u64) {
+                                return self.fast_done(step, i, entry);
+                            }
+                            st = St::After;
+                        }
+                        _ => stop!(st, i, i),
+                    }
+                }
+                _ => stop!(st, i, i),
+            }
+        }
+    }
+
+    /// A string whose opening quote is at `i`: `Ok` with the index after its closing quote
+    /// when the whole string is valid, inside the input and inside the string limit; else
+    /// `Err` with the last safe point, where the byte machine must go on.
+    #[inline]
+    fn fast_string(&self, input: &[u8], base: u64, i: usize, lim: usize) -> Result<usize, usize> {
+        // No content byte may reach the string limit; its closing quote may sit on it.
+        let limit = (base + i as u64).saturating_add(1 + self.limits.max_string_bytes);
+        let bound = limit.saturating_sub(base).min(lim as u64) as usize;
+        match scan_string(input, i + 1, bound) {
+            StrEnd::Closed(q) => Ok(q + 1),
+            StrEnd::Stop(j) if j == bound && j < lim && input[j] == b'"' => Ok(j + 1),
+            StrEnd::Stop(j) => Err(j),
+        }
+    }
+
+    /// Hand over inside the string opened at `i`: its limit, as the byte machine sets it.
+    #[cold]
+    fn str_handover(&mut self, base: u64, i: usize) {
+        self.str_limit = (base + i as u64).saturating_add(1 + self.limits.max_string_bytes);
+        self.check_at = self.value_limit.min(self.str_limit);
+    }
+
+    /// Push one container level (the depth limit was checked).
+    #[inline]
+    fn push_level(&mut self, object: bool) {
+        let level = self.depth as usize;
+        let word = level / 64;
+        if word == self.stack.len() {
+            self.stack.push(0);
+        }
+        let mask = 1u64 << (level % 64);
+        if object {
+            self.stack[word] |= mask;
+        } else {
+            self.stack[word] &= !mask;
+        }
+        self.depth += 1;
+    }
+
+    /// Close the innermost container; `end` is the offset just past its closing byte.
+    #[inline]
+    fn close(&mut self, end: u64) -> Option<Step> {
+        self.depth -= 1;
+        self.value_done(end, false)
+    }
+
+    #[inline]
+    fn fast_done(&mut self, step: Step, i: usize, _entry: usize) -> (Option<Step>, usize) {
+        #[cfg(test)]
+        {
+            self.examined += (i - _entry) as u64;
+        }
+        (Some(step), i)
+    }
+}
