@@ -43,6 +43,8 @@ use crate::scan;
 
 mod fast;
 
+pub(super) use fast::{scan_number, scan_string, StrEnd};
+
 /// At least this many input bytes must be left for [`Machine::feed`] to take the
 /// token-level path ([`Machine::fast`]); shorter tails go byte by byte.
 const FAST_MIN: usize = 16;

@@ -14,6 +14,7 @@
 //! The lower layer, the byte-level state machine, never allocates except for its container
 //! stack (one bit per level); the [`Splitter`] adds the ownership of bytes on top of it.
 
+pub(crate) mod cursor;
 mod error;
 mod machine;
 #[doc(hidden)]

@@ -132,7 +132,7 @@ impl Decoder {
             "message_stop" => out.push(Delta::Done),
             "error" => {
                 if let Some(err) = ev.error {
-                    out.push(error_delta(err));
+                    out.push(error_delta(err.get()));
                 }
             }
             _ => {} // message_start, ping and anything new

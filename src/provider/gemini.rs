@@ -108,7 +108,7 @@ impl Decoder {
             }
         };
         if let Some(err) = chunk.error {
-            out.push(error_delta(err));
+            out.push(error_delta(err.get()));
         }
         for cand in chunk.candidates.unwrap_or_default() {
             let c = cand.index.unwrap_or(0);

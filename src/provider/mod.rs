@@ -314,8 +314,8 @@ pub(crate) fn malformed(payload: &[u8], e: &serde_json::Error) -> Delta {
 }
 
 /// An error object inside a payload.
-pub(crate) fn error_delta(err: &serde_json::value::RawValue) -> Delta {
-    let v: serde_json::Value = serde_json::from_str(err.get()).unwrap_or_default();
+pub(crate) fn error_delta(err: &str) -> Delta {
+    let v: serde_json::Value = serde_json::from_str(err).unwrap_or_default();
     let message = match &v {
         serde_json::Value::String(s) => s.clone(),
         other => other
@@ -333,7 +333,7 @@ pub(crate) fn error_delta(err: &serde_json::value::RawValue) -> Delta {
     Delta::Error {
         status,
         message,
-        body: err.get().to_string(),
+        body: err.to_string(),
     }
 }
 

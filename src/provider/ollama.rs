@@ -64,7 +64,7 @@ impl Decoder {
             }
         };
         if let Some(err) = line.error {
-            out.push(error_delta(err));
+            out.push(error_delta(err.get()));
         }
         if let Some(m) = line.message {
             if let Some(t) = m.content.filter(|t| !t.is_empty()) {

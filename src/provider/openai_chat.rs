@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_delta, non_empty, parse, Delta, FinishReason};
+use crate::json::cursor::{Bad, Cursor};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -83,61 +84,266 @@ pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
 pub struct Decoder {}
 
 impl Decoder {
-    /// Decode one `data:` payload.
+    /// Decode one `data:` payload. The envelope is read in one pass with the strict
+    /// [`Cursor`] (keys compared as bytes, unknown fields skipped but validated);
+    /// [`decode_reference`] is the same decoder written with serde, kept as the oracle the
+    /// tests compare it with.
     pub fn decode(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
         let trimmed = payload.trim_ascii();
         if trimmed == b"[DONE]" {
             out.push(Delta::Done);
             return;
         }
-        let chunk: Chunk<'_> = match parse(trimmed) {
-            Ok(c) => c,
-            Err(d) => {
-                out.push(d);
+        let text = match std::str::from_utf8(trimmed) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(undecodable(trimmed, &e));
                 return;
             }
         };
-        if let Some(err) = chunk.error {
-            out.push(error_delta(err));
+        let mark = out.len();
+        if let Err(bad) = read_chunk(text, out) {
+            out.truncate(mark);
+            out.push(undecodable(
+                trimmed,
+                &format_args!("{} at byte {}", bad.what, bad.offset),
+            ));
         }
-        for choice in chunk.choices.unwrap_or_default() {
-            let c = choice.index.unwrap_or(0);
-            if let Some(delta) = choice.delta {
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push(Delta::Text {
-                        choice: c,
-                        text: text.into_owned(),
-                    });
+    }
+}
+
+fn undecodable(payload: &[u8], why: &dyn std::fmt::Display) -> Delta {
+    Delta::Error {
+        status: None,
+        message: format!("undecodable payload: {why}"),
+        body: String::from_utf8_lossy(payload).into_owned(),
+    }
+}
+
+fn set_choice(d: &mut Delta, c: u32) {
+    if let Delta::Text { choice, .. } | Delta::Call { choice, .. } = d {
+        *choice = c;
+    }
+}
+
+/// A whole `chat.completion.chunk`. Deltas come out in the reference's order: an `error`
+/// first, then each choice (its text, its calls, its finish), then usage.
+fn read_chunk(text: &str, out: &mut Vec<Delta>) -> Result<(), Bad> {
+    let mark = out.len();
+    let mut c = Cursor::new(text);
+    let (mut error, mut usage, mut groq_usage) = (None, None, None);
+    let mut m = c.object()?;
+    while let Some(k) = c.key(&mut m)? {
+        match &*k.name() {
+            "choices" => {
+                if !c.null()? {
+                    let mut e = c.array()?;
+                    while c.element(&mut e)? {
+                        read_choice(&mut c, out)?;
+                    }
                 }
-                for call in delta.tool_calls.unwrap_or_default() {
-                    let (name, arguments) = match call.function {
-                        Some(f) => (non_empty(f.name), arguments_text(f.arguments)),
-                        None => (None, None),
+            }
+            "usage" => usage = raw_or_null(&mut c)?,
+            "error" => error = raw_or_null(&mut c)?,
+            "x_groq" => {
+                if c.null()? {
+                    continue;
+                }
+                let mut g = c.object()?;
+                while let Some(k) = c.key(&mut g)? {
+                    if k.is("usage") {
+                        groq_usage = raw_or_null(&mut c)?;
+                    } else {
+                        c.skip()?;
+                    }
+                }
+            }
+            _ => {
+                c.skip()?;
+            }
+        }
+    }
+    c.end()?;
+    if let Some(err) = error {
+        out.insert(mark, error_delta(err));
+    }
+    if let Some(u) = usage.or(groq_usage) {
+        out.push(Delta::Usage { raw: u.to_string() });
+    }
+    Ok(())
+}
+
+/// A value's raw text, or `None` for `null`.
+fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Result<Option<&'a str>, Bad> {
+    if c.null()? {
+        Ok(None)
+    } else {
+        c.skip().map(Some)
+    }
+}
+
+fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+    let mark = out.len();
+    let (mut index, mut finish) = (None, None);
+    let mut m = c.object()?;
+    while let Some(k) = c.key(&mut m)? {
+        match &*k.name() {
+            "index" => index = c.opt_u32()?,
+            "delta" => {
+                if !c.null()? {
+                    read_message(c, out)?;
+                }
+            }
+            "finish_reason" => finish = c.opt_string()?.map(|s| s.cow()),
+            _ => {
+                c.skip()?;
+            }
+        }
+    }
+    let ci = index.unwrap_or(0);
+    for d in &mut out[mark..] {
+        set_choice(d, ci);
+    }
+    if let Some(raw) = finish {
+        out.push(Delta::Finish {
+            choice: ci,
+            reason: FinishReason::from_raw(&raw),
+            raw: raw.into_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn read_message(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+    let mark = out.len();
+    let mut m = c.object()?;
+    while let Some(k) = c.key(&mut m)? {
+        let k = k.name();
+        if k == "content" {
+            if let Some(text) = c.opt_string()?.filter(|s| !s.raw.is_empty()) {
+                let d = Delta::Text {
+                    choice: 0,
+                    text: text.cow().into_owned(),
+                };
+                // Text comes before the calls, whatever the key order.
+                out.insert(mark, d);
+            }
+        } else if k == "tool_calls" {
+            if !c.null()? {
+                let mut e = c.array()?;
+                while c.element(&mut e)? {
+                    read_call(c, out)?;
+                }
+            }
+        } else {
+            c.skip()?;
+        }
+    }
+    Ok(())
+}
+
+fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+    let (mut index, mut id, mut name, mut arguments) = (None, None, None, None);
+    let mut m = c.object()?;
+    while let Some(k) = c.key(&mut m)? {
+        let k = k.name();
+        if k == "index" {
+            index = c.opt_u32()?;
+        } else if k == "id" {
+            id = c.opt_string()?.map(|s| s.cow());
+        } else if k == "function" {
+            if c.null()? {
+                continue;
+            }
+            let mut f = c.object()?;
+            while let Some(k) = c.key(&mut f)? {
+                let k = k.name();
+                if k == "name" {
+                    name = c.opt_string()?.map(|s| s.cow());
+                } else if k == "arguments" {
+                    arguments = match c.peek() {
+                        Some(b'"') => Some(c.string()?.cow().into_owned()),
+                        _ if c.null()? => None,
+                        // Some servers send the object itself.
+                        _ => Some(c.skip()?.to_string()),
                     };
-                    out.push(Delta::Call {
-                        choice: c,
-                        index: call.index,
-                        id: non_empty(call.id),
-                        name,
-                        arguments,
-                        complete: false,
-                    });
+                } else {
+                    c.skip()?;
                 }
             }
-            if let Some(raw) = choice.finish_reason {
-                out.push(Delta::Finish {
+        } else {
+            c.skip()?;
+        }
+    }
+    out.push(Delta::Call {
+        choice: 0,
+        index,
+        id: non_empty(id),
+        name: non_empty(name),
+        arguments,
+        complete: false,
+    });
+    Ok(())
+}
+
+/// The same decoder written with serde_json into borrowed typed structs: the oracle for
+/// [`Decoder::decode`] in the tests (not meant for use). The two differ only where serde is
+/// laxer or stricter than JSON itself: serde rejects a repeated key and accepts an array
+/// in place of an object; the cursor reads repeated keys in order and wants objects.
+#[doc(hidden)]
+pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
+    let trimmed = payload.trim_ascii();
+    if trimmed == b"[DONE]" {
+        out.push(Delta::Done);
+        return;
+    }
+    let chunk: Chunk<'_> = match parse(trimmed) {
+        Ok(c) => c,
+        Err(d) => {
+            out.push(d);
+            return;
+        }
+    };
+    if let Some(err) = chunk.error {
+        out.push(error_delta(err.get()));
+    }
+    for choice in chunk.choices.unwrap_or_default() {
+        let c = choice.index.unwrap_or(0);
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                out.push(Delta::Text {
                     choice: c,
-                    reason: FinishReason::from_raw(&raw),
-                    raw: raw.into_owned(),
+                    text: text.into_owned(),
+                });
+            }
+            for call in delta.tool_calls.unwrap_or_default() {
+                let (name, arguments) = match call.function {
+                    Some(f) => (non_empty(f.name), arguments_text(f.arguments)),
+                    None => (None, None),
+                };
+                out.push(Delta::Call {
+                    choice: c,
+                    index: call.index,
+                    id: non_empty(call.id),
+                    name,
+                    arguments,
+                    complete: false,
                 });
             }
         }
-        if let Some(u) = chunk.usage.or(chunk.x_groq.and_then(|x| x.usage)) {
-            if u.get() != "null" {
-                out.push(Delta::Usage {
-                    raw: u.get().to_string(),
-                });
-            }
+        if let Some(raw) = choice.finish_reason {
+            out.push(Delta::Finish {
+                choice: c,
+                reason: FinishReason::from_raw(&raw),
+                raw: raw.into_owned(),
+            });
+        }
+    }
+    if let Some(u) = chunk.usage.or(chunk.x_groq.and_then(|x| x.usage)) {
+        if u.get() != "null" {
+            out.push(Delta::Usage {
+                raw: u.get().to_string(),
+            });
         }
     }
 }

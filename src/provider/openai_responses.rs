@@ -134,7 +134,7 @@ impl Decoder {
                     // response.failed repeats what an `error` event may already have sent.
                     if !self.saw_error {
                         self.saw_error = true;
-                        out.push(error_delta(err));
+                        out.push(error_delta(err.get()));
                     }
                 }
                 let raw = match kind.as_str() {
@@ -160,7 +160,7 @@ impl Decoder {
                 self.saw_error = true;
                 // The error is either nested (`"error": {...}`) or the event itself.
                 out.push(match ev.error.filter(|e| e.get() != "null") {
-                    Some(err) => error_delta(err),
+                    Some(err) => error_delta(err.get()),
                     None => Delta::Error {
                         status: None,
                         message: ev.message.map(Cow::into_owned).unwrap_or_default(),

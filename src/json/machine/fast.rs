@@ -23,9 +23,10 @@ use crate::json::Mode;
 use crate::scan;
 
 /// Where a string scan stopped.
-enum StrEnd {
-    /// The closing quote is at this index.
-    Closed(usize),
+pub(in crate::json) enum StrEnd {
+    /// The closing quote is at this index; the flag says whether the content has an
+    /// escape.
+    Closed(usize, bool),
     /// The byte machine must go on from this index, which is not inside an escape or a
     /// UTF-8 sequence.
     Stop(usize),
@@ -76,26 +77,39 @@ fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
 /// stops the scan at its closing quote or at a byte that is wrong. Non-ASCII bytes do not
 /// stop it: the content is validated as UTF-8 once, at the end, if it had any (escapes are
 /// ASCII, so the raw content must be valid UTF-8 as it stands).
-#[inline]
-fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
+///
+/// `UTF8`: whether to validate UTF-8 (a caller that checked its whole text already need
+/// not).
+#[inline(always)]
+pub(in crate::json) fn scan_string<const UTF8: bool>(
+    input: &[u8],
+    from: usize,
+    bound: usize,
+) -> StrEnd {
+    // Most keys and short values end within 16 bytes: one look, inline.
+    if bound - from >= 16 {
+        let Ok(head) = <&[u8; 16]>::try_from(&input[from..from + 16]) else {
+            unreachable!("16 bytes")
+        };
+        let (stops, wide) = scan::probe16(head);
+        let p = stops.trailing_zeros() as usize;
+        if p < 16 && head[p] == b'"' && (!UTF8 || wide & ((1 << p) - 1) == 0) {
+            return StrEnd::Closed(from + p, false);
+        }
+    }
+    scan_string_long::<UTF8>(input, from, bound)
+}
+
+/// [`scan_string`] past its first look: blocks, escapes, the tail, UTF-8.
+#[inline(never)]
+fn scan_string_long<const UTF8: bool>(input: &[u8], from: usize, bound: usize) -> StrEnd {
     let mut j = from;
+    let mut saw_escape = false;
     let mut carry = 0u64;
     // The `u` of a low-surrogate escape already checked with its high half.
     let mut skip_u = usize::MAX;
     let mut wide = 0u64;
     let end = 'scan: {
-        // Most keys and short values end within 16 bytes: one look.
-        if bound - j >= 16 {
-            let Ok(head) = <&[u8; 16]>::try_from(&input[j..j + 16]) else {
-                unreachable!("16 bytes")
-            };
-            let (stops, wide16) = scan::probe16(head);
-            let p = stops.trailing_zeros() as usize;
-            if p < 16 && head[p] == b'"' {
-                wide = (wide16 & ((1 << p) - 1)) as u64;
-                break 'scan StrEnd::Closed(j + p);
-            }
-        }
         while bound - j >= 64 {
             let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
                 break;
@@ -110,6 +124,7 @@ fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
             let stops = (m.quote | m.control) & !esc;
             let first = stops.trailing_zeros() as usize; // 64 when none
             let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
+            saw_escape |= m.backslash & below != 0;
             let mut e = esc & below;
             while e != 0 {
                 let p = e.trailing_zeros() as usize;
@@ -134,7 +149,7 @@ fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
             }
             if first < 64 {
                 break 'scan if block[first] == b'"' {
-                    StrEnd::Closed(j + first)
+                    StrEnd::Closed(j + first, saw_escape)
                 } else {
                     StrEnd::Stop(j + first)
                 };
@@ -145,8 +160,9 @@ fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
         j -= carry as usize;
         while j < bound {
             match input[j] {
-                b'"' => break 'scan StrEnd::Closed(j),
+                b'"' => break 'scan StrEnd::Closed(j, saw_escape),
                 b'\\' => {
+                    saw_escape = true;
                     if bound - j < 2 {
                         break 'scan StrEnd::Stop(j);
                     }
@@ -173,11 +189,11 @@ fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
         }
         StrEnd::Stop(bound)
     };
-    if wide == 0 {
+    if !UTF8 || wide == 0 {
         return end;
     }
     let upto = match end {
-        StrEnd::Closed(q) | StrEnd::Stop(q) => q,
+        StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     };
     match std::str::from_utf8(&input[from..upto]) {
         Ok(_) => end,
@@ -190,7 +206,7 @@ fn scan_string(input: &[u8], from: usize, bound: usize) -> StrEnd {
 /// A number starting at `i`: the index of the byte after it, when the number is plainly
 /// valid and that byte is inside the input and cannot continue or spoil it.
 #[inline]
-fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
+pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     let digits = |mut j: usize| {
         while j < lim && input[j].is_ascii_digit() {
             j += 1;
@@ -406,8 +422,8 @@ impl Machine {
         // No content byte may reach the string limit; its closing quote may sit on it.
         let limit = (base + i as u64).saturating_add(1 + self.limits.max_string_bytes);
         let bound = limit.saturating_sub(base).min(lim as u64) as usize;
-        match scan_string(input, i + 1, bound) {
-            StrEnd::Closed(q) => Ok(q + 1),
+        match scan_string::<true>(input, i + 1, bound) {
+            StrEnd::Closed(q, _) => Ok(q + 1),
             StrEnd::Stop(j) if j == bound && j < lim && input[j] == b'"' => Ok(j + 1),
             StrEnd::Stop(j) => Err(j),
         }

@@ -1,0 +1,480 @@
+//! A strict pull reader over one complete JSON text: what the provider decoders read their
+//! envelopes with.
+//!
+//! The decoders know the shape they want (`choices[].delta.tool_calls[].function`), so
+//! instead of building serde state for every field they walk the text once with a
+//! [`Cursor`]: keys are compared as raw bytes, wanted strings are borrowed (unescaped only
+//! when they hold an escape), and everything else is skipped — validated, never trusted.
+//! Strings and numbers are read with the splitter's token scanners (`scan_string`,
+//! `scan_number`); a nested container that is skipped is run through the splitter's own
+//! [`Machine`], so its limits and its strictness are the splitter's. Nothing recurses.
+//!
+//! The text is `&str` (the caller checked UTF-8 once, up front); every slice handed out is
+//! cut at a byte that starts a character (a quote, or a structural byte), so it is a valid
+//! `&str` too.
+
+use std::borrow::Cow;
+
+use super::machine::{scan_number, scan_string, Machine, Step, StrEnd};
+use super::{Limits, Mode};
+
+/// Why the text is not what the reader expected: a byte offset into it and a short reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bad {
+    /// Offset of the offending byte (the text's length when it ended too soon).
+    pub(crate) offset: usize,
+    /// What was expected or wrong.
+    pub(crate) what: &'static str,
+}
+
+/// A string value as it stands between its quotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Str<'a> {
+    /// The raw content (escapes not yet decoded).
+    pub(crate) raw: &'a str,
+    /// Whether the content holds a backslash escape.
+    pub(crate) escaped: bool,
+}
+
+impl<'a> Str<'a> {
+    /// The decoded string: borrowed when there was no escape.
+    #[inline]
+    pub(crate) fn cow(self) -> Cow<'a, str> {
+        if self.escaped {
+            let mut s = String::with_capacity(self.raw.len());
+            unescape_into(self.raw, &mut s);
+            Cow::Owned(s)
+        } else {
+            Cow::Borrowed(self.raw)
+        }
+    }
+
+    /// The decoded string, for matching a key against names.
+    #[inline]
+    pub(crate) fn name(self) -> Cow<'a, str> {
+        self.cow()
+    }
+
+    /// Whether the decoded string equals `want`.
+    #[inline]
+    pub(crate) fn is(self, want: &str) -> bool {
+        if self.escaped {
+            self.cow() == want
+        } else {
+            self.raw == want
+        }
+    }
+}
+
+/// The state of an object being read: whether a member has been read yet.
+pub(crate) struct Members {
+    first: bool,
+}
+
+/// The state of an array being read.
+pub(crate) struct Elements {
+    first: bool,
+}
+
+/// The reader. See the module comment.
+pub(crate) struct Cursor<'a> {
+    s: &'a str,
+    i: usize,
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl<'a> Cursor<'a> {
+    /// A reader at the start of `s`.
+    pub(crate) fn new(s: &'a str) -> Self {
+        Cursor { s, i: 0 }
+    }
+
+    #[cold]
+    fn bad<T>(&self, what: &'static str) -> Result<T, Bad> {
+        Err(Bad {
+            offset: self.i,
+            what,
+        })
+    }
+
+    /// The next byte that is not whitespace (not consumed).
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<u8> {
+        let b = self.s.as_bytes();
+        match b.get(self.i) {
+            // Envelopes are mostly compact: no whitespace to skip.
+            Some(&c) if c > b' ' => Some(c),
+            _ => self.peek_after_ws(),
+        }
+    }
+
+    #[cold]
+    fn peek_after_ws(&mut self) -> Option<u8> {
+        let b = self.s.as_bytes();
+        let mut i = self.i;
+        while i < b.len() && is_ws(b[i]) {
+            i += 1;
+        }
+        self.i = i;
+        b.get(i).copied()
+    }
+
+    #[inline]
+    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), Bad> {
+        if self.peek() == Some(byte) {
+            self.i += 1;
+            Ok(())
+        } else {
+            self.bad(what)
+        }
+    }
+
+    /// Consume `null` if it comes next.
+    #[inline]
+    pub(crate) fn null(&mut self) -> Result<bool, Bad> {
+        if self.peek() != Some(b'n') {
+            return Ok(false);
+        }
+        if self.s.as_bytes()[self.i..].starts_with(b"null") {
+            self.i += 4;
+            Ok(true)
+        } else {
+            self.bad("invalid literal")
+        }
+    }
+
+    /// Open an object.
+    #[inline]
+    pub(crate) fn object(&mut self) -> Result<Members, Bad> {
+        self.expect(b'{', "expected an object")?;
+        Ok(Members { first: true })
+    }
+
+    /// The next member's key (the cursor is then at its value), or `None` after the
+    /// closing `}`.
+    #[inline]
+    pub(crate) fn key(&mut self, m: &mut Members) -> Result<Option<Str<'a>>, Bad> {
+        let mut c = self.peek();
+        if c == Some(b'}') {
+            self.i += 1;
+            return Ok(None);
+        }
+        if !m.first {
+            if c != Some(b',') {
+                return self.bad("expected ',' or '}'");
+            }
+            self.i += 1;
+            c = self.peek();
+        }
+        m.first = false;
+        if c != Some(b'"') {
+            return self.bad("expected a string key");
+        }
+        let k = self.string_here()?;
+        // Usually no whitespace before the colon.
+        if self.s.as_bytes().get(self.i) == Some(&b':') {
+            self.i += 1;
+        } else {
+            self.expect(b':', "expected ':' after an object key")?;
+        }
+        Ok(Some(k))
+    }
+
+    /// Open an array.
+    #[inline]
+    pub(crate) fn array(&mut self) -> Result<Elements, Bad> {
+        self.expect(b'[', "expected an array")?;
+        Ok(Elements { first: true })
+    }
+
+    /// Whether another element follows (the cursor is then at it); false after the
+    /// closing `]`.
+    #[inline]
+    pub(crate) fn element(&mut self, e: &mut Elements) -> Result<bool, Bad> {
+        match self.peek() {
+            Some(b']') => {
+                self.i += 1;
+                return Ok(false);
+            }
+            Some(b',') if !e.first => self.i += 1,
+            _ if !e.first => return self.bad("expected ',' or ']'"),
+            _ => {}
+        }
+        e.first = false;
+        Ok(true)
+    }
+
+    /// A string value.
+    #[inline]
+    pub(crate) fn string(&mut self) -> Result<Str<'a>, Bad> {
+        if self.peek() != Some(b'"') {
+            return self.bad("expected a string");
+        }
+        self.string_here()
+    }
+
+    /// The string whose opening quote is at the cursor.
+    #[inline]
+    fn string_here(&mut self) -> Result<Str<'a>, Bad> {
+        let b = self.s.as_bytes();
+        let start = self.i + 1;
+        // The text is a `&str`: UTF-8 was checked once, for all of it.
+        match scan_string::<false>(b, start, b.len()) {
+            StrEnd::Closed(q, escaped) => {
+                self.i = q + 1;
+                Ok(Str {
+                    raw: &self.s[start..q],
+                    escaped,
+                })
+            }
+            StrEnd::Stop(j) => {
+                self.i = j;
+                if j == b.len() {
+                    self.bad("unterminated string")
+                } else {
+                    self.bad("invalid string content")
+                }
+            }
+        }
+    }
+
+    /// A string, or `None` for `null`.
+    #[inline]
+    pub(crate) fn opt_string(&mut self) -> Result<Option<Str<'a>>, Bad> {
+        if self.null()? {
+            Ok(None)
+        } else {
+            self.string().map(Some)
+        }
+    }
+
+    /// A non-negative integer that fits a `u32` (no fraction, no exponent), or `None` for
+    /// `null`.
+    pub(crate) fn opt_u32(&mut self) -> Result<Option<u32>, Bad> {
+        if self.null()? {
+            return Ok(None);
+        }
+        let start = self.i;
+        let raw = self.skip()?;
+        match raw.parse::<u32>() {
+            Ok(v) if raw.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(v)),
+            _ => {
+                self.i = start;
+                self.bad("expected a non-negative integer")
+            }
+        }
+    }
+
+    /// Skip one value of any kind, validated; returns its raw text.
+    pub(crate) fn skip(&mut self) -> Result<&'a str, Bad> {
+        let Some(first) = self.peek() else {
+            return self.bad("expected a value");
+        };
+        let b = self.s.as_bytes();
+        let start = self.i;
+        match first {
+            b'"' => {
+                self.string_here()?;
+            }
+            b'-' | b'0'..=b'9' => match scan_number(b, start, b.len()) {
+                Some(j) => self.i = j,
+                None => return self.bad("invalid number"),
+            },
+            b't' | b'f' | b'n' => {
+                let lit: &[u8] = match first {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if !b[start..].starts_with(lit) {
+                    return self.bad("invalid literal");
+                }
+                self.i += lit.len();
+            }
+            b'{' | b'[' => {
+                let mut m = Machine::new(Mode::Any, Limits::default());
+                match m.feed(&b[start..]).0 {
+                    Step::Value { end, .. } => self.i = start + end as usize,
+                    Step::Fail(f) => {
+                        self.i = start + f.offset as usize;
+                        return self.bad(f.detail);
+                    }
+                    Step::NeedMore => {
+                        self.i = b.len();
+                        return self.bad("unterminated container");
+                    }
+                }
+            }
+            _ => return self.bad("expected a value"),
+        }
+        Ok(&self.s[start..self.i])
+    }
+
+    /// Only whitespace may remain.
+    pub(crate) fn end(&mut self) -> Result<(), Bad> {
+        if self.peek().is_some() {
+            return self.bad("trailing bytes after the value");
+        }
+        Ok(())
+    }
+}
+
+/// Decode the escapes of string content that [`Cursor::string`] accepted (so every escape
+/// is complete and every `\u` high surrogate has its low half).
+pub(crate) fn unescape_into(raw: &str, out: &mut String) {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
+        out.push_str(&raw[i..i + k]);
+        i += k;
+        let hex = |at: usize| {
+            raw.get(at..at + 4)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let (c, len) = match b.get(i + 1) {
+            Some(b'"') => ('"', 2),
+            Some(b'\\') => ('\\', 2),
+            Some(b'/') => ('/', 2),
+            Some(b'b') => ('\u{8}', 2),
+            Some(b'f') => ('\u{c}', 2),
+            Some(b'n') => ('\n', 2),
+            Some(b'r') => ('\r', 2),
+            Some(b't') => ('\t', 2),
+            Some(b'u') => match hex(i + 2) {
+                Some(hi @ 0xD800..=0xDBFF) => match hex(i + 8) {
+                    Some(lo @ 0xDC00..=0xDFFF) => (
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                            .unwrap_or('\u{FFFD}'),
+                        12,
+                    ),
+                    _ => ('\u{FFFD}', 6),
+                },
+                Some(cp) => (char::from_u32(cp).unwrap_or('\u{FFFD}'), 6),
+                None => ('\u{FFFD}', 2),
+            },
+            _ => ('\u{FFFD}', 1),
+        };
+        out.push(c);
+        i = (i + len).min(b.len());
+    }
+    out.push_str(&raw[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Skip every value of `text` through the cursor; the result must match serde_json's
+    /// verdict on the same text.
+    fn skip_all(text: &str) -> Result<(), Bad> {
+        let mut c = Cursor::new(text);
+        c.skip()?;
+        c.end()
+    }
+
+    #[test]
+    fn skip_agrees_with_serde_json_on_containers_and_scalars() {
+        let cases = [
+            r#"{"a":[1,2,{"b":null}],"c":"x\"y"}"#,
+            r#"[]"#,
+            r#"{"a":01}"#,
+            r#"{"a":1,}"#,
+            r#""plain""#,
+            r#""bad \x escape""#,
+            r#"true "#,
+            r#"nul"#,
+            r#"{"a":"\u00e9\ud83d\ude00"}"#,
+            r#"[1.5e3, -0, 2E-2]"#,
+            r#"[1,]"#,
+            r#"{"a" 1}"#,
+        ];
+        for text in cases {
+            let ours = skip_all(text).is_ok();
+            let theirs = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+            assert_eq!(ours, theirs, "{text}");
+        }
+        // Stricter than serde_json's skipping, like the splitter: a lone surrogate.
+        assert!(skip_all(r#"["\ud800"]"#).is_err());
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped_and_decode_like_serde_json() {
+        for raw in [
+            r#""abc""#,
+            r#""a\"b\\c\/d\b\f\n\r\t""#,
+            r#""caf\u00e9 \ud83d\ude00 é""#,
+            r#""""#,
+        ] {
+            let mut c = Cursor::new(raw);
+            let s = c.string().unwrap();
+            let want: String = serde_json::from_str(raw).unwrap();
+            assert_eq!(s.cow(), want, "{raw}");
+            assert_eq!(matches!(s.cow(), Cow::Borrowed(_)), !raw.contains('\\'));
+            assert!(s.is(&want));
+        }
+    }
+
+    #[test]
+    fn members_and_elements_enforce_commas_and_keys() {
+        let read = |text: &str| -> Result<Vec<String>, Bad> {
+            let mut c = Cursor::new(text);
+            let mut m = c.object()?;
+            let mut keys = Vec::new();
+            while let Some(k) = c.key(&mut m)? {
+                keys.push(k.cow().into_owned());
+                c.skip()?;
+            }
+            c.end()?;
+            Ok(keys)
+        };
+        assert_eq!(read(r#" { "a" : 1 , "b":[] } "#).unwrap(), ["a", "b"]);
+        assert_eq!(read("{}").unwrap(), Vec::<String>::new());
+        for bad in [
+            "{,}",
+            r#"{"a":1,}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{"a"}"#,
+            "{1:2}",
+            "{",
+            r#"{"a":1}x"#,
+        ] {
+            let e = read(bad).unwrap_err();
+            assert!(e.offset <= bad.len(), "{bad}: {e:?}");
+        }
+        let mut c = Cursor::new("[1, 2 ,3]");
+        let mut e = c.array().unwrap();
+        let mut n = 0;
+        while c.element(&mut e).unwrap() {
+            c.skip().unwrap();
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        let mut c = Cursor::new("[1 2]");
+        let mut e = c.array().unwrap();
+        assert!(c.element(&mut e).unwrap());
+        c.skip().unwrap();
+        assert!(c.element(&mut e).is_err());
+    }
+
+    #[test]
+    fn opt_u32_takes_plain_integers_only() {
+        for (text, want) in [
+            ("0", Ok(Some(0))),
+            ("4294967295", Ok(Some(u32::MAX))),
+            ("null", Ok(None)),
+            ("4294967296", Err(())),
+            ("-1", Err(())),
+            ("1.0", Err(())),
+            ("1e2", Err(())),
+            ("\"1\"", Err(())),
+        ] {
+            let text = format!("{text},");
+            let got = Cursor::new(&text).opt_u32().map_err(|_| ());
+            assert_eq!(got, want, "{text}");
+        }
+    }
+}

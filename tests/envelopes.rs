@@ -1,0 +1,293 @@
+//! The OpenAI chat envelope reader (one pass with the strict cursor) against the same
+//! decoder written with serde_json (`decode_reference`), on generated
+//! `chat.completion.chunk` payloads: random key orders, unknown fields, nulls, escapes,
+//! surrogate pairs, whitespace, and single-byte mutations of all of it.
+
+use proptest::prelude::*;
+use toolstream::json::reference::Reference;
+use toolstream::json::{Limits, Mode};
+use toolstream::provider::openai_chat::{decode_reference, Decoder};
+use toolstream::provider::Delta;
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000)
+}
+
+/// A JSON string literal: serde_json's escaping, or every non-ASCII character as `\u`
+/// escapes (surrogate pairs above the BMP).
+fn string_lit() -> impl Strategy<Value = String> {
+    let text = prop::collection::vec(
+        prop_oneof![
+            Just("a".to_string()),
+            Just("call_1".to_string()),
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("\n".to_string()),
+            Just("\u{1}".to_string()),
+            Just("é".to_string()),
+            Just("😀".to_string()),
+            Just("{\"city\": ".to_string()),
+            Just("/".to_string()),
+            Just(" ".to_string()),
+        ],
+        0..8,
+    )
+    .prop_map(|v| v.concat());
+    (text, any::<bool>()).prop_map(|(t, ascii)| {
+        if !ascii {
+            return serde_json::to_string(&t).unwrap();
+        }
+        let mut s = String::from("\"");
+        for c in t.chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                c if (c as u32) < 0x20 || (c as u32) > 0x7E => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        s.push_str(&format!("\\u{:04x}", u));
+                    }
+                }
+                c => s.push(c),
+            }
+        }
+        s.push('"');
+        s
+    })
+}
+
+fn number_lit() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u32..40).prop_map(|n| n.to_string()),
+        Just("1741570283".to_string()),
+        Just("-1".to_string()),
+        Just("1.5".to_string()),
+        Just("2e3".to_string()),
+        Just("4294967296".to_string()),
+    ]
+}
+
+fn opt<S: Strategy<Value = String> + 'static>(s: S) -> BoxedStrategy<String> {
+    prop_oneof![3 => s, 1 => Just("null".to_string())].boxed()
+}
+
+/// An object with the given members (some left out), in random order, plus unknown ones.
+fn object(members: Vec<(&'static str, BoxedStrategy<String>)>) -> BoxedStrategy<String> {
+    let n = members.len();
+    let parts: Vec<BoxedStrategy<Option<String>>> = members
+        .into_iter()
+        .map(|(k, v)| {
+            prop_oneof![
+                3 => v.prop_map(move |v| Some(format!("\"{k}\":{v}"))),
+                1 => Just(None),
+            ]
+            .boxed()
+        })
+        .collect();
+    let unknown = prop::collection::vec(
+        (
+            prop_oneof![Just("logprobs"), Just("refusal"), Just("x"), Just("type")],
+            prop_oneof![
+                Just("null".to_string()),
+                string_lit(),
+                number_lit(),
+                Just("{\"a\":[1,{\"b\":\"c\"}],\"d\":true}".to_string()),
+                Just("[]".to_string()),
+            ],
+        ),
+        0..2,
+    );
+    (
+        parts,
+        unknown,
+        Just(()).prop_perturb(move |_, mut rng| {
+            let mut order: Vec<usize> = (0..n + 2).collect();
+            for i in (1..order.len()).rev() {
+                let j = rng.random_range(0..=i);
+                order.swap(i, j);
+            }
+            order
+        }),
+    )
+        .prop_map(|(parts, unknown, order)| {
+            let mut all: Vec<String> = Vec::new();
+            let extra: Vec<String> = unknown
+                .into_iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            for i in order {
+                if i < parts.len() {
+                    if let Some(p) = &parts[i] {
+                        all.push(p.clone());
+                    }
+                } else if let Some(e) = extra.get(i - parts.len()) {
+                    all.push(e.clone());
+                }
+            }
+            format!("{{{}}}", all.join(","))
+        })
+        .boxed()
+}
+
+fn array(item: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    prop::collection::vec(item, 0..3)
+        .prop_map(|v| format!("[{}]", v.join(",")))
+        .boxed()
+}
+
+fn chunk() -> impl Strategy<Value = String> {
+    let arguments = prop_oneof![
+        3 => string_lit(),
+        1 => Just("null".to_string()),
+        1 => Just("{\"city\":\"Paris\"}".to_string()),
+    ]
+    .boxed();
+    let function = object(vec![("name", opt(string_lit())), ("arguments", arguments)]);
+    let call = object(vec![
+        ("index", opt(number_lit())),
+        ("id", opt(string_lit())),
+        ("type", Just("\"function\"".to_string()).boxed()),
+        ("function", opt(function)),
+    ]);
+    let message = object(vec![
+        ("role", Just("\"assistant\"".to_string()).boxed()),
+        ("content", opt(string_lit())),
+        ("tool_calls", opt(array(call))),
+    ]);
+    let finish = prop_oneof![
+        Just("\"stop\"".to_string()),
+        Just("\"tool_calls\"".to_string()),
+        Just("\"length\"".to_string()),
+        string_lit(),
+    ];
+    let choice = object(vec![
+        ("index", opt(number_lit())),
+        ("delta", opt(message)),
+        ("finish_reason", opt(finish)),
+    ]);
+    let usage =
+        Just("{\"prompt_tokens\":9,\"completion_tokens\":12,\"total_tokens\":21}".to_string());
+    let error = prop_oneof![
+        Just("{\"message\":\"Provider returned error\",\"code\":502}".to_string()),
+        Just("{\"message\":\"overloaded\",\"code\":\"server_error\"}".to_string()),
+        string_lit(),
+    ];
+    object(vec![
+        ("id", string_lit().boxed()),
+        (
+            "object",
+            Just("\"chat.completion.chunk\"".to_string()).boxed(),
+        ),
+        ("created", number_lit().boxed()),
+        ("choices", opt(array(choice))),
+        ("usage", opt(usage)),
+        (
+            "x_groq",
+            opt(object(vec![(
+                "usage",
+                opt(Just("{\"total_tokens\":3}".to_string())),
+            )])),
+        ),
+        ("error", opt(error)),
+    ])
+}
+
+/// Whitespace after some structural bytes (outside strings), and maybe one mutation.
+fn payload() -> impl Strategy<Value = Vec<u8>> {
+    (
+        chunk(),
+        prop::collection::vec(any::<bool>(), 64),
+        prop::option::weighted(0.5, (any::<prop::sample::Index>(), 0u8..3, any::<u8>())),
+    )
+        .prop_map(|(text, spaces, mutation)| {
+            let mut out = Vec::new();
+            let (mut in_str, mut esc, mut k) = (false, false, 0);
+            for &b in text.as_bytes() {
+                out.push(b);
+                if in_str {
+                    if esc {
+                        esc = false;
+                    } else if b == b'\\' {
+                        esc = true;
+                    } else if b == b'"' {
+                        in_str = false;
+                    }
+                } else if b == b'"' {
+                    in_str = true;
+                } else if matches!(b, b'{' | b',' | b':' | b'[') {
+                    if spaces[k % spaces.len()] {
+                        out.extend_from_slice(b" \n");
+                    }
+                    k += 1;
+                }
+            }
+            if let Some((at, op, byte)) = mutation {
+                let i = at.index(out.len());
+                let bytes = b"{}[]:,\"\\ 0a-\xC3";
+                let byte = bytes[byte as usize % bytes.len()];
+                match op {
+                    0 => {
+                        out.remove(i);
+                    }
+                    1 => out.insert(i, byte),
+                    _ => out[i] = byte,
+                }
+            }
+            out
+        })
+}
+
+fn is_undecodable(d: &[Delta]) -> bool {
+    matches!(d, [Delta::Error { message, .. }] if message.starts_with("undecodable payload"))
+}
+
+fn strictly_valid(payload: &[u8]) -> bool {
+    let (spans, error) = Reference::split(Mode::Any, Limits::default(), payload);
+    spans.len() == 1 && error.is_none()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn cursor_decoder_matches_the_serde_decoder(p in payload()) {
+        let mut ours = Vec::new();
+        Decoder::default().decode(&p, &mut ours);
+        let mut theirs = Vec::new();
+        decode_reference(&p, &mut theirs);
+        let text = String::from_utf8_lossy(&p);
+        match (is_undecodable(&ours), is_undecodable(&theirs)) {
+            (false, false) => prop_assert_eq!(ours, theirs, "on {}", text),
+            (true, true) => {
+                let (Delta::Error { body: a, .. }, Delta::Error { body: b, .. }) = (&ours[0], &theirs[0]) else {
+                    unreachable!()
+                };
+                prop_assert_eq!(a, b);
+            }
+            // serde_json does not check the surrogates of strings it skips; the cursor
+            // does, like the splitter.
+            (true, false) => prop_assert!(!strictly_valid(p.trim_ascii()), "ours rejected valid {}: {:?}", text, ours),
+            (false, true) => prop_assert!(false, "serde rejected, ours accepted {}: {:?} / {:?}", text, ours, theirs),
+        }
+    }
+}
+
+#[test]
+fn escaped_keys_mean_the_same_keys() {
+    let p = br#"{"ch\u006fices":[{"d\u0065lta":{"content":"hi"},"index":1}]}"#;
+    let mut ours = Vec::new();
+    Decoder::default().decode(p, &mut ours);
+    let mut theirs = Vec::new();
+    decode_reference(p, &mut theirs);
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        ours,
+        [Delta::Text {
+            choice: 1,
+            text: "hi".into()
+        }]
+    );
+}
