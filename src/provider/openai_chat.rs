@@ -79,9 +79,22 @@ pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
     }
 }
 
-/// Decoder state (none needed beyond the payload).
+/// Decoder state: the envelope prefix it has already read and found to carry nothing.
+///
+/// Every chunk of one response starts with the same members (`id`, `object`, `created`,
+/// `model`, `system_fingerprint`), which the decoder ignores. When a payload starts with
+/// the very bytes of such a prefix read before — the top-level `{` and members that were
+/// all skipped, ending just after a member's value — followed by a `,`, the reader's state
+/// there is known (inside the top-level object, after a member, nothing collected), so it
+/// resumes at the comma instead of reading the same bytes again. The bytes are compared,
+/// never assumed.
 #[derive(Clone, Debug, Default)]
-pub struct Decoder {}
+pub struct Decoder {
+    prefix: Vec<u8>,
+}
+
+/// Prefixes shorter than this are not worth remembering.
+const MIN_PREFIX: usize = 32;
 
 impl Decoder {
     /// Decode one `data:` payload. The envelope is read in one pass with the strict
@@ -94,7 +107,12 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
-        let text = match std::str::from_utf8(trimmed) {
+        // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
+        let known = !self.prefix.is_empty()
+            && trimmed.starts_with(&self.prefix)
+            && trimmed.get(self.prefix.len()) == Some(&b',');
+        let skip = if known { self.prefix.len() } else { 0 };
+        let text = match std::str::from_utf8(&trimmed[skip..]) {
             Ok(t) => t,
             Err(e) => {
                 out.push(undecodable(trimmed, &e));
@@ -102,12 +120,19 @@ impl Decoder {
             }
         };
         let mark = out.len();
-        if let Err(bad) = read_chunk(text, out) {
-            out.truncate(mark);
-            out.push(undecodable(
-                trimmed,
-                &format_args!("{} at byte {}", bad.what, bad.offset),
-            ));
+        match read_chunk(text, skip > 0, out) {
+            Ok(Some(p)) if skip == 0 && p >= MIN_PREFIX => {
+                self.prefix.clear();
+                self.prefix.extend_from_slice(&trimmed[..p]);
+            }
+            Ok(_) => {}
+            Err(bad) => {
+                out.truncate(mark);
+                out.push(undecodable(
+                    trimmed,
+                    &format_args!("{} at byte {}", bad.what, skip + bad.offset),
+                ));
+            }
         }
     }
 }
@@ -126,13 +151,22 @@ fn set_choice(d: &mut Delta, c: u32) {
     }
 }
 
-/// A whole `chat.completion.chunk`. Deltas come out in the reference's order: an `error`
-/// first, then each choice (its text, its calls, its finish), then usage.
-fn read_chunk(text: &str, out: &mut Vec<Delta>) -> Result<(), Bad> {
+/// A whole `chat.completion.chunk` (or, when `resumed`, its rest after a known prefix).
+/// Deltas come out in the reference's order: an `error` first, then each choice (its text,
+/// its calls, its finish), then usage. Returns the end of the leading run of ignored
+/// members (a prefix worth remembering), if the text began with one.
+fn read_chunk(text: &str, resumed: bool, out: &mut Vec<Delta>) -> Result<Option<usize>, Bad> {
     let mark = out.len();
     let mut c = Cursor::new(text);
     let (mut error, mut usage, mut groq_usage) = (None, None, None);
-    let mut m = c.object()?;
+    let mut m = if resumed {
+        Cursor::members_after_first()
+    } else {
+        c.object()?
+    };
+    // The leading run of ignored members: `Some(end)` while it lasts.
+    let mut ignored_run = (!resumed).then_some(0);
+    let mut prefix = None;
     while let Some(k) = c.key(&mut m)? {
         match &*k.name() {
             "choices" => {
@@ -146,22 +180,26 @@ fn read_chunk(text: &str, out: &mut Vec<Delta>) -> Result<(), Bad> {
             "usage" => usage = raw_or_null(&mut c)?,
             "error" => error = raw_or_null(&mut c)?,
             "x_groq" => {
-                if c.null()? {
-                    continue;
-                }
-                let mut g = c.object()?;
-                while let Some(k) = c.key(&mut g)? {
-                    if k.is("usage") {
-                        groq_usage = raw_or_null(&mut c)?;
-                    } else {
-                        c.skip()?;
+                if !c.null()? {
+                    let mut g = c.object()?;
+                    while let Some(k) = c.key(&mut g)? {
+                        if k.is("usage") {
+                            groq_usage = raw_or_null(&mut c)?;
+                        } else {
+                            c.skip()?;
+                        }
                     }
                 }
             }
             _ => {
                 c.skip()?;
+                if ignored_run.is_some() {
+                    ignored_run = Some(c.offset());
+                }
+                continue;
             }
         }
+        prefix = prefix.or(ignored_run.take());
     }
     c.end()?;
     if let Some(err) = error {
@@ -170,7 +208,7 @@ fn read_chunk(text: &str, out: &mut Vec<Delta>) -> Result<(), Bad> {
     if let Some(u) = usage.or(groq_usage) {
         out.push(Delta::Usage { raw: u.to_string() });
     }
-    Ok(())
+    Ok(prefix.filter(|&p| p > 0))
 }
 
 /// A value's raw text, or `None` for `null`.

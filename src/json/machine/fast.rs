@@ -86,16 +86,24 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     from: usize,
     bound: usize,
 ) -> StrEnd {
-    // Most keys and short values end within 16 bytes: one look, inline.
-    if bound - from >= 16 {
-        let Ok(head) = <&[u8; 16]>::try_from(&input[from..from + 16]) else {
+    // Most keys and short values end within a few 16-byte windows: looked at inline.
+    let mut k = from;
+    let mut wide_before = 0;
+    while bound - k >= 16 && k - from < 64 {
+        let Ok(window) = <&[u8; 16]>::try_from(&input[k..k + 16]) else {
             unreachable!("16 bytes")
         };
-        let (stops, wide) = scan::probe16(head);
-        let p = stops.trailing_zeros() as usize;
-        if p < 16 && head[p] == b'"' && (!UTF8 || wide & ((1 << p) - 1) == 0) {
-            return StrEnd::Closed(from + p, false);
+        let (stops, wide) = scan::probe16(window);
+        if stops == 0 {
+            wide_before |= wide;
+            k += 16;
+            continue;
         }
+        let p = stops.trailing_zeros() as usize;
+        if window[p] == b'"' && (!UTF8 || (wide_before | (wide & ((1 << p) - 1))) == 0) {
+            return StrEnd::Closed(k + p, false);
+        }
+        break;
     }
     scan_string_long::<UTF8>(input, from, bound)
 }
