@@ -296,8 +296,8 @@ impl ToolCallAssembler {
             } => {
                 // A call repeated after it was closed (Mistral resends it with an empty
                 // name after finish_reason) carries nothing new: not a new call.
-                let no_args = arguments.as_deref().is_none_or(|a| a.trim().is_empty());
-                if no_args && !complete {
+                let no_args = || arguments.as_deref().is_none_or(|a| a.trim().is_empty());
+                if !complete && id.is_some() && no_args() {
                     if let Some(id) = id.as_deref() {
                         let known = |open: bool| {
                             self.slots

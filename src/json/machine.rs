@@ -349,16 +349,30 @@ impl Machine {
     }
 
     /// The short-chunk path: when the machine is inside a string and `input` is all plain
-    /// string bytes within the limits, consume it at once and return true (the common case
-    /// of tiny argument deltas in the middle of a string); otherwise touch nothing.
+    /// string bytes and complete simple escapes (`\n`, `\"`, ...) within the limits — the
+    /// common case of tiny argument deltas in the middle of a string — consume it at once
+    /// and return true. The chunk may start with the escaped byte of a backslash that
+    /// ended the previous chunk, and may end with a backslash (the machine is then left
+    /// after it). Otherwise touch nothing and return false.
     #[inline]
     pub(crate) fn skip_plain(&mut self, input: &[u8]) -> bool {
-        if self.st != St::Str
-            || self.pos + input.len() as u64 > self.check_at
-            || !input.iter().all(|&b| PLAIN[b as usize])
-        {
+        if !matches!(self.st, St::Str | St::Esc) || self.pos + input.len() as u64 > self.check_at {
             return false;
         }
+        let mut esc = self.st == St::Esc;
+        for &b in input {
+            if esc {
+                if !SIMPLE_ESCAPE[b as usize] {
+                    return false;
+                }
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if !PLAIN[b as usize] {
+                return false;
+            }
+        }
+        self.st = if esc { St::Esc } else { St::Str };
         self.pos += input.len() as u64;
         #[cfg(test)]
         {

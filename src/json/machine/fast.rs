@@ -203,7 +203,13 @@ fn scan_string_long<const UTF8: bool>(input: &[u8], from: usize, bound: usize) -
     let upto = match end {
         StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     };
-    match std::str::from_utf8(&input[from..upto]) {
+    let content = &input[from..upto];
+    // simdutf8 answers valid/invalid fast; std finds where it went wrong.
+    #[cfg(not(any(toolstream_disable_simd, miri)))]
+    if simdutf8::basic::from_utf8(content).is_ok() {
+        return end;
+    }
+    match std::str::from_utf8(content) {
         Ok(_) => end,
         // The first bad or incomplete sequence starts at a byte >= 0x80, never inside an
         // escape: a safe point.
