@@ -20,7 +20,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
-use toolstream::provider::Format;
+use toolstream::provider::{Delta, Format};
 
 fn arguments(rng: &mut Rng) -> String {
     let target = 300 + (rng.next() % 1700) as usize;
@@ -201,8 +201,9 @@ struct EnvFunction<'a> {
 }
 
 /// Envelope decoding alone, to choose the envelope parser by measurement: serde_json into
-/// borrowed typed structs (what the decoders use) against simd-json to its tape (a lower
-/// bound for simd-json: no values built), on the same `data:` payloads.
+/// borrowed typed structs, simd-json to its tape (a lower bound for simd-json: no values
+/// built), and toolstream's OpenAI chat decoder (the strict cursor; fresh per payload, and
+/// one per stream as the pipeline runs it), on the same `data:` payloads.
 fn bench_envelopes(c: &mut Criterion) {
     let (responses, _) = corpus(common::corpus_bytes(100) / 10);
     let payloads: Vec<Bytes> = responses
@@ -233,6 +234,36 @@ fn bench_envelopes(c: &mut Criterion) {
                         std::hint::black_box(call.function.and_then(|f| f.arguments));
                     }
                 }
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("toolstream-cursor", "each"), |b| {
+        // A fresh decoder per payload: no remembered envelope prefix, every byte read.
+        b.iter(|| {
+            let mut k = 0;
+            let mut out = Vec::new();
+            for p in &payloads {
+                toolstream::provider::openai_chat::Decoder::default().decode(p, &mut out);
+                assert!(matches!(out.first(), Some(d) if !matches!(d, Delta::Error { .. })));
+                out.clear();
+                k += 1;
+            }
+            assert_eq!(k, n)
+        })
+    });
+    g.bench_function(BenchmarkId::new("toolstream-cursor-stream", "each"), |b| {
+        // One decoder for the payloads of a stream, as the pipeline runs it: it resumes
+        // after the envelope prefix it has already read.
+        b.iter(|| {
+            let mut k = 0;
+            let mut out = Vec::new();
+            let mut d = toolstream::provider::openai_chat::Decoder::default();
+            for p in &payloads {
+                d.decode(p, &mut out);
+                assert!(matches!(out.first(), Some(d) if !matches!(d, Delta::Error { .. })));
+                out.clear();
                 k += 1;
             }
             assert_eq!(k, n)

@@ -193,7 +193,9 @@ struct Slot {
     name: String,
     splitter: Option<Splitter>,
     parts: u32,
-    seen: Vec<Vec<u8>>,
+    /// The objects this call produced so far (shared bytes; compared in normalised form
+    /// only when a second object arrives, which is rare).
+    seen: Vec<Bytes>,
     open: bool,
 }
 
@@ -538,8 +540,11 @@ impl ToolCallAssembler {
             return;
         }
         if !policy.keep_duplicates {
-            let norm = normalized(v.bytes());
-            if slot.seen.contains(&norm) {
+            let dup = !slot.seen.is_empty() && {
+                let norm = normalized(v.bytes());
+                slot.seen.iter().any(|s| normalized(s) == norm)
+            };
+            if dup {
                 out.push(Event::Duplicate {
                     index: slot.ordinal,
                     id: Self::part_id(slot, part),
@@ -547,7 +552,7 @@ impl ToolCallAssembler {
                 });
                 return;
             }
-            slot.seen.push(norm);
+            slot.seen.push(v.bytes().clone());
         }
         out.push(Event::ToolCall(ToolCall {
             index: slot.ordinal,

@@ -296,12 +296,22 @@ impl Decoder {
 /// Parse an envelope. The payload is checked as UTF-8 once, up front (std's check runs at
 /// many GB/s on ASCII), so serde_json reads it as `&str` and skips its per-string checks.
 pub(crate) fn parse<'a, T: serde::Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Delta> {
-    let text = std::str::from_utf8(payload).map_err(|e| Delta::Error {
+    let text = utf8(payload).map_err(|e| Delta::Error {
         status: None,
         message: format!("undecodable payload: {e}"),
         body: String::from_utf8_lossy(payload).into_owned(),
     })?;
     serde_json::from_str(text).map_err(|e| malformed(payload, &e))
+}
+
+/// Check a payload as UTF-8: simdutf8's SIMD check first (most payloads are valid), std's
+/// for the exact error.
+pub(crate) fn utf8(payload: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    #[cfg(not(any(toolstream_disable_simd, miri)))]
+    if let Ok(text) = simdutf8::basic::from_utf8(payload) {
+        return Ok(text);
+    }
+    std::str::from_utf8(payload)
 }
 
 /// An envelope that is not the JSON it should be.

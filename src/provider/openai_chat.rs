@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{error_delta, non_empty, parse, Delta, FinishReason};
+use super::{error_delta, non_empty, parse, utf8, Delta, FinishReason};
 use crate::json::cursor::{Bad, Cursor};
 
 #[derive(Deserialize)]
@@ -112,7 +112,7 @@ impl Decoder {
             && trimmed.starts_with(&self.prefix)
             && trimmed.get(self.prefix.len()) == Some(&b',');
         let skip = if known { self.prefix.len() } else { 0 };
-        let text = match std::str::from_utf8(&trimmed[skip..]) {
+        let text = match utf8(&trimmed[skip..]) {
             Ok(t) => t,
             Err(e) => {
                 out.push(undecodable(trimmed, &e));
