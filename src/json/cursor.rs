@@ -41,9 +41,7 @@ impl<'a> Str<'a> {
     #[inline]
     pub(crate) fn cow(self) -> Cow<'a, str> {
         if self.escaped {
-            let mut s = String::with_capacity(self.raw.len());
-            unescape_into(self.raw, &mut s);
-            Cow::Owned(s)
+            Cow::Owned(unescape(self.raw))
         } else {
             Cow::Borrowed(self.raw)
         }
@@ -355,16 +353,23 @@ impl<'a> Cursor<'a> {
 
 /// Decode the escapes of string content that [`Cursor::string`] accepted (so every escape
 /// is complete and every `\u` high surrogate has its low half).
-pub(crate) fn unescape_into(raw: &str, out: &mut String) {
+pub(crate) fn unescape(raw: &str) -> String {
     let b = raw.as_bytes();
+    let hex = |at: usize| {
+        raw.get(at..at + 4)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    // Fragments are short and escapes dense: bytes pushed one by one (no copy call per
+    // run), then checked as UTF-8 once (the runs between escapes are whole characters).
+    let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
-        out.push_str(&raw[i..i + k]);
-        i += k;
-        let hex = |at: usize| {
-            raw.get(at..at + 4)
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-        };
+    while i < b.len() {
+        let c = b[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
         let (c, len) = match b.get(i + 1) {
             Some(b'"') => ('"', 2),
             Some(b'\\') => ('\\', 2),
@@ -388,10 +393,14 @@ pub(crate) fn unescape_into(raw: &str, out: &mut String) {
             },
             _ => ('\u{FFFD}', 1),
         };
-        out.push(c);
-        i = (i + len).min(b.len());
+        if c.is_ascii() {
+            out.push(c as u8);
+        } else {
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+        i += len;
     }
-    out.push_str(&raw[i..]);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]

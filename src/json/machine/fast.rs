@@ -100,12 +100,41 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
             continue;
         }
         let p = stops.trailing_zeros() as usize;
-        if window[p] == b'"' && (!UTF8 || (wide_before | (wide & ((1 << p) - 1))) == 0) {
+        let ascii = !UTF8 || (wide_before | (wide & ((1 << p) - 1))) == 0;
+        if window[p] == b'"' && ascii {
             return StrEnd::Closed(k + p, false);
+        }
+        if window[p] == b'\\' && ascii {
+            if let Some(end) = short_escaped::<UTF8>(input, k + p, bound.min(from + 96)) {
+                return end;
+            }
         }
         break;
     }
     scan_string_long::<UTF8>(input, from, bound)
+}
+
+/// A short string with simple escapes (a typical argument fragment, `\"ci`), finished
+/// byte by byte from the backslash at `j` before `stop`. `None` when anything else comes
+/// first (a `\u` escape, a non-ASCII byte to validate, a control byte, the stop): the
+/// block path then reads the string from its start.
+#[inline]
+fn short_escaped<const UTF8: bool>(input: &[u8], mut j: usize, stop: usize) -> Option<StrEnd> {
+    while j < stop {
+        match input[j] {
+            b'"' => return Some(StrEnd::Closed(j, true)),
+            b'\\' => {
+                if stop - j < 2 || !SIMPLE_ESCAPE[input[j + 1] as usize] {
+                    return None;
+                }
+                j += 2;
+            }
+            0x00..=0x1F => return None,
+            0x80..=0xFF if UTF8 => return None,
+            _ => j += 1,
+        }
+    }
+    None
 }
 
 /// [`scan_string`] past its first look: blocks, escapes, the tail, UTF-8.
