@@ -5,7 +5,7 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits classify; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson; do
   cp "$f" corpus/sse_chunked/
@@ -39,3 +39,24 @@ sse_case second-bom '\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n'
 printf '{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}' > corpus/classify/ollama-400
 printf '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' > corpus/classify/anthropic-529
 echo "seeds: $(find corpus -type f | wc -l) files"
+# OpenAI-chat-style payloads, one per seed, and consecutive pairs joined by a NUL (the
+# second payload then meets a decoder that remembers the first one's envelope prefix).
+for f in ../examples/captures/openai-*.sse ../examples/captures/openrouter-*.sse \
+         ../examples/captures/mistral-*.sse ../examples/captures/gemini-openai-*.sse \
+         ../examples/captures/ollama-index-reuse.sse; do
+  base=$(basename "$f" .sse)
+  n=0; prev=""
+  while IFS= read -r line; do
+    case "$line" in
+      "data: "*) ;;
+      *) continue ;;
+    esac
+    p="${line#data: }"
+    n=$((n + 1))
+    printf '%s' "$p" > "corpus/openai_envelope/$base-$n"
+    if [ -n "$prev" ]; then
+      { printf '%s' "$prev"; printf '\0'; printf '%s' "$p"; } > "corpus/openai_envelope/$base-pair-$n"
+    fi
+    prev="$p"
+  done < "$f"
+done

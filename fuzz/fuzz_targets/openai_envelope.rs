@@ -1,0 +1,85 @@
+//! One `data:` payload of an OpenAI chat stream, decoded by the one-pass cursor decoder
+//! (a fresh one, and one that has just read another payload, so that its remembered
+//! envelope prefix is exercised) and by the serde decoder it replaced (its oracle). When
+//! both accept, the deltas must be equal; when serde rejects, the cursor must too (unless
+//! serde's reason is a repeated key, which JSON allows); when only the cursor rejects, the
+//! payload must not be strictly valid JSON (serde does not check the surrogates of strings
+//! it skips) or must have an array where the chunk has an object (serde reads a struct from
+//! an array).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use toolstream::json::reference::Reference;
+use toolstream::json::{Limits, Mode};
+use toolstream::provider::openai_chat::{decode_reference, Decoder};
+use toolstream::provider::Delta;
+
+fn undecodable(d: &[Delta]) -> bool {
+    matches!(d, [Delta::Error { message, .. }] if message.starts_with("undecodable payload"))
+}
+
+/// Objects where a chat chunk has objects (serde_derive also takes a struct from an array).
+fn object_shaped(v: &serde_json::Value) -> bool {
+    let obj_or_null = |v: Option<&serde_json::Value>,
+                       inner: &dyn Fn(&serde_json::Value) -> bool| {
+        v.is_none_or(|v| v.is_null() || (v.is_object() && inner(v)))
+    };
+    let arr_or_null = |v: Option<&serde_json::Value>, each: &dyn Fn(&serde_json::Value) -> bool| {
+        v.is_none_or(|v| match v {
+            serde_json::Value::Null => true,
+            serde_json::Value::Array(items) => items.iter().all(|i| i.is_object() && each(i)),
+            _ => true,
+        })
+    };
+    let call = |c: &serde_json::Value| obj_or_null(c.get("function"), &|_| true);
+    let message = |m: &serde_json::Value| arr_or_null(m.get("tool_calls"), &call);
+    let choice = |c: &serde_json::Value| obj_or_null(c.get("delta"), &message);
+    v.is_object()
+        && arr_or_null(v.get("choices"), &choice)
+        && obj_or_null(v.get("x_groq"), &|_| true)
+}
+
+fn check(payload: &[u8], ours: &[Delta]) {
+    let mut theirs = Vec::new();
+    decode_reference(payload, &mut theirs);
+    match (undecodable(ours), undecodable(&theirs)) {
+        (false, false) => assert_eq!(ours, &theirs[..]),
+        (true, true) => {}
+        (true, false) => {
+            let trimmed = payload.trim_ascii();
+            let (spans, error) = Reference::split(Mode::Any, Limits::default(), trimmed);
+            let valid = spans.len() == 1 && error.is_none();
+            let shaped = serde_json::from_slice(trimmed).is_ok_and(|v| object_shaped(&v));
+            assert!(
+                !(valid && shaped),
+                "cursor rejected a valid payload: {ours:?} / {theirs:?}"
+            );
+        }
+        (false, true) => {
+            let Delta::Error { message, .. } = &theirs[0] else {
+                unreachable!()
+            };
+            assert!(
+                message.contains("duplicate field"),
+                "serde rejected, the cursor accepted: {ours:?} / {theirs:?}"
+            );
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The input is one payload, or two separated by a NUL (the first primes the decoder).
+    let (first, second) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], Some(&data[i + 1..])),
+        None => (data, None),
+    };
+    let mut d = Decoder::default();
+    let mut ours = Vec::new();
+    d.decode(first, &mut ours);
+    check(first, &ours);
+    if let Some(second) = second {
+        ours.clear();
+        d.decode(second, &mut ours);
+        check(second, &ours);
+    }
+});
