@@ -454,18 +454,7 @@ impl Machine {
         if self.depth >= self.limits.max_depth {
             return Err(self.fail(ErrorKind::DepthLimit, off, "nesting too deep"));
         }
-        let level = self.depth as usize;
-        let word = level / 64;
-        if word == self.stack.len() {
-            self.stack.push(0);
-        }
-        let mask = 1u64 << (level % 64);
-        if object {
-            self.stack[word] |= mask;
-        } else {
-            self.stack[word] &= !mask;
-        }
-        self.depth += 1;
+        self.push_level(object);
         Ok(())
     }
 

@@ -351,16 +351,12 @@ impl Machine {
                 }
                 St::ObjFirst | St::Key => {
                     if b == b'"' {
-                        match self.fast_string(input, base, i, lim) {
+                        match self.fast_string(input, base, i, lim, true) {
                             Ok(j) => {
                                 i = j;
                                 st = St::Colon;
                             }
-                            Err(at) => {
-                                self.in_key = true;
-                                self.str_handover(base, i);
-                                stop!(St::Str, at, lim.min(at + 12));
-                            }
+                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
                         }
                     } else if b == b'}' && st == St::ObjFirst {
                         i += 1;
@@ -380,16 +376,12 @@ impl Machine {
                     st = St::Value;
                 }
                 St::Value | St::ArrFirst => match b {
-                    b'"' => match self.fast_string(input, base, i, lim) {
+                    b'"' => match self.fast_string(input, base, i, lim, false) {
                         Ok(j) => {
                             i = j;
                             st = St::After;
                         }
-                        Err(at) => {
-                            self.in_key = false;
-                            self.str_handover(base, i);
-                            stop!(St::Str, at, lim.min(at + 12));
-                        }
+                        Err(at) => stop!(St::Str, at, lim.min(at + 12)),
                     },
                     b'{' | b'[' => {
                         if self.depth >= self.limits.max_depth {
@@ -457,31 +449,37 @@ impl Machine {
         }
     }
 
-    /// A string whose opening quote is at `i`: `Ok` with the index after its closing quote
-    /// when the whole string is valid, inside the input and inside the string limit; else
-    /// `Err` with the last safe point, where the byte machine must go on.
+    /// A string (a key when `key`) whose opening quote is at `i`: `Ok` with the index after
+    /// its closing quote when the whole string is valid, inside the input and inside the
+    /// string limit; else `Err` with the last safe point, where the byte machine must go on
+    /// (the string's state is then set as the byte machine sets it).
     #[inline]
-    fn fast_string(&self, input: &[u8], base: u64, i: usize, lim: usize) -> Result<usize, usize> {
+    fn fast_string(
+        &mut self,
+        input: &[u8],
+        base: u64,
+        i: usize,
+        lim: usize,
+        key: bool,
+    ) -> Result<usize, usize> {
         // No content byte may reach the string limit; its closing quote may sit on it.
         let limit = (base + i as u64).saturating_add(1 + self.limits.max_string_bytes);
         let bound = limit.saturating_sub(base).min(lim as u64) as usize;
         match scan_string::<true>(input, i + 1, bound) {
             StrEnd::Closed(q, _) => Ok(q + 1),
             StrEnd::Stop(j) if j == bound && j < lim && input[j] == b'"' => Ok(j + 1),
-            StrEnd::Stop(j) => Err(j),
+            StrEnd::Stop(j) => {
+                self.in_key = key;
+                self.str_limit = limit;
+                self.check_at = self.value_limit.min(self.str_limit);
+                Err(j)
+            }
         }
-    }
-
-    /// Hand over inside the string opened at `i`: its limit, as the byte machine sets it.
-    #[cold]
-    fn str_handover(&mut self, base: u64, i: usize) {
-        self.str_limit = (base + i as u64).saturating_add(1 + self.limits.max_string_bytes);
-        self.check_at = self.value_limit.min(self.str_limit);
     }
 
     /// Push one container level (the depth limit was checked).
     #[inline]
-    fn push_level(&mut self, object: bool) {
+    pub(super) fn push_level(&mut self, object: bool) {
         let level = self.depth as usize;
         let word = level / 64;
         if word == self.stack.len() {
