@@ -98,7 +98,7 @@ const MIN_PREFIX: usize = 32;
 
 impl Decoder {
     /// Decode one `data:` payload. The envelope is read in one pass with the strict
-    /// [`Cursor`] (keys compared as bytes, unknown fields skipped but validated);
+    /// cursor (`json::cursor`: keys compared as bytes, unknown fields skipped but validated);
     /// [`decode_reference`] is the same decoder written with serde, kept as the oracle the
     /// tests compare it with.
     pub fn decode(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
