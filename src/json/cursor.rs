@@ -47,12 +47,6 @@ impl<'a> Str<'a> {
         }
     }
 
-    /// The decoded string, for matching a key against names.
-    #[inline]
-    pub(crate) fn name(self) -> Cow<'a, str> {
-        self.cow()
-    }
-
     /// Whether the decoded string equals `want`.
     #[inline]
     pub(crate) fn is(self, want: &str) -> bool {

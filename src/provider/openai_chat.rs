@@ -168,7 +168,7 @@ fn read_chunk(text: &str, resumed: bool, out: &mut Vec<Delta>) -> Result<Option<
     let mut ignored_run = (!resumed).then_some(0);
     let mut prefix = None;
     while let Some(k) = c.key(&mut m)? {
-        match &*k.name() {
+        match &*k.cow() {
             "choices" => {
                 if !c.null()? {
                     let mut e = c.array()?;
@@ -225,7 +225,7 @@ fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
     let (mut index, mut finish) = (None, None);
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
-        match &*k.name() {
+        match &*k.cow() {
             "index" => index = c.opt_u32()?,
             "delta" => {
                 if !c.null()? {
@@ -256,7 +256,7 @@ fn read_message(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
     let mark = out.len();
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
-        let k = k.name();
+        let k = k.cow();
         if k == "content" {
             if let Some(text) = c.opt_string()?.filter(|s| !s.raw.is_empty()) {
                 let d = Delta::Text {
@@ -284,7 +284,7 @@ fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
     let (mut index, mut id, mut name, mut arguments) = (None, None, None, None);
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
-        let k = k.name();
+        let k = k.cow();
         if k == "index" {
             index = c.opt_u32()?;
         } else if k == "id" {
@@ -295,7 +295,7 @@ fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
             }
             let mut f = c.object()?;
             while let Some(k) = c.key(&mut f)? {
-                let k = k.name();
+                let k = k.cow();
                 if k == "name" {
                     name = c.opt_string()?.map(|s| s.cow());
                 } else if k == "arguments" {
