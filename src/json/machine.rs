@@ -31,15 +31,17 @@
 //! ends a top-level number is not part of the value, so it is not held against the value's
 //! size.
 //!
-//! The fast parts are the runs: plain string bytes (printable ASCII other than `"` and
-//! `\`), whitespace and digits are skipped in tight loops bounded by the limits. Each byte
-//! is examined once (the number delimiter twice), which the `examined` counter checks in
-//! the unit tests. [`super::reference`] holds a slower, independent, byte-at-a-time
-//! machine that every test runs beside this one.
+//! Between tokens, with enough input left, [`Machine::feed`] hands over to the token-level
+//! path (`fast.rs`), which reads whole tokens and gives the machine back at a token's start
+//! or at a safe point inside a string. In this byte machine the runs are fast too: string
+//! content (escapes included) is read by the same string scanner from any safe point, and
+//! digits in a tight loop, all bounded by the limits. Each byte is examined a bounded number
+//! of times (once, except the number delimiter and the few bytes of a token cut by a chunk
+//! end), which the `examined` counter checks in the unit tests. [`super::reference`] holds a
+//! slower, independent, byte-at-a-time machine that every test runs beside this one.
 
 use super::error::Fail;
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
-use crate::scan;
 
 mod fast;
 
@@ -179,91 +181,6 @@ static SIMPLE_ESCAPE: [bool; 256] = {
     }
     t
 };
-
-/// Non-ASCII runs at least this long are validated in one go.
-const UTF8_RUN: usize = 16;
-
-/// Skip string content from `from`: plain bytes and complete simple escapes (`\n`, `\"`,
-/// ...). Returns the index of the first byte the machine must examine itself (an
-/// unescaped quote, a control byte, a non-ASCII byte, a backslash starting a `\u` or an
-/// invalid escape), or `end`. Whole 64-byte blocks are classified at once; the tail runs
-/// byte by byte.
-#[inline]
-fn skip_string(input: &[u8], from: usize, end: usize) -> usize {
-    let mut j = from;
-    while end - j >= 64 {
-        let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
-            break;
-        };
-        let m = scan::classify(block);
-        if m.string_special() == 0 {
-            j += 64;
-            continue;
-        }
-        let mut carry = 0;
-        let esc = scan::escaped(m.backslash, &mut carry);
-        let stops = (m.quote & !esc) | m.control | m.non_ascii;
-        let mut first = stops.trailing_zeros() as usize; // 64 when none
-                                                         // Escapes before the stop must be simple; stop at the backslash of any other.
-        let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
-        let mut e = esc & below;
-        while e != 0 {
-            let p = e.trailing_zeros() as usize;
-            if !SIMPLE_ESCAPE[block[p] as usize] {
-                first = p - 1; // bit 0 is never escaped: the carry-in is 0
-                break;
-            }
-            e &= e - 1;
-        }
-        if first < 64 && (esc >> first) & 1 == 1 {
-            first -= 1; // never stop on an escaped byte: stop at its backslash
-        } else if first == 64 && carry == 1 {
-            first = 63; // the block ends with a backslash that escapes the next block
-        }
-        j += first;
-        if first < 64 {
-            return j;
-        }
-    }
-    while j < end && PLAIN[input[j] as usize] {
-        j += 1;
-    }
-    j
-}
-
-/// From a non-ASCII byte at `from`: find the end of the run of string content without
-/// quotes, backslashes or control bytes, and validate it as UTF-8 at once. Returns where
-/// the machine must go on: the run's end if it is valid, else the start of the first
-/// invalid or incomplete sequence (which the machine then examines byte by byte, so the
-/// error and its offset are exactly the reference machine's).
-#[inline]
-fn skip_utf8(input: &[u8], from: usize, end: usize) -> usize {
-    let mut r = from;
-    while end - r >= 64 {
-        let Ok(block) = <&[u8; 64]>::try_from(&input[r..r + 64]) else {
-            break;
-        };
-        let m = scan::classify(block);
-        let stops = m.quote | m.backslash | m.control;
-        if stops != 0 {
-            r += stops.trailing_zeros() as usize;
-            return validated(input, from, r);
-        }
-        r += 64;
-    }
-    while r < end && !matches!(input[r], b'"' | b'\\' | 0x00..=0x1F) {
-        r += 1;
-    }
-    validated(input, from, r)
-}
-
-#[inline]
-fn validated(input: &[u8], from: usize, to: usize) -> usize {
-    match std::str::from_utf8(&input[from..to]) {
-        Ok(_) => to,
-        Err(e) => from + e.valid_up_to(),
-    }
-}
 
 /// The state machine. See the module comment.
 #[derive(Clone, Debug)]
@@ -566,14 +483,24 @@ impl Machine {
             let mut consume = true;
             let r = match self.st {
                 St::Str => {
-                    if PLAIN[b as usize] || (b >= 0x80 && n - i >= UTF8_RUN) {
-                        // A run of string content: bounded by the input and both limits.
+                    if b != b'"' && b >= 0x20 {
+                        // A run of string content, escapes included, read by the token
+                        // path's scanner from this safe point: bounded by the input and
+                        // both limits. It stops at the closing quote or at a safe point
+                        // before whatever the byte machine must look at itself.
                         let room = self.str_limit.min(self.value_limit) - off;
                         let end = (n as u64).min(i as u64 + room) as usize;
-                        let j = if b < 0x80 {
-                            skip_string(input, i + 1, end)
+                        let j = if end - i >= 16 {
+                            match scan_string::<true>(input, i, end) {
+                                StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
+                            }
                         } else {
-                            skip_utf8(input, i, end)
+                            // A tiny tail: plain bytes inline, the rest byte by byte.
+                            let mut j = i;
+                            while j < end && PLAIN[input[j] as usize] {
+                                j += 1;
+                            }
+                            j
                         };
                         if j > i {
                             #[cfg(test)]

@@ -35,6 +35,7 @@ pub(super) fn implementation() -> &'static str {
     }
 }
 
+#[allow(dead_code)] // see `scan::classify`
 #[inline]
 pub(super) fn classify(block: &[u8; 64]) -> Masks {
     if choice() == AVX2 {
