@@ -105,47 +105,63 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
             return StrEnd::Closed(k + p, false);
         }
         if window[p] == b'\\' && ascii {
-            if let Some(end) = short_escaped::<UTF8>(input, k + p, bound.min(from + 96)) {
-                return end;
-            }
+            return match short_escaped::<UTF8>(input, k + p, bound.min(k + p + 48)) {
+                Ok(end) => end,
+                // Everything up to `j` was plain ASCII or simple escapes: go on from there.
+                Err(j) => scan_string_long::<UTF8>(input, from, j, true, bound),
+            };
         }
         break;
     }
-    scan_string_long::<UTF8>(input, from, bound)
+    scan_string_long::<UTF8>(input, from, from, false, bound)
 }
 
 /// A short string with simple escapes (a typical argument fragment, `\"ci`), finished
-/// byte by byte from the backslash at `j` before `stop`. `None` when anything else comes
-/// first (a `\u` escape, a non-ASCII byte to validate, a control byte, the stop): the
-/// block path then reads the string from its start.
+/// byte by byte from the backslash at `j` before `stop`. `Err` with the safe point where it
+/// gave up when anything else comes first (a `\u` escape, a non-ASCII byte to validate, a
+/// control byte, the stop): the block path goes on from there.
 #[inline]
-fn short_escaped<const UTF8: bool>(input: &[u8], mut j: usize, stop: usize) -> Option<StrEnd> {
+fn short_escaped<const UTF8: bool>(
+    input: &[u8],
+    mut j: usize,
+    stop: usize,
+) -> Result<StrEnd, usize> {
     while j < stop {
         match input[j] {
-            b'"' => return Some(StrEnd::Closed(j, true)),
+            b'"' => return Ok(StrEnd::Closed(j, true)),
             b'\\' => {
                 if stop - j < 2 || !SIMPLE_ESCAPE[input[j + 1] as usize] {
-                    return None;
+                    return Err(j);
                 }
                 j += 2;
             }
-            0x00..=0x1F => return None,
-            0x80..=0xFF if UTF8 => return None,
+            0x00..=0x1F => return Err(j),
+            0x80..=0xFF if UTF8 => return Err(j),
             _ => j += 1,
         }
     }
-    None
+    Err(j)
 }
 
 /// [`scan_string`] past its first look: blocks, escapes, the tail, UTF-8.
+///
+/// The content starts at `from`; the scan starts at `at`, a safe point: the bytes from `from`
+/// to `at` were read already and are ASCII, plain or simple escapes (`escaped` says whether
+/// there were escapes).
 #[inline(never)]
-fn scan_string_long<const UTF8: bool>(input: &[u8], from: usize, bound: usize) -> StrEnd {
-    let mut j = from;
-    let mut saw_escape = false;
+fn scan_string_long<const UTF8: bool>(
+    input: &[u8],
+    from: usize,
+    at: usize,
+    escaped: bool,
+    bound: usize,
+) -> StrEnd {
+    let mut j = at;
+    let mut saw_escape = escaped;
+    let mut wide = 0u64;
     let mut carry = 0u64;
     // The `u` of a low-surrogate escape already checked with its high half.
     let mut skip_u = usize::MAX;
-    let mut wide = 0u64;
     let end = 'scan: {
         while bound - j >= 64 {
             let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
