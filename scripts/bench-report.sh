@@ -28,6 +28,29 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table pipeline eventsource+serde_json-typed
   echo
+  echo "The same two pipelines interleaved (each timed pass runs both, response by response, so both"
+  echo "see the same moments of the shared machine; sums over every pass criterion ran):"
+  echo
+  totals=target/criterion/pipeline-interleaved/totals.txt
+  if [ -f "$totals" ]; then
+    python3 - "$totals" <<'PY'
+import sys
+f = sys.argv[1]
+w = open(f).read().split()
+d = dict(zip(w[0::2], map(int, w[1::2])))
+b = d["bytes_per_pass"] * d["passes"]
+ours, theirs = d["toolstream_ns"], d["reference_ns"]
+print("| chunk | implementation | GB/s | × eventsource+serde_json-typed |")
+print("|---|---|---|---|")
+print(f"| 4KiB | eventsource+serde_json-typed | {b / theirs:.2f} | 1.00 |")
+print(f"| 4KiB | toolstream | {b / ours:.2f} | {theirs / ours:.2f} |")
+print()
+print(f"({d['passes']} passes over {d['bytes_per_pass'] / 1e6:.0f} MB each side.)")
+PY
+  else
+    echo "(not run)"
+  fi
+  echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
   table envelopes serde_json-borrowed-typed
