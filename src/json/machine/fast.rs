@@ -2,9 +2,11 @@
 //!
 //! [`Machine::fast`] runs while the machine sits *between tokens* (states `Top`, `Value`,
 //! `ArrFirst`, `ObjFirst`, `Key`, `Colon`, `After`) and enough input is left. It reads a
-//! whole token at a time — a string by 64-byte blocks (simple escapes included), `\u`
-//! escapes and UTF-8 runs at once, a number or a literal in a tight loop, a structural byte
-//! with its whitespace — and keeps the container stack exactly as the byte machine does.
+//! whole token at a time — a string with [`scan_string`] (16-byte probes for short ones,
+//! 64-byte string masks with escapes checked in place for long ones, UTF-8 validated once),
+//! a number or a literal in a tight loop, a structural byte with its whitespace — and keeps
+//! the container stack exactly as the byte machine does. The byte machine reads string runs
+//! with the same [`scan_string`], from any safe point.
 //!
 //! It is a *recogniser* only: it never reports an error itself. Whenever a token is not
 //! plainly valid and complete inside the input and the limits — the input ends inside it,
