@@ -402,5 +402,98 @@ fn bench_linear(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_splitter, bench_peers, bench_linear);
+/// The whole-buffer comparison again, interleaved: each timed pass runs toolstream,
+/// serde_json → IgnoredAny and simd-json's tape piece by piece (about 1 MiB of whole values
+/// each, the order rotating), so all three see the same moments of this shared machine,
+/// whose load drifts by up to 2x between one benchmark and the next. Criterion times the
+/// toolstream side; the sums of all three over every pass go to
+/// target/criterion/peers-interleaved/totals.txt, which BENCHMARKS.md tables.
+fn bench_peers_interleaved(c: &mut Criterion) {
+    let (input, n) = corpus(common::corpus_bytes(64), false);
+    let spans = boundaries(&input);
+    let max_len = spans.iter().map(|(s, e)| e - s).max().unwrap_or(0);
+    // Pieces of whole values (index ranges into `spans`), about 1 MiB each.
+    let mut pieces = Vec::new();
+    let mut lo = 0;
+    for (i, &(_, e)) in spans.iter().enumerate() {
+        if e - spans[lo].0 >= 1 << 20 || i + 1 == spans.len() {
+            pieces.push((lo, i + 1));
+            lo = i + 1;
+        }
+    }
+    let mut g = c.benchmark_group("peers-interleaved");
+    group_config(&mut g);
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    let totals = std::cell::Cell::new([Duration::ZERO; 3]);
+    let passes = std::cell::Cell::new(0u64);
+    let mut scratch = Vec::with_capacity(max_len);
+    let mut buffers = simd_json::Buffers::new(max_len);
+    g.bench_function(BenchmarkId::new("toolstream-side", "whole"), |b| {
+        b.iter_custom(|iters| {
+            let mut spent = [Duration::ZERO; 3];
+            for _ in 0..iters {
+                let mut found = [0usize; 3];
+                for (k, &(lo, hi)) in pieces.iter().enumerate() {
+                    let (s, e) = (spans[lo].0, spans[hi - 1].1);
+                    for side in [k % 3, (k + 1) % 3, (k + 2) % 3] {
+                        let t = std::time::Instant::now();
+                        found[side] += match side {
+                            0 => toolstream_chunks(&input.slice(s..e), usize::MAX),
+                            1 => {
+                                let mut k = 0;
+                                for r in serde_json::Deserializer::from_slice(&input[s..e])
+                                    .into_iter::<IgnoredAny>()
+                                {
+                                    r.expect("valid");
+                                    k += 1;
+                                }
+                                k
+                            }
+                            _ => {
+                                for &(vs, ve) in &spans[lo..hi] {
+                                    scratch.clear();
+                                    scratch.extend_from_slice(&input[vs..ve]);
+                                    let tape =
+                                        simd_json::to_tape_with_buffers(&mut scratch, &mut buffers)
+                                            .expect("valid");
+                                    black_box(&tape);
+                                }
+                                hi - lo
+                            }
+                        };
+                        spent[side] += t.elapsed();
+                    }
+                }
+                assert_eq!(found, [n, n, n]);
+            }
+            let sum = totals.get();
+            totals.set([sum[0] + spent[0], sum[1] + spent[1], sum[2] + spent[2]]);
+            passes.set(passes.get() + iters);
+            spent[0]
+        })
+    });
+    g.finish();
+    let [ours, serde, simd] = totals.get();
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let dir = std::path::Path::new(&target).join("criterion/peers-interleaved");
+    let line = format!(
+        "passes {} bytes_per_pass {} toolstream_ns {} serde_json_ns {} simd_json_tape_ns {}\n",
+        passes.get(),
+        input.len(),
+        ours.as_nanos(),
+        serde.as_nanos(),
+        simd.as_nanos()
+    );
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = std::fs::write(dir.join("totals.txt"), line);
+    }
+}
+
+criterion_group!(
+    benches,
+    bench_splitter,
+    bench_peers,
+    bench_peers_interleaved,
+    bench_linear
+);
 criterion_main!(benches);

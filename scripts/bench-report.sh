@@ -16,6 +16,29 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table peers serde_json-IgnoredAny byte-loop
   echo
+  echo "The same comparison interleaved (each timed pass runs toolstream, serde_json and simd-json's"
+  echo "tape piece by piece, about 1 MiB of whole values each, so all see the same moments of the"
+  echo "shared machine; sums over every pass criterion ran):"
+  echo
+  totals=target/criterion/peers-interleaved/totals.txt
+  if [ -f "$totals" ]; then
+    python3 - "$totals" <<'PY'
+import sys
+w = open(sys.argv[1]).read().split()
+d = dict(zip(w[0::2], map(int, w[1::2])))
+b = d["bytes_per_pass"] * d["passes"]
+base = d["serde_json_ns"]
+print("| chunk | implementation | GB/s | × serde_json-IgnoredAny |")
+print("|---|---|---|---|")
+for name, key in [("serde_json-IgnoredAny", "serde_json_ns"), ("simd-json-tape", "simd_json_tape_ns"), ("toolstream", "toolstream_ns")]:
+    print(f"| whole | {name} | {b / d[key]:.2f} | {base / d[key]:.2f} |")
+print()
+print(f"({d['passes']} passes over {d['bytes_per_pass'] / 1e6:.0f} MB each.)")
+PY
+  else
+    echo "(not run)"
+  fi
+  echo
   echo "## Linear work: one object fed in 1-byte deltas vs. re-parsing the accumulated buffer every 16 bytes"
   echo
   table linear toolstream-1B-deltas
