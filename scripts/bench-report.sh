@@ -20,24 +20,8 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo "tape piece by piece, about 1 MiB of whole values each, so all see the same moments of the"
   echo "shared machine; sums over every pass criterion ran):"
   echo
-  totals=target/criterion/peers-interleaved/totals.txt
-  if [ -f "$totals" ]; then
-    python3 - "$totals" <<'PY'
-import sys
-w = open(sys.argv[1]).read().split()
-d = dict(zip(w[0::2], map(int, w[1::2])))
-b = d["bytes_per_pass"] * d["passes"]
-base = d["serde_json_ns"]
-print("| chunk | implementation | GB/s | × serde_json-IgnoredAny |")
-print("|---|---|---|---|")
-for name, key in [("serde_json-IgnoredAny", "serde_json_ns"), ("simd-json-tape", "simd_json_tape_ns"), ("toolstream", "toolstream_ns")]:
-    print(f"| whole | {name} | {b / d[key]:.2f} | {base / d[key]:.2f} |")
-print()
-print(f"({d['passes']} passes over {d['bytes_per_pass'] / 1e6:.0f} MB each.)")
-PY
-  else
-    echo "(not run)"
-  fi
+  python3 scripts/interleaved-table.py target/criterion/peers-interleaved/totals.txt whole \
+    serde_json-IgnoredAny=serde_json_ns simd-json-tape=simd_json_tape_ns toolstream=toolstream_ns
   echo
   echo "## Linear work: one object fed in 1-byte deltas vs. re-parsing the accumulated buffer every 16 bytes"
   echo
@@ -54,25 +38,8 @@ PY
   echo "The same two pipelines interleaved (each timed pass runs both, response by response, so both"
   echo "see the same moments of the shared machine; sums over every pass criterion ran):"
   echo
-  totals=target/criterion/pipeline-interleaved/totals.txt
-  if [ -f "$totals" ]; then
-    python3 - "$totals" <<'PY'
-import sys
-f = sys.argv[1]
-w = open(f).read().split()
-d = dict(zip(w[0::2], map(int, w[1::2])))
-b = d["bytes_per_pass"] * d["passes"]
-ours, theirs = d["toolstream_ns"], d["reference_ns"]
-print("| chunk | implementation | GB/s | × eventsource+serde_json-typed |")
-print("|---|---|---|---|")
-print(f"| 4KiB | eventsource+serde_json-typed | {b / theirs:.2f} | 1.00 |")
-print(f"| 4KiB | toolstream | {b / ours:.2f} | {theirs / ours:.2f} |")
-print()
-print(f"({d['passes']} passes over {d['bytes_per_pass'] / 1e6:.0f} MB each side.)")
-PY
-  else
-    echo "(not run)"
-  fi
+  python3 scripts/interleaved-table.py target/criterion/pipeline-interleaved/totals.txt 4KiB \
+    eventsource+serde_json-typed=reference_ns toolstream=toolstream_ns
   echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo

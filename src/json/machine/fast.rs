@@ -359,12 +359,7 @@ impl Machine {
                     self.value_limit = off.saturating_add(self.limits.max_value_bytes);
                     self.check_at = self.value_limit.min(self.str_limit);
                     lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
-                    self.push_level(b == b'{');
-                    st = if b == b'{' {
-                        St::ObjFirst
-                    } else {
-                        St::ArrFirst
-                    };
+                    st = self.open_fast(b == b'{');
                     i += 1;
                 }
                 St::ObjFirst | St::Key => {
@@ -405,12 +400,7 @@ impl Machine {
                         if self.depth >= self.limits.max_depth {
                             stop!(st, i, i);
                         }
-                        self.push_level(b == b'{');
-                        st = if b == b'{' {
-                            St::ObjFirst
-                        } else {
-                            St::ArrFirst
-                        };
+                        st = self.open_fast(b == b'{');
                         i += 1;
                     }
                     b']' if st == St::ArrFirst => {
@@ -510,6 +500,17 @@ impl Machine {
             self.stack[word] &= !mask;
         }
         self.depth += 1;
+    }
+
+    /// Open a container (the depth limit was checked): the state after its opening byte.
+    #[inline]
+    fn open_fast(&mut self, object: bool) -> St {
+        self.push_level(object);
+        if object {
+            St::ObjFirst
+        } else {
+            St::ArrFirst
+        }
     }
 
     /// Close the innermost container; `end` is the offset just past its closing byte.
