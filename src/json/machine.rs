@@ -454,6 +454,7 @@ impl Machine {
     }
 
     /// Consume bytes from `input`. Returns the outcome and the number of bytes consumed.
+    #[inline(always)]
     pub(crate) fn feed(&mut self, input: &[u8]) -> (Step, usize) {
         let base = self.pos;
         let n = input.len();

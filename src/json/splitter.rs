@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 use super::error::{Error, Fail, Truncation};
 use super::machine::{Machine, Step};
@@ -113,13 +113,38 @@ impl Splitter {
     ///
     /// The first byte that cannot be accepted fails the push; see [`Error`]. The splitter
     /// is then fused: later calls return the same error.
+    #[inline]
     pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
+        if self.skip_short(&chunk) {
+            return Ok(());
+        }
+        self.push_long(chunk, out)
+    }
+
+    /// The short-chunk path, inlined into the caller: a small chunk of plain string bytes
+    /// and simple escapes in the middle of a string (most argument deltas) only moves the
+    /// machine on and is appended to the value's buffer.
+    #[inline(always)]
+    fn skip_short(&mut self, chunk: &[u8]) -> bool {
+        if chunk.len() > SHORT || self.failed.is_some() || !self.m.skip_plain(chunk) {
+            return false;
+        }
+        if chunk.len() <= 2 {
+            // A call to `memcpy` costs more than a byte or two stored one by one.
+            for &b in chunk {
+                self.buf.put_u8(b);
+            }
+        } else {
+            self.buf.extend_from_slice(chunk);
+        }
+        true
+    }
+
+    /// [`Splitter::push`] past the short-chunk path.
+    #[inline(never)]
+    fn push_long(&mut self, chunk: Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
-        }
-        if chunk.len() <= SHORT && self.m.skip_plain(&chunk) {
-            self.buf.extend_from_slice(&chunk);
-            return Ok(());
         }
         let base = self.m.offset();
         let mut pos = 0;
@@ -166,13 +191,19 @@ impl Splitter {
     /// # Errors
     ///
     /// As [`Splitter::push`].
+    #[inline]
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+        if self.skip_short(chunk) {
+            return Ok(());
+        }
+        self.push_slice_long(chunk, out)
+    }
+
+    /// [`Splitter::push_slice`] past the short-chunk path.
+    #[inline(never)]
+    fn push_slice_long(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
-        }
-        if chunk.len() <= SHORT && self.m.skip_plain(chunk) {
-            self.buf.extend_from_slice(chunk);
-            return Ok(());
         }
         let base = self.m.offset();
         let mut pos = 0;
