@@ -27,12 +27,7 @@ fuzz_target!(|input: Input| {
         .max_line_bytes(64)
         .max_event_bytes(256);
     let data = Bytes::from(input.data);
-    let mut cuts: Vec<usize> = input
-        .cuts
-        .iter()
-        .map(|&c| c as usize % (data.len() + 1))
-        .collect();
-    cuts.sort_unstable();
+    let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
     let run = |cuts: &[usize]| {
         let mut s = Stream::with_limits(None, policy, framing);
         let mut out = Vec::new();

@@ -57,12 +57,7 @@ fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
 fuzz_target!(|input: Input| {
     let mode = if input.any { Mode::Any } else { Mode::Objects };
     let data = Bytes::from(input.data);
-    let mut cuts: Vec<usize> = input
-        .cuts
-        .iter()
-        .map(|&c| c as usize % (data.len() + 1))
-        .collect();
-    cuts.sort_unstable();
+    let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
     let whole = run(mode, &data, &[], false);
     assert_eq!(
         run(mode, &data, &cuts, input.slices),

@@ -20,12 +20,7 @@ fuzz_target!(|input: Input| {
         Limits::default()
     };
     let data = Bytes::from(input.data);
-    let mut cuts: Vec<usize> = input
-        .cuts
-        .iter()
-        .map(|&c| c as usize % (data.len() + 1))
-        .collect();
-    cuts.sort_unstable();
+    let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
     let run = |cuts: &[usize]| {
         let mut d = Decoder::with_limits(limits);
         let mut items = Vec::new();
