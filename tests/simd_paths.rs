@@ -1,6 +1,7 @@
 //! The block (SIMD) string path against the reference machine: every seed, padded with
-//! 0..=515 filler bytes before it and a few sizes after it, so that each seed byte lands on
-//! every position of a 64-byte block and every tail length runs. Run in CI both with the
+//! 0..=515 filler bytes before it and a few sizes after it, and the mirror (a few sizes
+//! before, 0..=515 after), so that each seed byte lands on every position of a 64-byte block
+//! and every tail length runs. Run in CI both with the
 //! SIMD path and with `--cfg toolstream_disable_simd`.
 
 mod common;
@@ -73,6 +74,21 @@ fn seeds_padded_to_every_block_position() {
                 let input = padded(b"a", left, seed, right);
                 let mid = input.len() / 2;
                 check(input, &[&[], &[mid], &[64, 128, 192]]);
+            }
+        }
+    }
+}
+
+/// The mirror of the test above: filler after the seed of every length up to 515, so each
+/// seed byte ends every tail length and every block position counted from the end.
+#[test]
+fn seeds_padded_on_the_right_to_every_length() {
+    for seed in SEEDS {
+        for right in 0..=515 {
+            for left in [0, 1, 63, 64, 65] {
+                let input = padded(b"a", left, seed, right);
+                let mid = input.len() / 2;
+                check(input, &[&[], &[mid]]);
             }
         }
     }
