@@ -11,6 +11,19 @@ use super::{Container, ErrorKind, Lexical, Limits, Mode};
 /// Chunks up to this long are first tried on the short-chunk path (plain string bytes).
 const SHORT: usize = 32;
 
+/// Append `bytes` to `buf`. A call to `memcpy` costs more than a few bytes stored one by
+/// one, and tiny appends are the common case when deltas are a byte or a few long.
+#[inline(always)]
+fn append(buf: &mut BytesMut, bytes: &[u8]) {
+    if bytes.len() <= 4 {
+        for &b in bytes {
+            buf.put_u8(b);
+        }
+    } else {
+        buf.extend_from_slice(bytes);
+    }
+}
+
 /// One complete top-level JSON value.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Value {
@@ -129,14 +142,7 @@ impl Splitter {
         if chunk.len() > SHORT || self.failed.is_some() || !self.m.skip_plain(chunk) {
             return false;
         }
-        if chunk.len() <= 2 {
-            // A call to `memcpy` costs more than a byte or two stored one by one.
-            for &b in chunk {
-                self.buf.put_u8(b);
-            }
-        } else {
-            self.buf.extend_from_slice(chunk);
-        }
+        append(&mut self.buf, chunk);
         true
     }
 
@@ -170,7 +176,7 @@ impl Splitter {
                     if self.m.in_value() {
                         let start = self.m.value_start();
                         let from = start.saturating_sub(base) as usize;
-                        self.buf.extend_from_slice(&chunk[from..]);
+                        append(&mut self.buf, &chunk[from..]);
                     }
                     return Ok(());
                 }
@@ -226,7 +232,7 @@ impl Splitter {
                 Step::NeedMore => {
                     if self.m.in_value() {
                         let first = self.m.value_start().saturating_sub(base) as usize;
-                        self.buf.extend_from_slice(&chunk[first.max(from)..]);
+                        append(&mut self.buf, &chunk[first.max(from)..]);
                     }
                     return Ok(());
                 }
