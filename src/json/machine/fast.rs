@@ -336,16 +336,28 @@ impl Machine {
                 return (None, $at);
             }};
         }
+        // Skip whitespace; hand back in state `$st` when the input (or the value limit)
+        // runs out first.
+        macro_rules! ws {
+            ($st:expr) => {{
+                while i < lim && is_ws(input[i]) {
+                    i += 1;
+                }
+                if i >= lim {
+                    stop!($st, i, i);
+                }
+            }};
+        }
+        // Whether the innermost open container is an object (meaningful at depth > 0).
+        let mut object = self.depth > 0 && self.top_is_object();
+        // The transitions a valid text takes most (key, colon, value, comma or close) run
+        // straight on in code; `st` is dispatched on only where a container opens, a
+        // comma was read, or the path was entered.
         loop {
-            while i < lim && is_ws(input[i]) {
-                i += 1;
-            }
-            if i >= lim {
-                stop!(st, i, i);
-            }
-            let b = input[i];
+            ws!(st);
             match st {
                 St::Top => {
+                    let b = input[i];
                     let ok = match b {
                         b'{' => true,
                         b'[' => self.mode == Mode::Any,
@@ -359,68 +371,79 @@ impl Machine {
                     self.value_limit = off.saturating_add(self.limits.max_value_bytes);
                     self.check_at = self.value_limit.min(self.str_limit);
                     lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
-                    st = self.open_fast(b == b'{');
+                    object = b == b'{';
+                    st = self.open_fast(object);
                     i += 1;
+                    continue;
                 }
                 St::ObjFirst | St::Key => {
-                    if b == b'"' {
-                        match self.fast_string(input, base, i, lim, true) {
-                            Ok(j) => {
-                                i = j;
-                                st = St::Colon;
-                            }
-                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
-                        }
-                    } else if b == b'}' && st == St::ObjFirst {
+                    let b = input[i];
+                    if b == b'}' && st == St::ObjFirst {
                         i += 1;
                         if let Some(step) = self.close(base + i as u64) {
                             return self.fast_done(step, i, entry);
                         }
-                        st = St::After;
+                        object = self.top_is_object();
                     } else {
-                        stop!(st, i, i);
+                        if b != b'"' {
+                            stop!(st, i, i);
+                        }
+                        match self.fast_string(input, base, i, lim, true) {
+                            Ok(j) => i = j,
+                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                        }
+                        ws!(St::Colon);
+                        if input[i] != b':' {
+                            stop!(St::Colon, i, i);
+                        }
+                        i += 1;
+                        st = St::Value;
+                        ws!(st);
                     }
                 }
                 St::Colon => {
-                    if b != b':' {
+                    if input[i] != b':' {
                         stop!(st, i, i);
                     }
                     i += 1;
                     st = St::Value;
+                    ws!(st);
                 }
-                St::Value | St::ArrFirst => match b {
+                St::Value | St::ArrFirst | St::After => {}
+                _ => stop!(st, i, i),
+            }
+            // A value at `i` (unless a container just closed: then `st` is still
+            // `ObjFirst`, and the value is done).
+            if matches!(st, St::Value | St::ArrFirst) {
+                match input[i] {
                     b'"' => match self.fast_string(input, base, i, lim, false) {
-                        Ok(j) => {
-                            i = j;
-                            st = St::After;
-                        }
+                        Ok(j) => i = j,
                         Err(at) => stop!(St::Str, at, lim.min(at + 12)),
                     },
-                    b'{' | b'[' => {
+                    b @ (b'{' | b'[') => {
                         if self.depth >= self.limits.max_depth {
                             stop!(st, i, i);
                         }
-                        st = self.open_fast(b == b'{');
+                        object = b == b'{';
+                        st = self.open_fast(object);
                         i += 1;
+                        continue;
                     }
                     b']' if st == St::ArrFirst => {
                         i += 1;
                         if let Some(step) = self.close(base + i as u64) {
                             return self.fast_done(step, i, entry);
                         }
-                        st = St::After;
+                        object = self.top_is_object();
                     }
                     b'-' | b'0'..=b'9' => {
                         let max = self.limits.max_number_bytes.min(lim as u64) as usize;
                         match scan_number(input, i, lim) {
-                            Some(j) if j - i <= max => {
-                                i = j;
-                                st = St::After;
-                            }
+                            Some(j) if j - i <= max => i = j,
                             _ => stop!(st, i, lim.min(i + max + 1)),
                         }
                     }
-                    b't' | b'f' | b'n' => {
+                    b @ (b't' | b'f' | b'n') => {
                         let lit: &[u8] = match b {
                             b't' => b"true",
                             b'f' => b"false",
@@ -428,31 +451,30 @@ impl Machine {
                         };
                         if lim - i >= lit.len() && &input[i..i + lit.len()] == lit {
                             i += lit.len();
-                            st = St::After;
                         } else {
                             stop!(st, i, lim.min(i + lit.len()));
                         }
                     }
                     _ => stop!(st, i, i),
-                },
-                St::After => {
-                    let object = self.top_is_object();
-                    match b {
-                        b',' => {
-                            i += 1;
-                            st = if object { St::Key } else { St::Value };
-                        }
-                        b'}' | b']' if (b == b'}') == object => {
-                            i += 1;
-                            if let Some(step) = self.close(base + i as u64) {
-                                return self.fast_done(step, i, entry);
-                            }
-                            st = St::After;
-                        }
-                        _ => stop!(st, i, i),
-                    }
                 }
-                _ => stop!(st, i, i),
+            }
+            // After a value: a comma, or as many closing bytes as come.
+            loop {
+                ws!(St::After);
+                let b = input[i];
+                if b == b',' {
+                    i += 1;
+                    st = if object { St::Key } else { St::Value };
+                    break;
+                }
+                if b != if object { b'}' } else { b']' } {
+                    stop!(St::After, i, i);
+                }
+                i += 1;
+                if let Some(step) = self.close(base + i as u64) {
+                    return self.fast_done(step, i, entry);
+                }
+                object = self.top_is_object();
             }
         }
     }
