@@ -492,9 +492,7 @@ impl Machine {
                         let room = self.str_limit.min(self.value_limit) - off;
                         let end = (n as u64).min(i as u64 + room) as usize;
                         let j = if end - i >= 16 {
-                            match scan_string::<true>(input, i, end) {
-                                StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
-                            }
+                            string_run(input, i, end)
                         } else {
                             // A tiny tail: plain bytes inline, the rest byte by byte.
                             let mut j = i;
@@ -941,6 +939,16 @@ impl Machine {
                 Err(self.fail(ErrorKind::Truncated, end, detail))
             }
         }
+    }
+}
+
+/// A run of string content from the safe point `i` (at least 16 bytes before `end`), for
+/// the byte machine: the index of the closing quote, or of the safe point where the byte
+/// machine must look itself. Out of line, so the byte loop stays small.
+#[inline(never)]
+fn string_run(input: &[u8], i: usize, end: usize) -> usize {
+    match scan_string::<true>(input, i, end) {
+        StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     }
 }
 

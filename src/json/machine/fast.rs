@@ -73,12 +73,15 @@ fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
 /// Scan string content from `from` (just after the opening quote, or a safe point) up to
 /// `bound`, which no byte of the content may reach.
 ///
-/// Whole 64-byte blocks are classified at once; the escaped bytes of a block (found with
-/// [`scan::escaped`], carried from block to block) are checked in place — simple escapes,
-/// and `\u` escapes with their four hex digits and surrogate pairing — so a block only
-/// stops the scan at its closing quote or at a byte that is wrong. Non-ASCII bytes do not
-/// stop it: the content is validated as UTF-8 once, at the end, if it had any (escapes are
-/// ASCII, so the raw content must be valid UTF-8 as it stands).
+/// The first 64 bytes, and any run too short for a 64-byte block, are read in 16-byte
+/// windows: a window stops at its first quote, backslash or control byte; an escape is
+/// checked in place (simple escapes, and `\u` escapes with their four hex digits and
+/// surrogate pairing) and the next window starts right after it. The last window of a run
+/// shorter than a whole number of windows overlaps the one before, so a run of 16 bytes
+/// or more is never read byte by byte. Longer strings go on in whole 64-byte blocks
+/// ([`scan_string_long`]). Non-ASCII bytes do not stop the scan: the content is validated
+/// as UTF-8 once, at the end, if it had any (escapes are ASCII, so the raw content must be
+/// valid UTF-8 as it stands).
 ///
 /// `UTF8`: whether to validate UTF-8 (a caller that checked its whole text already need
 /// not).
@@ -88,79 +91,152 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     from: usize,
     bound: usize,
 ) -> StrEnd {
-    // Most keys and short values end within a few 16-byte windows: looked at inline.
     let mut k = from;
-    let mut wide_before = 0;
-    while bound - k >= 16 && k - from < 64 {
-        let Ok(window) = <&[u8; 16]>::try_from(&input[k..k + 16]) else {
+    let mut escaped = false;
+    // Whether a non-ASCII byte came before `k`.
+    let mut wide = false;
+    if bound - from < 16 {
+        let (end, w) = tail(input, from, bound, escaped, usize::MAX);
+        return utf8_checked::<UTF8>(input, from, end, w != 0);
+    }
+    let end = loop {
+        let room = bound - k;
+        if room >= 64 && k - from >= 64 {
+            return scan_string_long::<UTF8>(input, from, k, escaped, wide, bound);
+        }
+        if room == 0 {
+            break StrEnd::Stop(k);
+        }
+        // A whole window at `k`, or the last 16 bytes before `bound` with the ones
+        // before `k` masked off.
+        let at = if room >= 16 { k } else { bound - 16 };
+        let Ok(window) = <&[u8; 16]>::try_from(&input[at..at + 16]) else {
             unreachable!("16 bytes")
         };
-        let (stops, wide) = scan::probe16(window);
+        let (stops, w) = scan::probe16(window);
+        let seen = !0u32 << (k - at);
+        let stops = stops & seen;
         if stops == 0 {
-            wide_before |= wide;
-            k += 16;
+            wide |= w & seen != 0;
+            k = at + 16;
             continue;
         }
         let p = stops.trailing_zeros() as usize;
-        let ascii = !UTF8 || (wide_before | (wide & ((1 << p) - 1))) == 0;
-        if window[p] == b'"' && ascii {
-            return StrEnd::Closed(k + p, false);
+        wide |= w & seen & ((1 << p) - 1) != 0;
+        let q = at + p;
+        match window[p] {
+            b'"' => break StrEnd::Closed(q, escaped),
+            b'\\' => {
+                escaped = true;
+                if bound - q >= 2 && SIMPLE_ESCAPE[input[q + 1] as usize] {
+                    k = q + 2;
+                    continue;
+                }
+                if bound - q >= 2 && input[q + 1] == b'u' {
+                    if let Some(e) = unicode_escape(input, q, bound) {
+                        k = e;
+                        continue;
+                    }
+                }
+                break StrEnd::Stop(q);
+            }
+            _ => break StrEnd::Stop(q),
         }
-        if window[p] == b'\\' && ascii {
-            return match short_escaped::<UTF8>(input, k + p, bound.min(k + p + 48)) {
-                Ok(end) => end,
-                // Everything up to `j` was plain ASCII or simple escapes: go on from there.
-                Err(j) => scan_string_long::<UTF8>(input, from, j, true, bound),
-            };
-        }
-        break;
-    }
-    scan_string_long::<UTF8>(input, from, from, false, bound)
+    };
+    utf8_checked::<UTF8>(input, from, end, wide)
 }
 
-/// A short string with simple escapes (a typical argument fragment, `\"ci`), finished
-/// byte by byte from the backslash at `j` before `stop`. `Err` with the safe point where it
-/// gave up when anything else comes first (a `\u` escape, a non-ASCII byte to validate, a
-/// control byte, the stop): the block path goes on from there.
+/// `end` as it stands when the content from `from` has no non-ASCII byte (`wide` false)
+/// or need not be checked; else the content up to `end` validated as UTF-8, and `end`
+/// moved back to the first bad or incomplete sequence, if any.
 #[inline]
-fn short_escaped<const UTF8: bool>(
+fn utf8_checked<const UTF8: bool>(input: &[u8], from: usize, end: StrEnd, wide: bool) -> StrEnd {
+    if !UTF8 || !wide {
+        return end;
+    }
+    let upto = match end {
+        StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
+    };
+    let content = &input[from..upto];
+    // simdutf8 answers valid/invalid fast; std finds where it went wrong.
+    #[cfg(not(any(toolstream_disable_simd, miri)))]
+    if simdutf8::basic::from_utf8(content).is_ok() {
+        return end;
+    }
+    match std::str::from_utf8(content) {
+        Ok(_) => end,
+        // The first bad or incomplete sequence starts at a byte >= 0x80, never inside an
+        // escape: a safe point.
+        Err(err) => StrEnd::Stop(from + err.valid_up_to()),
+    }
+}
+
+/// String content from `j` to `bound`, byte by byte: where it ends, and whether it had a
+/// non-ASCII byte (nonzero). `escaped`: whether the content before `j` had an escape.
+/// `skip_u`: the index of the `u` of a low-surrogate escape already checked with its
+/// high half (`usize::MAX` when none).
+#[inline]
+fn tail(
     input: &[u8],
     mut j: usize,
-    stop: usize,
-) -> Result<StrEnd, usize> {
-    while j < stop {
+    bound: usize,
+    mut escaped: bool,
+    skip_u: usize,
+) -> (StrEnd, u64) {
+    let mut wide = 0u64;
+    while j < bound {
         match input[j] {
-            b'"' => return Ok(StrEnd::Closed(j, true)),
+            b'"' => return (StrEnd::Closed(j, escaped), wide),
             b'\\' => {
-                if stop - j < 2 || !SIMPLE_ESCAPE[input[j + 1] as usize] {
-                    return Err(j);
+                escaped = true;
+                if bound - j < 2 {
+                    return (StrEnd::Stop(j), wide);
                 }
-                j += 2;
+                let c = input[j + 1];
+                if SIMPLE_ESCAPE[c as usize] {
+                    j += 2;
+                } else if c == b'u' && j + 1 == skip_u {
+                    j += 6;
+                } else if c == b'u' {
+                    match unicode_escape(input, j, bound) {
+                        Some(k) => j = k,
+                        None => return (StrEnd::Stop(j), wide),
+                    }
+                } else {
+                    return (StrEnd::Stop(j), wide);
+                }
             }
-            0x00..=0x1F => return Err(j),
-            0x80..=0xFF if UTF8 => return Err(j),
-            _ => j += 1,
+            0x00..=0x1F => return (StrEnd::Stop(j), wide),
+            b => {
+                wide |= (b >> 7) as u64;
+                j += 1;
+            }
         }
     }
-    Err(j)
+    (StrEnd::Stop(bound), wide)
 }
 
-/// [`scan_string`] past its first look: blocks, escapes, the tail, UTF-8.
+/// [`scan_string`] past its first 64 bytes: whole 64-byte blocks, then the tail.
 ///
 /// The content starts at `from`; the scan starts at `at`, a safe point: the bytes from `from`
-/// to `at` were read already and are ASCII, plain or simple escapes (`escaped` says whether
-/// there were escapes).
+/// to `at` were read already and are plain, simple escapes or checked `\u` escapes
+/// (`escaped` says whether there were escapes, `wide_before` whether any was non-ASCII).
+///
+/// The escaped bytes of a block (found with [`scan::escaped`], carried from block to block)
+/// are checked in place, so a block only stops the scan at its closing quote or at a byte
+/// that is wrong.
 #[inline(never)]
 fn scan_string_long<const UTF8: bool>(
     input: &[u8],
     from: usize,
     at: usize,
     escaped: bool,
+    wide_before: bool,
     bound: usize,
 ) -> StrEnd {
     let mut j = at;
     let mut saw_escape = escaped;
-    let mut wide = 0u64;
+    let mut wide = wide_before as u64;
     let mut carry = 0u64;
     // The `u` of a low-surrogate escape already checked with its high half.
     let mut skip_u = usize::MAX;
@@ -211,57 +287,13 @@ fn scan_string_long<const UTF8: bool>(
             }
             j += 64;
         }
-        // The tail, byte by byte; a backslash that ended the last block starts it.
+        // The tail; a backslash that ended the last block starts it.
         j -= carry as usize;
-        while j < bound {
-            match input[j] {
-                b'"' => break 'scan StrEnd::Closed(j, saw_escape),
-                b'\\' => {
-                    saw_escape = true;
-                    if bound - j < 2 {
-                        break 'scan StrEnd::Stop(j);
-                    }
-                    let c = input[j + 1];
-                    if SIMPLE_ESCAPE[c as usize] {
-                        j += 2;
-                    } else if c == b'u' && j + 1 == skip_u {
-                        j += 6;
-                    } else if c == b'u' {
-                        match unicode_escape(input, j, bound) {
-                            Some(k) => j = k,
-                            None => break 'scan StrEnd::Stop(j),
-                        }
-                    } else {
-                        break 'scan StrEnd::Stop(j);
-                    }
-                }
-                0x00..=0x1F => break 'scan StrEnd::Stop(j),
-                b => {
-                    wide |= (b >> 7) as u64;
-                    j += 1;
-                }
-            }
-        }
-        StrEnd::Stop(bound)
+        let (end, w) = tail(input, j, bound, saw_escape, skip_u);
+        wide |= w;
+        end
     };
-    if !UTF8 || wide == 0 {
-        return end;
-    }
-    let upto = match end {
-        StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
-    };
-    let content = &input[from..upto];
-    // simdutf8 answers valid/invalid fast; std finds where it went wrong.
-    #[cfg(not(any(toolstream_disable_simd, miri)))]
-    if simdutf8::basic::from_utf8(content).is_ok() {
-        return end;
-    }
-    match std::str::from_utf8(content) {
-        Ok(_) => end,
-        // The first bad or incomplete sequence starts at a byte >= 0x80, never inside an
-        // escape: a safe point.
-        Err(err) => StrEnd::Stop(from + err.valid_up_to()),
-    }
+    utf8_checked::<UTF8>(input, from, end, wide != 0)
 }
 
 /// A number starting at `i`: the index of the byte after it, when the number is plainly
