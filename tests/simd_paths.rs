@@ -107,7 +107,9 @@ fn seeds_padded_with_non_ascii_and_escapes() {
 
 #[test]
 fn limits_inside_long_strings_are_exact() {
-    for max in [1u64, 63, 64, 65, 100, 127, 128, 200] {
+    // 1..=18 covers the inline look at strings of up to 16 bytes on either side of
+    // its limit check.
+    for max in (1u64..=18).chain([31, 32, 33, 63, 64, 65, 100, 127, 128, 200]) {
         let limits = Limits::default().max_string_bytes(max);
         for len in [
             max as usize - 1,

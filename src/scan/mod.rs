@@ -86,6 +86,35 @@ pub(crate) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
     }
 }
 
+/// 16 bytes: the mask of bytes that are not ASCII digits (bit `i` for byte `i`). Digit
+/// runs of numbers are read 16 bytes at a time with it.
+#[inline]
+pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    {
+        x86::non_digits16(bytes)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    {
+        non_digits16_scalar(bytes)
+    }
+}
+
+/// The portable [`non_digits16`].
+#[cfg_attr(
+    all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+    allow(dead_code)
+)]
+pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {
+    let mut m = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if !b.is_ascii_digit() {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
 /// The portable [`probe16`].
 #[cfg_attr(
     all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),

@@ -187,3 +187,28 @@ fn prefix_xor_marks_the_inside_of_strings() {
         assert_eq!(prefix_xor(x), want);
     }
 }
+
+/// The digit probe: every byte value at every position of a window, on digit and
+/// non-digit fillers, against `u8::is_ascii_digit` (and the portable version likewise).
+#[test]
+fn non_digit_probe_agrees_with_is_ascii_digit() {
+    for filler in [b'7', b'a', b'/', b':', 0x00, 0xFF] {
+        for b in 0..=255u8 {
+            for pos in 0..16 {
+                let mut window = [filler; 16];
+                window[pos] = b;
+                let want = window
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| !c.is_ascii_digit())
+                    .fold(0u32, |m, (i, _)| m | 1 << i);
+                assert_eq!(
+                    non_digits16(&window),
+                    want,
+                    "{b:#04x} at {pos} on {filler:#04x}"
+                );
+                assert_eq!(non_digits16_scalar(&window), want, "scalar");
+            }
+        }
+    }
+}

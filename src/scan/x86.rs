@@ -236,6 +236,24 @@ fn probe16_sse2(bytes: &[u8; 16]) -> (u32, u32) {
     (stops & 0xFFFF, _mm_movemask_epi8(x) as u32 & 0xFFFF)
 }
 
+/// 16 bytes: the mask of bytes that are not ASCII digits. SSE2 only, like [`probe16`].
+#[inline]
+pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { non_digits16_sse2(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn non_digits16_sse2(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
+    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
+    // Unsigned: x >= '0' where max(x, '0') == x, x <= '9' where min(x, '9') == x.
+    let ge = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(b'0' as i8)), x);
+    let le = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(b'9' as i8)), x);
+    !(_mm_movemask_epi8(_mm_and_si128(ge, le)) as u32) & 0xFFFF
+}
+
 #[cfg(test)]
 pub(super) fn string_both(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     // SAFETY: SSE2 is part of the x86_64 baseline.

@@ -301,6 +301,17 @@ fn scan_string_long<const UTF8: bool>(
 #[inline]
 pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     let digits = |mut j: usize| {
+        // Sixteen at a time while that many bytes are left, then one by one.
+        while lim - j >= 16 {
+            let Ok(window) = <&[u8; 16]>::try_from(&input[j..j + 16]) else {
+                unreachable!("16 bytes")
+            };
+            let stop = scan::non_digits16(window);
+            if stop != 0 {
+                return j + stop.trailing_zeros() as usize;
+            }
+            j += 16;
+        }
         while j < lim && input[j].is_ascii_digit() {
             j += 1;
         }
@@ -420,9 +431,12 @@ impl Machine {
                         if b != b'"' {
                             stop!(st, i, i);
                         }
-                        match self.fast_string(input, base, i, lim, true) {
-                            Ok(j) => i = j,
-                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                        match self.quick_string(input, i, lim) {
+                            Some(j) => i = j,
+                            None => match self.fast_string(input, base, i, lim, true) {
+                                Ok(j) => i = j,
+                                Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                            },
                         }
                         ws!(St::Colon);
                         if input[i] != b':' {
@@ -448,9 +462,12 @@ impl Machine {
             // `ObjFirst`, and the value is done).
             if matches!(st, St::Value | St::ArrFirst) {
                 match input[i] {
-                    b'"' => match self.fast_string(input, base, i, lim, false) {
-                        Ok(j) => i = j,
-                        Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                    b'"' => match self.quick_string(input, i, lim) {
+                        Some(j) => i = j,
+                        None => match self.fast_string(input, base, i, lim, false) {
+                            Ok(j) => i = j,
+                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                        },
                     },
                     b @ (b'{' | b'[') => {
                         if self.depth >= self.limits.max_depth {
@@ -509,6 +526,29 @@ impl Machine {
                 object = self.top_is_object();
             }
         }
+    }
+
+    /// The common short string, looked at inline: when the string whose opening quote is
+    /// at `i` closes within the 16 bytes after it, all plain ASCII and inside the string
+    /// limit, the index after its closing quote. Else `None` (nothing changed):
+    /// [`Machine::fast_string`] reads it.
+    #[inline(always)]
+    fn quick_string(&self, input: &[u8], i: usize, lim: usize) -> Option<usize> {
+        if lim - i < 17 {
+            return None;
+        }
+        let Ok(window) = <&[u8; 16]>::try_from(&input[i + 1..i + 17]) else {
+            unreachable!("16 bytes")
+        };
+        let (stops, wide) = scan::probe16(window);
+        let p = stops.trailing_zeros() as usize;
+        // `p` content bytes: the last at offset `p` past the quote, which must stay
+        // below the string limit (`1 + max_string_bytes` past the quote).
+        (p < 16
+            && window[p] == b'"'
+            && wide & ((1 << p) - 1) == 0
+            && p as u64 <= self.limits.max_string_bytes)
+            .then_some(i + p + 2)
     }
 
     /// A string (a key when `key`) whose opening quote is at `i`: `Ok` with the index after
