@@ -357,15 +357,17 @@ impl Machine {
     /// byte 0 is at absolute offset `base`. The machine must be in a between-tokens state.
     /// Returns a completed top-level value, or `None` when it handed the machine back (its
     /// state saved, `pos` not updated) at the returned index.
-    pub(super) fn fast(&mut self, input: &[u8], base: u64, mut i: usize) -> (Option<Step>, usize) {
-        let n = input.len();
+    pub(super) fn fast(&mut self, whole: &[u8], base: u64, mut i: usize) -> (Option<Step>, usize) {
+        let n = whole.len();
         let mut st = self.st;
-        // No byte at or past `lim` is read: the input's end, or the value limit.
+        // No byte at or past `lim` is read: the input's end, or the value limit. `input`
+        // is cut there, so its own bound is `lim`.
         let mut lim = if st == St::Top {
             n
         } else {
             self.value_limit.saturating_sub(base).min(n as u64) as usize
         };
+        let mut input = &whole[..lim];
         let entry = i;
         // Hand the machine back at `$at` in state `$st`; `$seen` is how far this path
         // read (bytes it read past `$at` will be examined again).
@@ -414,6 +416,7 @@ impl Machine {
                     self.value_limit = off.saturating_add(self.limits.max_value_bytes);
                     self.check_at = self.value_limit.min(self.str_limit);
                     lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
+                    input = &whole[..lim];
                     object = b == b'{';
                     st = self.open_fast(object);
                     i += 1;
