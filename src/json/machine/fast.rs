@@ -296,6 +296,24 @@ fn scan_string_long<const UTF8: bool>(
     utf8_checked::<UTF8>(input, from, end, wide != 0)
 }
 
+/// The bytes that may go on with a number after its integer part: digits, `.`, `e`, `E`,
+/// `+`, `-`. Any other byte ends it (whether that byte may follow is not the number's
+/// business).
+static NUMBER_GOES_ON: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = b'0';
+    while b <= b'9' {
+        t[b as usize] = true;
+        b += 1;
+    }
+    t[b'.' as usize] = true;
+    t[b'e' as usize] = true;
+    t[b'E' as usize] = true;
+    t[b'+' as usize] = true;
+    t[b'-' as usize] = true;
+    t
+};
+
 /// A number starting at `i`: the index of the byte after it, when the number is plainly
 /// valid and that byte is inside the input and cannot continue or spoil it.
 #[inline]
@@ -326,27 +344,37 @@ pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option
         Some(b'1'..=b'9') => j = digits(j + 1),
         _ => return None,
     }
-    if j < lim && input[j] == b'.' {
+    // The byte after the integer part: most often one that ends the number.
+    if j >= lim {
+        return None;
+    }
+    let mut c = input[j];
+    if !NUMBER_GOES_ON[c as usize] {
+        return Some(j);
+    }
+    if c == b'.' {
         let k = digits(j + 1);
-        if k == j + 1 {
+        if k == j + 1 || k >= lim {
             return None;
         }
         j = k;
+        c = input[j];
     }
-    if j < lim && matches!(input[j], b'e' | b'E') {
+    if c | 0x20 == b'e' {
         let mut k = j + 1;
         if k < lim && matches!(input[k], b'+' | b'-') {
             k += 1;
         }
         let m = digits(k);
-        if m == k {
+        if m == k || m >= lim {
             return None;
         }
         j = m;
+        c = input[j];
     }
-    // The delimiter must be there, and must be a byte the byte machine would also take
-    // as the end of the number (not a digit after a leading zero, a second '.', ...).
-    if j >= lim || matches!(input[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+    // The delimiter must be a byte the byte machine would also take as the end of the
+    // number (not a digit after a leading zero, a second '.', ...).
+    if NUMBER_GOES_ON[c as usize] {
         return None;
     }
     Some(j)
