@@ -524,15 +524,26 @@ impl Machine {
                         }
                     }
                     b @ (b't' | b'f' | b'n') => {
-                        let lit: &[u8] = match b {
-                            b't' => b"true",
-                            b'f' => b"false",
-                            _ => b"null",
+                        // Compared as one 4-byte word (and the `e` of `false`), not
+                        // with a call to `memcmp`.
+                        let (head, len) = match b {
+                            b't' => (*b"true", 4),
+                            b'f' => (*b"fals", 5),
+                            _ => (*b"null", 4),
                         };
-                        if lim - i >= lit.len() && &input[i..i + lit.len()] == lit {
-                            i += lit.len();
+                        let word = |at: usize| {
+                            input
+                                .get(at..at + 4)
+                                .and_then(|w| <[u8; 4]>::try_from(w).ok())
+                                .map(u32::from_ne_bytes)
+                        };
+                        if lim - i >= len
+                            && word(i) == Some(u32::from_ne_bytes(head))
+                            && (len == 4 || input[i + 4] == b'e')
+                        {
+                            i += len;
                         } else {
-                            stop!(st, i, lim.min(i + lit.len()));
+                            stop!(st, i, lim.min(i + len));
                         }
                     }
                     _ => stop!(st, i, i),
