@@ -49,7 +49,7 @@ pub(super) use fast::{scan_number, scan_string, StrEnd};
 
 /// At least this many input bytes must be left for [`Machine::feed`] to take the
 /// token-level path ([`Machine::fast`]); shorter tails go byte by byte.
-const FAST_MIN: usize = 16;
+pub(super) const FAST_MIN: usize = 16;
 
 /// The outcome of one [`Machine::feed`] call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,9 +271,16 @@ impl Machine {
     /// and return true. The chunk may start with the escaped byte of a backslash that
     /// ended the previous chunk, and may end with a backslash (the machine is then left
     /// after it). Otherwise touch nothing and return false.
+    ///
+    /// Likewise a chunk of digits that goes on with an integer, a fraction or an exponent
+    /// (the state does not change; the number limit is checked as the byte machine would).
     #[inline]
     pub(crate) fn skip_plain(&mut self, input: &[u8]) -> bool {
-        if !matches!(self.st, St::Str | St::Esc) || self.pos + input.len() as u64 > self.check_at {
+        if !matches!(self.st, St::Str | St::Esc) {
+            return matches!(self.st, St::NumInt | St::NumFrac | St::NumExp)
+                && self.skip_digits(input);
+        }
+        if self.pos + input.len() as u64 > self.check_at {
             return false;
         }
         let mut esc = self.st == St::Esc;
@@ -291,6 +298,22 @@ impl Machine {
         }
         self.st = if esc { St::Esc } else { St::Str };
         self.pos += input.len() as u64;
+        #[cfg(test)]
+        {
+            self.examined += input.len() as u64;
+        }
+        true
+    }
+
+    /// The digits case of [`Machine::skip_plain`].
+    #[inline]
+    fn skip_digits(&mut self, input: &[u8]) -> bool {
+        // Every byte's offset must stay below both limits, as in `number_byte`.
+        let end = self.pos + input.len() as u64;
+        if end > self.value_limit.min(self.num_limit) || !input.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+        self.pos = end;
         #[cfg(test)]
         {
             self.examined += input.len() as u64;
@@ -456,10 +479,18 @@ impl Machine {
     /// Consume bytes from `input`. Returns the outcome and the number of bytes consumed.
     #[inline(always)]
     pub(crate) fn feed(&mut self, input: &[u8]) -> (Step, usize) {
+        self.feed_with::<true>(input)
+    }
+
+    /// [`Machine::feed`], with the token-level path only when `TOKENS`: an input shorter
+    /// than [`FAST_MIN`] never takes it, and leaving it out keeps the byte loop's code
+    /// (and its caller's frame) small for tiny chunks.
+    #[inline(always)]
+    pub(crate) fn feed_with<const TOKENS: bool>(&mut self, input: &[u8]) -> (Step, usize) {
         let base = self.pos;
         let n = input.len();
         let mut i = 0;
-        if n >= FAST_MIN && self.st.between_tokens() {
+        if TOKENS && n >= FAST_MIN && self.st.between_tokens() {
             let (step, j) = self.fast(input, base, 0);
             if let Some(step) = step {
                 self.pos = base + j as u64;
@@ -723,7 +754,7 @@ impl Machine {
                         i += 1;
                     }
                     // Back to the token-level path once a token is done.
-                    if self.st.between_tokens() && n - i >= FAST_MIN {
+                    if TOKENS && self.st.between_tokens() && n - i >= FAST_MIN {
                         let (step, j) = self.fast(input, base, i);
                         if let Some(step) = step {
                             self.pos = base + j as u64;

@@ -5,7 +5,7 @@ use std::fmt;
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::error::{Error, Fail, Truncation};
-use super::machine::{Machine, Step};
+use super::machine::{Machine, Step, FAST_MIN};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
 /// Chunks up to this long are first tried on the short-chunk path (plain string bytes).
@@ -131,7 +131,11 @@ impl Splitter {
         if self.skip_short(&chunk) {
             return Ok(());
         }
-        self.push_long(chunk, out)
+        if chunk.len() < FAST_MIN {
+            self.push_long::<false>(chunk, out)
+        } else {
+            self.push_long::<true>(chunk, out)
+        }
     }
 
     /// The short-chunk path, inlined into the caller: a small chunk of plain string bytes
@@ -148,14 +152,18 @@ impl Splitter {
 
     /// [`Splitter::push`] past the short-chunk path.
     #[inline(never)]
-    fn push_long(&mut self, chunk: Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
+    fn push_long<const TOKENS: bool>(
+        &mut self,
+        chunk: Bytes,
+        out: &mut Vec<Value>,
+    ) -> Result<(), Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let base = self.m.offset();
         let mut pos = 0;
         loop {
-            let (step, used) = self.m.feed(&chunk[pos..]);
+            let (step, used) = self.m.feed_with::<TOKENS>(&chunk[pos..]);
             pos += used;
             match step {
                 Step::Value { start, end } => {
@@ -202,19 +210,27 @@ impl Splitter {
         if self.skip_short(chunk) {
             return Ok(());
         }
-        self.push_slice_long(chunk, out)
+        if chunk.len() < FAST_MIN {
+            self.push_slice_long::<false>(chunk, out)
+        } else {
+            self.push_slice_long::<true>(chunk, out)
+        }
     }
 
     /// [`Splitter::push_slice`] past the short-chunk path.
     #[inline(never)]
-    fn push_slice_long(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+    fn push_slice_long<const TOKENS: bool>(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<Value>,
+    ) -> Result<(), Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let base = self.m.offset();
         let mut pos = 0;
         loop {
-            let (step, used) = self.m.feed(&chunk[pos..]);
+            let (step, used) = self.m.feed_with::<TOKENS>(&chunk[pos..]);
             let from = pos;
             pos += used;
             match step {
