@@ -115,35 +115,66 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
         };
         let (stops, w) = scan::probe16(window);
         let seen = !0u32 << (k - at);
-        let stops = stops & seen;
-        if stops == 0 {
-            wide |= w & seen != 0;
-            k = at + 16;
-            continue;
-        }
-        let p = stops.trailing_zeros() as usize;
-        wide |= w & seen & ((1 << p) - 1) != 0;
-        let q = at + p;
-        match window[p] {
-            b'"' => break StrEnd::Closed(q, escaped),
-            b'\\' => {
-                escaped = true;
-                if bound - q >= 2 && SIMPLE_ESCAPE[input[q + 1] as usize] {
-                    k = q + 2;
-                    continue;
-                }
-                if bound - q >= 2 && input[q + 1] == b'u' {
-                    if let Some(e) = unicode_escape(input, q, bound) {
-                        k = e;
+        let (mut stops, w) = (stops & seen, w & seen);
+        // The stops of this window in order: a simple escape inside it does not end it.
+        let next = loop {
+            let Some(p) = (stops != 0).then(|| stops.trailing_zeros() as usize) else {
+                break Window::Done;
+            };
+            let q = at + p;
+            match window[p] {
+                b'"' => break Window::Quote(p),
+                b'\\' if bound - q >= 2 => {
+                    escaped = true;
+                    let c = input[q + 1];
+                    if SIMPLE_ESCAPE[c as usize] {
+                        if p + 2 >= 16 {
+                            break Window::Resume(p, q + 2);
+                        }
+                        stops &= !0 << (p + 2);
                         continue;
                     }
+                    match unicode_escape(input, q, bound) {
+                        Some(e) if c == b'u' => break Window::Resume(p, e),
+                        _ => break Window::Stop(p),
+                    }
                 }
-                break StrEnd::Stop(q);
+                _ => break Window::Stop(p),
             }
-            _ => break StrEnd::Stop(q),
+        };
+        let before = |p: usize| w & ((1 << p) - 1) != 0;
+        match next {
+            Window::Done => {
+                wide |= w != 0;
+                k = at + 16;
+            }
+            Window::Resume(p, e) => {
+                wide |= before(p);
+                k = e;
+            }
+            Window::Quote(p) => {
+                wide |= before(p);
+                break StrEnd::Closed(at + p, escaped);
+            }
+            Window::Stop(p) => {
+                wide |= before(p);
+                break StrEnd::Stop(at + p);
+            }
         }
     };
     utf8_checked::<UTF8>(input, from, end, wide)
+}
+
+/// How [`scan_string`] leaves a window (`usize`: the index in the window).
+enum Window {
+    /// No stop left in it.
+    Done,
+    /// An escape that starts here is valid and ends at the input index given.
+    Resume(usize, usize),
+    /// The closing quote.
+    Quote(usize),
+    /// A byte the byte machine must look at itself.
+    Stop(usize),
 }
 
 /// `end` as it stands when the content from `from` has no non-ASCII byte (`wide` false)
