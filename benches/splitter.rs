@@ -402,91 +402,137 @@ fn bench_linear(c: &mut Criterion) {
     g.finish();
 }
 
-/// The whole-buffer comparison again, interleaved: each timed pass runs toolstream,
-/// serde_json → IgnoredAny and simd-json's tape piece by piece (about 1 MiB of whole values
-/// each, the order rotating), so all three see the same moments of this shared machine,
-/// whose load drifts by up to 2x between one benchmark and the next. Criterion times the
-/// toolstream side; the sums of all three over every pass go to
-/// target/criterion/peers-interleaved/totals.txt, which BENCHMARKS.md tables.
-fn bench_peers_interleaved(c: &mut Criterion) {
-    let (input, n) = corpus(common::corpus_bytes(64), false);
-    let spans = boundaries(&input);
-    let max_len = spans.iter().map(|(s, e)| e - s).max().unwrap_or(0);
-    // Pieces of whole values (index ranges into `spans`), about 1 MiB each.
-    let mut pieces = Vec::new();
+/// One side of an interleaved comparison: its name, and what it runs on a piece of whole
+/// values (the piece's bytes and its values' spans within them), returning how many
+/// values it found.
+type Side<'a> = (
+    &'static str,
+    Box<dyn FnMut(&Bytes, &[(usize, usize)]) -> usize + 'a>,
+);
+
+/// Run `sides` interleaved: each timed pass feeds every side the same pieces of about
+/// 1 MiB of whole values, one piece at a time with the order rotating, so all sides see
+/// the same moments of this shared machine, whose load drifts by up to 2x between one
+/// benchmark and the next. Criterion times the first side; the sums of every side over
+/// every pass go to target/criterion/<group>/totals.txt (`passes P bytes_per_pass B` then
+/// `<side> <ns>` pairs), which BENCHMARKS.md tables.
+fn interleaved(c: &mut Criterion, group: &str, input: &Bytes, n: usize, mut sides: Vec<Side<'_>>) {
+    let spans = boundaries(input);
+    // Pieces of whole values: byte range and the spans inside it, rebased.
+    let mut pieces: Vec<(Bytes, Vec<(usize, usize)>)> = Vec::new();
     let mut lo = 0;
     for (i, &(_, e)) in spans.iter().enumerate() {
-        if e - spans[lo].0 >= 1 << 20 || i + 1 == spans.len() {
-            pieces.push((lo, i + 1));
+        let s = spans[lo].0;
+        if e - s >= 1 << 20 || i + 1 == spans.len() {
+            let inner = spans[lo..=i].iter().map(|&(a, b)| (a - s, b - s)).collect();
+            pieces.push((input.slice(s..e), inner));
             lo = i + 1;
         }
     }
-    let mut g = c.benchmark_group("peers-interleaved");
+    let k = sides.len();
+    let mut g = c.benchmark_group(group);
     group_config(&mut g);
     g.throughput(Throughput::Bytes(input.len() as u64));
-    let totals = std::cell::Cell::new([Duration::ZERO; 3]);
-    let passes = std::cell::Cell::new(0u64);
-    let mut scratch = Vec::with_capacity(max_len);
-    let mut buffers = simd_json::Buffers::new(max_len);
-    g.bench_function(BenchmarkId::new("toolstream-side", "whole"), |b| {
+    let mut totals = vec![Duration::ZERO; k];
+    let mut passes = 0u64;
+    let first = sides[0].0;
+    g.bench_function(BenchmarkId::new(first, "interleaved"), |b| {
         b.iter_custom(|iters| {
-            let mut spent = [Duration::ZERO; 3];
+            let mut spent = vec![Duration::ZERO; k];
             for _ in 0..iters {
-                let mut found = [0usize; 3];
-                for (k, &(lo, hi)) in pieces.iter().enumerate() {
-                    let (s, e) = (spans[lo].0, spans[hi - 1].1);
-                    for side in [k % 3, (k + 1) % 3, (k + 2) % 3] {
+                let mut found = vec![0usize; k];
+                for (p, (bytes, inner)) in pieces.iter().enumerate() {
+                    for r in 0..k {
+                        let side = (p + r) % k;
                         let t = std::time::Instant::now();
-                        found[side] += match side {
-                            0 => toolstream_chunks(&input.slice(s..e), usize::MAX),
-                            1 => {
-                                let mut k = 0;
-                                for r in serde_json::Deserializer::from_slice(&input[s..e])
-                                    .into_iter::<IgnoredAny>()
-                                {
-                                    r.expect("valid");
-                                    k += 1;
-                                }
-                                k
-                            }
-                            _ => {
-                                for &(vs, ve) in &spans[lo..hi] {
-                                    scratch.clear();
-                                    scratch.extend_from_slice(&input[vs..ve]);
-                                    let tape =
-                                        simd_json::to_tape_with_buffers(&mut scratch, &mut buffers)
-                                            .expect("valid");
-                                    black_box(&tape);
-                                }
-                                hi - lo
-                            }
-                        };
+                        found[side] += (sides[side].1)(bytes, inner);
                         spent[side] += t.elapsed();
                     }
                 }
-                assert_eq!(found, [n, n, n]);
+                assert!(found.iter().all(|&f| f == n), "{found:?} != {n}");
             }
-            let sum = totals.get();
-            totals.set([sum[0] + spent[0], sum[1] + spent[1], sum[2] + spent[2]]);
-            passes.set(passes.get() + iters);
+            for (t, s) in totals.iter_mut().zip(&spent) {
+                *t += *s;
+            }
+            passes += iters;
             spent[0]
         })
     });
     g.finish();
-    let [ours, serde, simd] = totals.get();
+    let mut line = format!("passes {passes} bytes_per_pass {}", input.len());
+    for ((name, _), t) in sides.iter().zip(&totals) {
+        line += &format!(" {name} {}", t.as_nanos());
+    }
+    line.push('\n');
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let dir = std::path::Path::new(&target).join("criterion/peers-interleaved");
-    let line = format!(
-        "passes {} bytes_per_pass {} toolstream_ns {} serde_json_ns {} simd_json_tape_ns {}\n",
-        passes.get(),
-        input.len(),
-        ours.as_nanos(),
-        serde.as_nanos(),
-        simd.as_nanos()
-    );
+    let dir = std::path::Path::new(&target).join("criterion").join(group);
     if std::fs::create_dir_all(&dir).is_ok() {
         let _ = std::fs::write(dir.join("totals.txt"), line);
     }
+}
+
+/// The whole-buffer comparison again, interleaved (see [`interleaved`]): toolstream on
+/// whole pieces and at 64-byte chunks, serde_json → IgnoredAny, simd-json's tape per value,
+/// and actson at 64-byte chunks, so the whole-buffer and 64-byte targets are read off one
+/// set of moments.
+fn bench_peers_interleaved(c: &mut Criterion) {
+    let (input, n) = corpus(common::corpus_bytes(64), false);
+    let max_len = boundaries(&input)
+        .iter()
+        .map(|(s, e)| e - s)
+        .max()
+        .unwrap_or(0);
+    let mut scratch = Vec::with_capacity(max_len);
+    let mut buffers = simd_json::Buffers::new(max_len);
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "toolstream",
+            Box::new(|b, _| toolstream_chunks(b, usize::MAX)),
+        ),
+        ("toolstream-64B", Box::new(|b, _| toolstream_chunks(b, 64))),
+        (
+            "serde_json-IgnoredAny",
+            Box::new(|b, _| {
+                let mut k = 0;
+                for r in serde_json::Deserializer::from_slice(b).into_iter::<IgnoredAny>() {
+                    r.expect("valid");
+                    k += 1;
+                }
+                k
+            }),
+        ),
+        (
+            "simd-json-tape",
+            Box::new(move |b, inner| {
+                for &(vs, ve) in inner {
+                    scratch.clear();
+                    scratch.extend_from_slice(&b[vs..ve]);
+                    let tape =
+                        simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).expect("valid");
+                    black_box(&tape);
+                }
+                inner.len()
+            }),
+        ),
+        ("actson-64B", Box::new(|b, _| actson_chunks(b, 64))),
+    ];
+    interleaved(c, "peers-interleaved", &input, n, sides);
+}
+
+/// Small chunks interleaved with the plain byte loop at the same chunk sizes (the
+/// first eighth of the corpus, as in the `splitter` group's small-chunk rows).
+fn bench_chunks_interleaved(c: &mut Criterion) {
+    let (input, n) = corpus(common::corpus_bytes(64) / 8, false);
+    let mut sides: Vec<Side<'_>> = Vec::new();
+    for (ours, loop_, size) in [
+        ("toolstream-16B", "byte-loop-16B", 16),
+        ("toolstream-7B", "byte-loop-7B", 7),
+        ("toolstream-1B", "byte-loop-1B", 1),
+    ] {
+        sides.push((ours, Box::new(move |b, _| toolstream_chunks(b, size))));
+        sides.push((loop_, Box::new(move |b, _| byte_loop_chunks(b, size))));
+    }
+    interleaved(c, "chunks-interleaved", &input, n, sides);
 }
 
 criterion_group!(
@@ -494,6 +540,7 @@ criterion_group!(
     bench_splitter,
     bench_peers,
     bench_peers_interleaved,
+    bench_chunks_interleaved,
     bench_linear
 );
 criterion_main!(benches);

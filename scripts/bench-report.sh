@@ -16,12 +16,20 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table peers serde_json-IgnoredAny byte-loop
   echo
-  echo "The same comparison interleaved (each timed pass runs toolstream, serde_json and simd-json's"
-  echo "tape piece by piece, about 1 MiB of whole values each, so all see the same moments of the"
-  echo "shared machine; sums over every pass criterion ran):"
+  echo "The same comparison interleaved, with toolstream and actson at 64-byte chunks beside it: each"
+  echo "timed pass runs every side piece by piece (about 1 MiB of whole values each, the order"
+  echo "rotating), so all see the same moments of the shared machine; sums over every pass criterion"
+  echo "ran. The \"× toolstream\" column of the 64-byte row is its share of the whole-buffer speed."
   echo
-  python3 scripts/interleaved-table.py target/criterion/peers-interleaved/totals.txt whole \
-    serde_json-IgnoredAny=serde_json_ns simd-json-tape=simd_json_tape_ns toolstream=toolstream_ns
+  python3 scripts/interleaved-table.py grid target/criterion/peers-interleaved/totals.txt \
+    serde_json-IgnoredAny,simd-json-tape,actson-64B,toolstream \
+    toolstream toolstream-64B serde_json-IgnoredAny simd-json-tape actson-64B
+  echo
+  echo "Small chunks interleaved the same way with the plain byte loop at the same chunk size (the"
+  echo "first eighth of the corpus):"
+  echo
+  python3 scripts/interleaved-table.py pairs target/criterion/chunks-interleaved/totals.txt \
+    toolstream-16B:byte-loop-16B toolstream-7B:byte-loop-7B toolstream-1B:byte-loop-1B
   echo
   echo "## Linear work: one object fed in 1-byte deltas vs. re-parsing the accumulated buffer every 16 bytes"
   echo
@@ -38,7 +46,8 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo "The same two pipelines interleaved (each timed pass runs both, response by response, so both"
   echo "see the same moments of the shared machine; sums over every pass criterion ran):"
   echo
-  python3 scripts/interleaved-table.py target/criterion/pipeline-interleaved/totals.txt 4KiB \
+  python3 scripts/interleaved-table.py grid target/criterion/pipeline-interleaved/totals.txt \
+    eventsource+serde_json-typed=reference_ns \
     eventsource+serde_json-typed=reference_ns toolstream=toolstream_ns
   echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
