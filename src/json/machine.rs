@@ -418,7 +418,7 @@ impl Machine {
     }
 
     /// Start a value whose first byte is `b` at `off` (state is one that expects a value).
-    #[inline]
+    #[inline(always)]
     fn begin_value(&mut self, b: u8, off: u64) -> Out {
         match b {
             b'{' => {
@@ -801,7 +801,7 @@ impl Machine {
     }
 
     /// A non-plain byte inside a string.
-    #[inline]
+    #[inline(always)]
     fn string_byte(&mut self, b: u8, off: u64) -> Out {
         match b {
             b'"' => {
@@ -886,7 +886,7 @@ impl Machine {
 
     /// A byte in a number state. `Ok(true)`: consumed; `Ok(false)`: the number ended
     /// before this byte.
-    #[inline]
+    #[inline(always)]
     fn number_byte(&mut self, b: u8, off: u64) -> Result<bool, Fail> {
         let next = match (self.st, b) {
             (St::NumMinus, b'0') => St::NumZero,
