@@ -1,0 +1,49 @@
+//! Instruction counts for the splitter, repeatable where wall time on a shared machine is
+//! not: `scripts/instructions.sh` runs this under `valgrind --tool=callgrind` once per
+//! mode and subtracts the `none` run (generating the corpus).
+//!
+//! `cargo run --release --example instructions -- MODE [CHUNK]`, with `MODE` one of
+//! `none`, `toolstream`, `serde_json`, `byte-loop` and `slices` (cutting the chunks only),
+//! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2).
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use common::splitter::{byte_loop_chunks, corpus, toolstream_chunks};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map(String::as_str).unwrap_or("toolstream");
+    let chunk = args
+        .get(2)
+        .map(|c| c.parse().expect("CHUNK is a number of bytes"))
+        .unwrap_or(usize::MAX);
+    let (input, n) = corpus(common::corpus_bytes(2), false);
+    let found = match mode {
+        "none" => n,
+        "toolstream" => toolstream_chunks(&input, chunk),
+        "serde_json" => {
+            let mut k = 0;
+            for r in
+                serde_json::Deserializer::from_slice(&input).into_iter::<serde::de::IgnoredAny>()
+            {
+                r.expect("valid corpus");
+                k += 1;
+            }
+            k
+        }
+        "byte-loop" => byte_loop_chunks(&input, chunk),
+        "slices" => {
+            let mut i = 0;
+            while i < input.len() {
+                let j = i.saturating_add(chunk).min(input.len());
+                std::hint::black_box(input.slice(i..j));
+                i = j;
+            }
+            n
+        }
+        _ => panic!("unknown mode {mode}"),
+    };
+    assert_eq!(found, n, "{mode} found {found} values, the corpus has {n}");
+    std::hint::black_box(&input);
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Instruction counts for the splitter and its peers on the benches' splitter corpus
+# (callgrind: repeatable where wall time on a shared machine is not), net of generating
+# the corpus. Needs valgrind. TOOLSTREAM_BENCH_MB sets the corpus size (default 2 MiB).
+#   scripts/instructions.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "scripts/instructions.sh needs valgrind" >&2; exit 1; }
+cargo build -q --release --example instructions
+bin=target/release/examples/instructions
+count() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 |
+    sed -n 's/.*Collected : //p'
+}
+base=$(count none)
+net() { echo $(( $(count "$@") - base )); }
+bytes=$(( ${TOOLSTREAM_BENCH_MB:-2} << 20 ))
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+per() { python3 -c "print(f'{$1 / $2:.1f}')"; }
+
+serde=$(net serde_json)
+whole=$(net toolstream)
+echo "Corpus: $bytes bytes (plus the last object). Instructions net of generating it."
+echo
+echo "| run | instructions | per byte | ratio |"
+echo "|---|---|---|---|"
+echo "| serde_json → IgnoredAny, whole | $serde | $(per "$serde" "$bytes") | |"
+echo "| toolstream, whole | $whole | $(per "$whole" "$bytes") | $(ratio "$serde" "$whole")× fewer than serde_json |"
+for chunk in 64 16 7 1; do
+  ours=$(net toolstream "$chunk")
+  loop=$(net byte-loop "$chunk")
+  cut=$(net slices "$chunk")
+  pushes=$(( (bytes + chunk - 1) / chunk ))
+  echo "| toolstream, ${chunk}-byte chunks | $ours | $(per "$ours" "$bytes") | share of the whole-buffer speed: $(ratio "$whole" "$ours") |"
+  echo "| byte loop, ${chunk}-byte chunks | $loop | $(per "$loop" "$bytes") | toolstream's speed / the loop's: $(ratio "$loop" "$ours")× |"
+  echo "| cutting ${chunk}-byte \`Bytes\` chunks only | $cut | $(per "$cut" "$bytes") | per push: toolstream $(per "$ours" "$pushes"), loop $(per "$loop" "$pushes"), cutting $(per "$cut" "$pushes") |"
+done
