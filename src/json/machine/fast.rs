@@ -74,9 +74,10 @@ fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
 /// `bound`, which no byte of the content may reach.
 ///
 /// The first 64 bytes, and any run too short for a 64-byte block, are read in 16-byte
-/// windows: a window stops at its first quote, backslash or control byte; an escape is
-/// checked in place (simple escapes, and `\u` escapes with their four hex digits and
-/// surrogate pairing) and the next window starts right after it. The last window of a run
+/// windows: a window's quotes, backslashes and control bytes are taken in order; a simple
+/// escape is checked where it stands and the window goes on after it, a `\u` escape (four
+/// hex digits, surrogate pairing) is checked and the next window starts after it, and the
+/// closing quote or any other stop ends the scan. The last window of a run
 /// shorter than a whole number of windows overlaps the one before, so a run of 16 bytes
 /// or more is never read byte by byte. Longer strings go on in whole 64-byte blocks
 /// ([`scan_string_long`]). Non-ASCII bytes do not stop the scan: the content is validated
@@ -134,10 +135,12 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
                         stops &= !0 << (p + 2);
                         continue;
                     }
-                    match unicode_escape(input, q, bound) {
-                        Some(e) if c == b'u' => break Window::Resume(p, e),
-                        _ => break Window::Stop(p),
+                    if c == b'u' {
+                        if let Some(e) = unicode_escape(input, q, bound) {
+                            break Window::Resume(p, e);
+                        }
                     }
+                    break Window::Stop(p);
                 }
                 _ => break Window::Stop(p),
             }
