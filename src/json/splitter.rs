@@ -8,7 +8,8 @@ use super::error::{Error, Fail, Truncation};
 use super::machine::{Machine, Step, FAST_MIN};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
-/// Chunks up to this long are first tried on the short-chunk path (plain string bytes).
+/// Chunks up to this long are first tried on the short-chunk path (plain string bytes,
+/// digits).
 const SHORT: usize = 32;
 
 /// Append `bytes` to `buf`. A call to `memcpy` costs more than a few bytes stored one by
@@ -139,8 +140,9 @@ impl Splitter {
     }
 
     /// The short-chunk path, inlined into the caller: a small chunk of plain string bytes
-    /// and simple escapes in the middle of a string (most argument deltas) only moves the
-    /// machine on and is appended to the value's buffer.
+    /// and simple escapes in the middle of a string (most argument deltas), or of digits in
+    /// the middle of a number, only moves the machine on and is appended to the value's
+    /// buffer.
     #[inline(always)]
     fn skip_short(&mut self, chunk: &[u8]) -> bool {
         if chunk.len() > SHORT || self.failed.is_some() || !self.m.skip_plain(chunk) {
