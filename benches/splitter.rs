@@ -8,7 +8,9 @@
 //! eighth of it). Every timed closure asserts the number of values it found.
 //!
 //! Groups: `splitter` (chunk sizes, beside a plain byte loop fed the same chunks), `peers`
-//! (whole buffer), `linear` (1-byte deltas vs. re-parsing the accumulated buffer).
+//! (whole buffer), `peers-interleaved` and `chunks-interleaved` (the same comparisons with
+//! every side timed piece by piece at the same moments), `linear` (1-byte deltas vs.
+//! re-parsing the accumulated buffer).
 //! Run: `cargo bench --bench splitter`, then `scripts/bench-table.py` (see BENCHMARKS.md).
 
 mod common;
