@@ -19,6 +19,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::interleaved::{self, Side};
 use common::splitter::{byte_loop_chunks, corpus, escape, toolstream_chunks, CODE};
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -244,24 +245,11 @@ fn bench_linear(c: &mut Criterion) {
     g.finish();
 }
 
-/// One side of an interleaved comparison: its name, and what it runs on a piece of whole
-/// values (the piece's bytes and its values' spans within them), returning how many
-/// values it found.
-type Side<'a> = (
-    &'static str,
-    Box<dyn FnMut(&Bytes, &[(usize, usize)]) -> usize + 'a>,
-);
-
-/// Run `sides` interleaved: each timed pass feeds every side the same pieces of about
-/// 1 MiB of whole values, one piece at a time with the order rotating, so all sides see
-/// the same moments of this shared machine, whose load drifts by up to 2x between one
-/// benchmark and the next. Criterion times the first side; the sums of every side over
-/// every pass go to target/criterion/<group>/totals.txt (`passes P bytes_per_pass B` then
-/// `<side> <ns>` pairs), which BENCHMARKS.md tables.
-fn interleaved(c: &mut Criterion, group: &str, input: &Bytes, n: usize, mut sides: Vec<Side<'_>>) {
+/// Pieces of about 1 MiB of whole values, for the interleaved groups: each piece's bytes and
+/// the spans of its values within them.
+fn value_pieces(input: &Bytes) -> Vec<(Bytes, Vec<(usize, usize)>)> {
     let spans = boundaries(input);
-    // Pieces of whole values: byte range and the spans inside it, rebased.
-    let mut pieces: Vec<(Bytes, Vec<(usize, usize)>)> = Vec::new();
+    let mut pieces = Vec::new();
     let mut lo = 0;
     for (i, &(_, e)) in spans.iter().enumerate() {
         let s = spans[lo].0;
@@ -271,110 +259,79 @@ fn interleaved(c: &mut Criterion, group: &str, input: &Bytes, n: usize, mut side
             lo = i + 1;
         }
     }
-    let k = sides.len();
-    let mut g = c.benchmark_group(group);
-    group_config(&mut g);
-    g.throughput(Throughput::Bytes(input.len() as u64));
-    let mut totals = vec![Duration::ZERO; k];
-    let mut passes = 0u64;
-    let first = sides[0].0;
-    g.bench_function(BenchmarkId::new(first, "interleaved"), |b| {
-        b.iter_custom(|iters| {
-            let mut spent = vec![Duration::ZERO; k];
-            for _ in 0..iters {
-                let mut found = vec![0usize; k];
-                for (p, (bytes, inner)) in pieces.iter().enumerate() {
-                    for r in 0..k {
-                        let side = (p + r) % k;
-                        let t = std::time::Instant::now();
-                        found[side] += (sides[side].1)(bytes, inner);
-                        spent[side] += t.elapsed();
-                    }
-                }
-                assert!(found.iter().all(|&f| f == n), "{found:?} != {n}");
-            }
-            for (t, s) in totals.iter_mut().zip(&spent) {
-                *t += *s;
-            }
-            passes += iters;
-            spent[0]
-        })
-    });
-    g.finish();
-    let mut line = format!("passes {passes} bytes_per_pass {}", input.len());
-    for ((name, _), t) in sides.iter().zip(&totals) {
-        line += &format!(" {name} {}", t.as_nanos());
-    }
-    line.push('\n');
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let dir = std::path::Path::new(&target).join("criterion").join(group);
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let _ = std::fs::write(dir.join("totals.txt"), line);
-    }
+    pieces
 }
 
-/// The whole-buffer comparison again, interleaved (see [`interleaved`]): toolstream on
+/// The whole-buffer comparison again, interleaved (`common::interleaved`): toolstream on
 /// whole pieces and at 64-byte chunks, serde_json → IgnoredAny, simd-json's tape per value,
 /// and actson at 64-byte chunks, so the whole-buffer and 64-byte targets are read off one
 /// set of moments.
 fn bench_peers_interleaved(c: &mut Criterion) {
     let (input, n) = corpus(common::corpus_bytes(64), false);
-    let max_len = boundaries(&input)
+    let pieces = value_pieces(&input);
+    let max_len = pieces
         .iter()
-        .map(|(s, e)| e - s)
+        .flat_map(|(_, spans)| spans.iter().map(|(s, e)| e - s))
         .max()
         .unwrap_or(0);
     let mut scratch = Vec::with_capacity(max_len);
     let mut buffers = simd_json::Buffers::new(max_len);
+    let p = &pieces;
     let sides: Vec<Side<'_>> = vec![
         (
             "toolstream",
-            Box::new(|b, _| toolstream_chunks(b, usize::MAX)),
+            Box::new(|k| toolstream_chunks(&p[k].0, usize::MAX)),
         ),
-        ("toolstream-64B", Box::new(|b, _| toolstream_chunks(b, 64))),
+        (
+            "toolstream-64B",
+            Box::new(|k| toolstream_chunks(&p[k].0, 64)),
+        ),
         (
             "serde_json-IgnoredAny",
-            Box::new(|b, _| {
-                let mut k = 0;
-                for r in serde_json::Deserializer::from_slice(b).into_iter::<IgnoredAny>() {
+            Box::new(|k| {
+                let mut found = 0;
+                for r in serde_json::Deserializer::from_slice(&p[k].0).into_iter::<IgnoredAny>() {
                     r.expect("valid");
-                    k += 1;
+                    found += 1;
                 }
-                k
+                found
             }),
         ),
         (
             "simd-json-tape",
-            Box::new(move |b, inner| {
-                for &(vs, ve) in inner {
+            Box::new(move |k| {
+                let (bytes, spans) = &p[k];
+                for &(vs, ve) in spans {
                     scratch.clear();
-                    scratch.extend_from_slice(&b[vs..ve]);
+                    scratch.extend_from_slice(&bytes[vs..ve]);
                     let tape =
                         simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).expect("valid");
                     black_box(&tape);
                 }
-                inner.len()
+                spans.len()
             }),
         ),
-        ("actson-64B", Box::new(|b, _| actson_chunks(b, 64))),
+        ("actson-64B", Box::new(|k| actson_chunks(&p[k].0, 64))),
     ];
-    interleaved(c, "peers-interleaved", &input, n, sides);
+    interleaved::run(c, "peers-interleaved", input.len(), p.len(), n, sides);
 }
 
 /// Small chunks interleaved with the plain byte loop at the same chunk sizes (the
 /// first eighth of the corpus, as in the `splitter` group's small-chunk rows).
 fn bench_chunks_interleaved(c: &mut Criterion) {
     let (input, n) = corpus(common::corpus_bytes(64) / 8, false);
+    let pieces = value_pieces(&input);
+    let p = &pieces;
     let mut sides: Vec<Side<'_>> = Vec::new();
     for (ours, loop_, size) in [
         ("toolstream-16B", "byte-loop-16B", 16),
         ("toolstream-7B", "byte-loop-7B", 7),
         ("toolstream-1B", "byte-loop-1B", 1),
     ] {
-        sides.push((ours, Box::new(move |b, _| toolstream_chunks(b, size))));
-        sides.push((loop_, Box::new(move |b, _| byte_loop_chunks(b, size))));
+        sides.push((ours, Box::new(move |k| toolstream_chunks(&p[k].0, size))));
+        sides.push((loop_, Box::new(move |k| byte_loop_chunks(&p[k].0, size))));
     }
-    interleaved(c, "chunks-interleaved", &input, n, sides);
+    interleaved::run(c, "chunks-interleaved", input.len(), p.len(), n, sides);
 }
 
 criterion_group!(

@@ -14,6 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::interleaved::{self, Side};
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use futures::StreamExt;
@@ -159,6 +160,54 @@ fn bench_sse(c: &mut Criterion) {
     g.finish();
 }
 
+/// Pieces of about 1 MiB of whole events (each ends with a blank line).
+fn event_pieces(input: &Bytes) -> Vec<Bytes> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < input.len() {
+        let want = (start + (1 << 20)).min(input.len());
+        let end =
+            memchr::memmem::find(&input[want..], b"\n\n").map_or(input.len(), |i| want + i + 2);
+        pieces.push(input.slice(start..end));
+        start = end;
+    }
+    pieces
+}
+
+/// The network chunk sizes interleaved (`common::interleaved`): toolstream, sse-stream and
+/// eventsource-stream on the same pieces of an eighth of the corpus, cut into 1 KiB and
+/// 4 KiB chunks outside the timed code, so the ratios come from the same moments.
+fn bench_sse_interleaved(c: &mut Criterion) {
+    let (input, events) = sse_corpus(common::corpus_bytes(100) / 8);
+    let pieces = event_pieces(&input);
+    let cut_all =
+        |size: usize| -> Vec<Vec<Bytes>> { pieces.iter().map(|p| cut(p, size)).collect() };
+    let (k1, k4) = (cut_all(1 << 10), cut_all(4 << 10));
+    let (k1, k4) = (&k1, &k4);
+    let sides: Vec<Side<'_>> = vec![
+        ("toolstream-1KiB", Box::new(|k| toolstream_sse(&k1[k]))),
+        ("sse-stream-1KiB", Box::new(|k| sse_stream_peer(&k1[k]))),
+        (
+            "eventsource-stream-1KiB",
+            Box::new(|k| eventsource_stream_peer(&k1[k])),
+        ),
+        ("toolstream-4KiB", Box::new(|k| toolstream_sse(&k4[k]))),
+        ("sse-stream-4KiB", Box::new(|k| sse_stream_peer(&k4[k]))),
+        (
+            "eventsource-stream-4KiB",
+            Box::new(|k| eventsource_stream_peer(&k4[k])),
+        ),
+    ];
+    interleaved::run(
+        c,
+        "sse-interleaved",
+        input.len(),
+        pieces.len(),
+        events,
+        sides,
+    );
+}
+
 fn toolstream_ndjson(chunks: &[Bytes]) -> usize {
     let mut d = toolstream::ndjson::Decoder::new();
     let mut items = Vec::new();
@@ -203,5 +252,5 @@ fn bench_ndjson(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_sse, bench_ndjson);
+criterion_group!(benches, bench_sse, bench_sse_interleaved, bench_ndjson);
 criterion_main!(benches);

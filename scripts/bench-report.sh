@@ -39,6 +39,13 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table sse sse-stream-0.3 eventsource-stream memchr-lines
   echo
+  echo "The network chunk sizes interleaved (each timed pass runs every side piece by piece, about"
+  echo "1 MiB of whole events each, on an eighth of the corpus; sums over every pass criterion ran):"
+  echo
+  python3 scripts/interleaved-table.py pairs target/criterion/sse-interleaved/totals.txt \
+    toolstream-1KiB:eventsource-stream-1KiB toolstream-1KiB:sse-stream-1KiB \
+    toolstream-4KiB:eventsource-stream-4KiB toolstream-4KiB:sse-stream-4KiB
+  echo
   echo "## The whole pipeline: SSE + OpenAI chat envelopes + tool-call assembly (ratio to eventsource-stream + typed serde_json + String accumulation)"
   echo
   table pipeline eventsource+serde_json-typed

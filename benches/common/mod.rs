@@ -1,6 +1,7 @@
 //! Shared by the benches: a deterministic generator and the corpus size knob.
 #![allow(dead_code)]
 
+pub mod interleaved;
 pub mod splitter;
 
 /// xorshift64: deterministic corpora with no files and no dependency.
