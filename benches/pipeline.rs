@@ -14,6 +14,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::interleaved::{self, Side};
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use futures::StreamExt;
@@ -171,67 +172,22 @@ fn bench_pipeline(c: &mut Criterion) {
         BenchmarkId::new("eventsource+serde_json-typed", "4KiB"),
         |b| b.iter(|| assert_eq!(reference(&responses, 4096), calls)),
     );
-    // The same two, interleaved: each timed iteration runs both on every response in turn,
-    // so both sides see the same moments of this shared machine (its load drifts by 2x
-    // between one benchmark and the next). Criterion times the toolstream side; the sums of
-    // both sides over every iteration it ran go to
-    // target/criterion/pipeline-interleaved/totals.txt,
-    // whose ratio BENCHMARKS.md reports.
     g.finish();
-    let mut g = c.benchmark_group("pipeline-interleaved");
-    g.throughput(Throughput::Bytes(total as u64));
-    g.sample_size(10);
-    g.warm_up_time(Duration::from_millis(500));
-    g.measurement_time(Duration::from_secs(3));
-    let totals = std::cell::Cell::new([Duration::ZERO; 2]);
-    let passes = std::cell::Cell::new(0u64);
-    g.bench_function(BenchmarkId::new("toolstream-side", "4KiB"), |b| {
-        b.iter_custom(|iters| {
-            let t = interleaved(&responses, calls, iters);
-            let sum = totals.get();
-            totals.set([sum[0] + t[0], sum[1] + t[1]]);
-            passes.set(passes.get() + iters);
-            t[0]
-        })
-    });
-    g.finish();
-    let [ours, theirs] = totals.get();
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let dir = std::path::Path::new(&target).join("criterion/pipeline-interleaved");
-    let line = format!(
-        "passes {} bytes_per_pass {} toolstream_ns {} reference_ns {}\n",
-        passes.get(),
-        total,
-        ours.as_nanos(),
-        theirs.as_nanos()
-    );
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let _ = std::fs::write(dir.join("totals.txt"), line);
-    }
-}
-
-/// Run both pipelines `iters` times over `responses`, one response at a time each; the
-/// time each side spent.
-fn interleaved(responses: &[Bytes], calls: usize, iters: u64) -> [Duration; 2] {
-    let mut spent = [Duration::ZERO; 2];
-    for _ in 0..iters {
-        let mut found = [0; 2];
-        for (k, r) in responses.iter().enumerate() {
-            let one = std::slice::from_ref(r);
-            // Alternate which side goes first, so neither always meets a warm cache.
-            for side in [k % 2, 1 - k % 2] {
-                let t = std::time::Instant::now();
-                found[side] += if side == 0 {
-                    toolstream_pipeline(one, 4096)
-                } else {
-                    reference(one, 4096)
-                };
-                spent[side] += t.elapsed();
-            }
-        }
-        assert_eq!(found, [calls, calls]);
-    }
-    spent
+    // The same two, interleaved (`common::interleaved`), response by response, so both
+    // sides see the same moments of this shared machine (its load drifts by 2x between one
+    // benchmark and the next); BENCHMARKS.md reports the ratio of the sums.
+    let r = &responses;
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "toolstream",
+            Box::new(|k| toolstream_pipeline(std::slice::from_ref(&r[k]), 4096)),
+        ),
+        (
+            "reference",
+            Box::new(|k| reference(std::slice::from_ref(&r[k]), 4096)),
+        ),
+    ];
+    interleaved::run(c, "pipeline-interleaved", total, r.len(), calls, sides);
 }
 
 #[derive(Deserialize)]

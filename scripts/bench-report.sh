@@ -54,8 +54,8 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo "see the same moments of the shared machine; sums over every pass criterion ran):"
   echo
   python3 scripts/interleaved-table.py grid target/criterion/pipeline-interleaved/totals.txt \
-    eventsource+serde_json-typed=reference_ns \
-    eventsource+serde_json-typed=reference_ns toolstream=toolstream_ns
+    eventsource+serde_json-typed=reference \
+    eventsource+serde_json-typed=reference toolstream
   echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
