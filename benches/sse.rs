@@ -160,14 +160,15 @@ fn bench_sse(c: &mut Criterion) {
     g.finish();
 }
 
-/// Pieces of about 1 MiB of whole events (each ends with a blank line).
-fn event_pieces(input: &Bytes) -> Vec<Bytes> {
+/// Pieces of about 1 MiB, each ending just after a `sep` (whole events for SSE with a
+/// blank line, whole lines for NDJSON with a newline).
+fn pieces(input: &Bytes, sep: &[u8]) -> Vec<Bytes> {
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < input.len() {
         let want = (start + (1 << 20)).min(input.len());
         let end =
-            memchr::memmem::find(&input[want..], b"\n\n").map_or(input.len(), |i| want + i + 2);
+            memchr::memmem::find(&input[want..], sep).map_or(input.len(), |i| want + i + sep.len());
         pieces.push(input.slice(start..end));
         start = end;
     }
@@ -179,7 +180,7 @@ fn event_pieces(input: &Bytes) -> Vec<Bytes> {
 /// 4 KiB chunks outside the timed code, so the ratios come from the same moments.
 fn bench_sse_interleaved(c: &mut Criterion) {
     let (input, events) = sse_corpus(common::corpus_bytes(100) / 8);
-    let pieces = event_pieces(&input);
+    let pieces = pieces(&input, b"\n\n");
     let cut_all =
         |size: usize| -> Vec<Vec<Bytes>> { pieces.iter().map(|p| cut(p, size)).collect() };
     let (k1, k4) = (cut_all(1 << 10), cut_all(4 << 10));
@@ -252,5 +253,33 @@ fn bench_ndjson(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_sse, bench_sse_interleaved, bench_ndjson);
+/// NDJSON interleaved (`common::interleaved`): toolstream's decoder and serde_json line by
+/// line on the same pieces of whole lines (an eighth of the corpus), whole and, for
+/// toolstream, at 4 KiB chunks cut outside the timed code.
+fn bench_ndjson_interleaved(c: &mut Criterion) {
+    let (input, lines) = ndjson_corpus(common::corpus_bytes(100) / 8);
+    let pieces = pieces(&input, b"\n");
+    let k4: Vec<Vec<Bytes>> = pieces.iter().map(|p| cut(p, 4 << 10)).collect();
+    let (p, k4) = (&pieces, &k4);
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "toolstream",
+            Box::new(|k| toolstream_ndjson(std::slice::from_ref(&p[k]))),
+        ),
+        ("toolstream-4KiB", Box::new(|k| toolstream_ndjson(&k4[k]))),
+        (
+            "serde_json-lines-IgnoredAny",
+            Box::new(|k| serde_lines(&p[k])),
+        ),
+    ];
+    interleaved::run(c, "ndjson-interleaved", input.len(), p.len(), lines, sides);
+}
+
+criterion_group!(
+    benches,
+    bench_sse,
+    bench_sse_interleaved,
+    bench_ndjson,
+    bench_ndjson_interleaved
+);
 criterion_main!(benches);

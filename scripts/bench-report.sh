@@ -65,6 +65,13 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo
   table ndjson serde_json-lines-IgnoredAny
   echo
+  echo "The same interleaved (each timed pass runs every side piece by piece, about 1 MiB of whole"
+  echo "lines each, on an eighth of the corpus; sums over every pass criterion ran):"
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/ndjson-interleaved/totals.txt \
+    serde_json-lines-IgnoredAny \
+    toolstream toolstream-4KiB serde_json-lines-IgnoredAny
+  echo
   cat scripts/benchmarks-tail.md
 } > BENCHMARKS.md
 echo "BENCHMARKS.md rewritten"
