@@ -33,6 +33,9 @@ def main():
     if d is None:
         print("(not run)")
         return
+    if d["passes"] == 0:
+        print("(not run)")
+        return
     total = d["bytes_per_pass"] * d["passes"]
     gbs = lambda key: f"{total / d[key]:.2f}"
     ratio = lambda key, base: f"{d[base] / d[key]:.2f}"

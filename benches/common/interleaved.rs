@@ -56,6 +56,10 @@ pub fn run(
         })
     });
     g.finish();
+    if passes == 0 {
+        // Filtered out (`cargo bench -- <other group>`): keep the last run's totals.
+        return;
+    }
     let mut line = format!("passes {passes} bytes_per_pass {bytes}");
     for ((name, _), t) in sides.iter().zip(&totals) {
         line += &format!(" {name} {}", t.as_nanos());
