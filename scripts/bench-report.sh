@@ -73,5 +73,6 @@ table() { python3 scripts/bench-table.py "$@"; }
     toolstream toolstream-4KiB serde_json-lines-IgnoredAny
   echo
   cat scripts/benchmarks-tail.md
-} > BENCHMARKS.md
+} > BENCHMARKS.md.tmp
+mv BENCHMARKS.md.tmp BENCHMARKS.md
 echo "BENCHMARKS.md rewritten"
