@@ -5,6 +5,10 @@
 //! about `TOOLSTREAM_BENCH_MB` MiB (default 100), pre-cut into chunks outside the timed
 //! code. Every timed closure checks its event count.
 //!
+//! Groups: `sse` and `ndjson` (each implementation timed on its own, chunk size by chunk
+//! size), `sse-interleaved` and `ndjson-interleaved` (every side run on the same pieces at
+//! the same moments, see `common::interleaved`).
+//!
 //! Run: `cargo bench --bench sse` (see BENCHMARKS.md).
 
 mod common;
