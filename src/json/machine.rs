@@ -39,11 +39,16 @@
 //! of times (once, except the number delimiter and the few bytes of a token cut by a chunk
 //! end), which the `examined` counter checks in the unit tests. [`super::reference`] holds a
 //! slower, independent, byte-at-a-time machine that every test runs beside this one.
+//!
+//! Chunks of a few bytes (argument deltas) first go through [`Machine::run_short`]
+//! (`short.rs`): the in-value transitions that cannot end the value or fail, in one inline
+//! loop, stopping before any byte that needs this machine.
 
 use super::error::Fail;
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
 mod fast;
+mod short;
 
 pub(super) use fast::{scan_number, scan_string, StrEnd};
 
@@ -170,6 +175,22 @@ fn hex_val(b: u8) -> Option<u16> {
     }
 }
 
+/// A UTF-8 lead byte: how many continuation bytes follow, and the range of the first one
+/// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+#[inline(always)]
+fn utf8_lead(b: u8) -> Option<(u8, u8, u8)> {
+    Some(match b {
+        0xC2..=0xDF => (1, 0x80, 0xBF),
+        0xE0 => (2, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
+        0xED => (2, 0x80, 0x9F),
+        0xF0 => (3, 0x90, 0xBF),
+        0xF1..=0xF3 => (3, 0x80, 0xBF),
+        0xF4 => (3, 0x80, 0x8F),
+        _ => return None,
+    })
+}
+
 /// Bytes that may follow a backslash as a complete two-byte escape.
 static SIMPLE_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
@@ -263,62 +284,6 @@ impl Machine {
             self.st,
             St::Start | St::Bom1 | St::Bom2 | St::Top | St::AfterScalar | St::Dead
         )
-    }
-
-    /// The short-chunk path: when the machine is inside a string and `input` is all plain
-    /// string bytes and complete simple escapes (`\n`, `\"`, ...) within the limits — the
-    /// common case of tiny argument deltas in the middle of a string — consume it at once
-    /// and return true. The chunk may start with the escaped byte of a backslash that
-    /// ended the previous chunk, and may end with a backslash (the machine is then left
-    /// after it). Otherwise touch nothing and return false.
-    ///
-    /// Likewise a chunk of digits that goes on with an integer, a fraction or an exponent
-    /// (the state does not change; the number limit is checked as the byte machine would).
-    #[inline]
-    pub(crate) fn skip_plain(&mut self, input: &[u8]) -> bool {
-        if !matches!(self.st, St::Str | St::Esc) {
-            return matches!(self.st, St::NumInt | St::NumFrac | St::NumExp)
-                && self.skip_digits(input);
-        }
-        if self.pos + input.len() as u64 > self.check_at {
-            return false;
-        }
-        let mut esc = self.st == St::Esc;
-        for &b in input {
-            if esc {
-                if !SIMPLE_ESCAPE[b as usize] {
-                    return false;
-                }
-                esc = false;
-            } else if b == b'\\' {
-                esc = true;
-            } else if !PLAIN[b as usize] {
-                return false;
-            }
-        }
-        self.st = if esc { St::Esc } else { St::Str };
-        self.pos += input.len() as u64;
-        #[cfg(test)]
-        {
-            self.examined += input.len() as u64;
-        }
-        true
-    }
-
-    /// The digits case of [`Machine::skip_plain`].
-    #[inline]
-    fn skip_digits(&mut self, input: &[u8]) -> bool {
-        // Every byte's offset must stay below both limits, as in `number_byte`.
-        let end = self.pos + input.len() as u64;
-        if end > self.value_limit.min(self.num_limit) || !input.iter().all(u8::is_ascii_digit) {
-            return false;
-        }
-        self.pos = end;
-        #[cfg(test)]
-        {
-            self.examined += input.len() as u64;
-        }
-        true
     }
 
     /// Whether the machine was inside a value when it failed.
@@ -824,21 +789,8 @@ impl Machine {
                 "raw control character in string",
             )),
             _ => {
-                let (need, lo, hi) = match b {
-                    0xC2..=0xDF => (1, 0x80, 0xBF),
-                    0xE0 => (2, 0xA0, 0xBF),
-                    0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
-                    0xED => (2, 0x80, 0x9F),
-                    0xF0 => (3, 0x90, 0xBF),
-                    0xF1..=0xF3 => (3, 0x80, 0xBF),
-                    0xF4 => (3, 0x80, 0x8F),
-                    _ => {
-                        return Err(self.fail(
-                            ErrorKind::InvalidUtf8,
-                            off,
-                            "invalid UTF-8 lead byte",
-                        ))
-                    }
+                let Some((need, lo, hi)) = utf8_lead(b) else {
+                    return Err(self.fail(ErrorKind::InvalidUtf8, off, "invalid UTF-8 lead byte"));
                 };
                 self.st = St::Utf8;
                 self.utf8_need = need;

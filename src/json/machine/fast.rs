@@ -674,7 +674,7 @@ impl Machine {
 
     /// Open a container (the depth limit was checked): the state after its opening byte.
     #[inline]
-    fn open_fast(&mut self, object: bool) -> St {
+    pub(super) fn open_fast(&mut self, object: bool) -> St {
         self.push_level(object);
         if object {
             St::ObjFirst
