@@ -371,6 +371,35 @@ proptest! {
         assert_invariant(Mode::Objects, &input, &fracs);
     }
 
+    /// (a) with small limits of every kind, on chunks of a fixed small size (the sizes the
+    /// short-chunk path takes, and a few above): both entry points agree with the
+    /// reference machine, errors and offsets included.
+    #[test]
+    fn small_limits_at_small_chunks_match_the_reference(
+        values in prop::collection::vec(arb_value(), 1..4),
+        style in prop::collection::vec(any::<u8>(), 0..16),
+        m in arb_mutation(),
+        depth in 1u32..5,
+        value_bytes in 1u64..160,
+        string_bytes in 1u64..24,
+        number_bytes in 1u64..10,
+        chunk in 1usize..20,
+    ) {
+        let input = mutate(write_stream(&values, &style), &m);
+        let limits = Limits::default()
+            .max_depth(depth)
+            .max_value_bytes(value_bytes)
+            .max_string_bytes(string_bytes)
+            .max_number_bytes(number_bytes);
+        let want = run_reference(Mode::Any, limits, &input);
+        let bytes = Bytes::from(input);
+        let cuts: Vec<usize> = (chunk..bytes.len()).step_by(chunk).collect();
+        for slices in [false, true] {
+            let got = common::run_cuts_with(Mode::Any, limits, &bytes, &cuts, slices);
+            prop_assert_eq!(&got, &want, "chunk {} slices {} on {:?}", chunk, slices, common::show(&bytes));
+        }
+    }
+
     /// (b) Every proper prefix of a valid object is "incomplete, no error": pushes
     /// succeed, nothing is emitted, and finish() reports a truncation.
     #[test]
