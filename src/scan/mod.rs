@@ -2,9 +2,12 @@
 //!
 //! `classify` turns a 64-byte block into bitmasks (bit `i` stands for byte `i`): quotes,
 //! backslashes, control bytes, non-ASCII bytes, structural bytes and whitespace. On x86_64
-//! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic; everywhere else,
-//! and with `--cfg toolstream_disable_simd` (which is also what miri runs), a portable
-//! scalar path. Every implementation is tested against `classify_scalar` on all 256 byte
+//! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic; on little-endian
+//! aarch64, NEON (part of its baseline); everywhere else, and with
+//! `--cfg toolstream_disable_simd` (which is also what miri runs on x86_64), a portable
+//! scalar path. Miri interprets the NEON path when it runs for an aarch64 target
+//! (`cargo miri test --target aarch64-unknown-linux-gnu`), which is how it is tested on an
+//! x86_64 machine. Every implementation is tested against `classify_scalar` on all 256 byte
 //! values at every position of a block.
 //!
 //! `escaped` and `prefix_xor` are the two bit tricks that let a block classifier carry
@@ -15,6 +18,13 @@
 
 #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
 mod x86;
+
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    not(toolstream_disable_simd)
+))]
+mod neon;
 
 /// The classes of the 64 bytes of a block, one bit per byte.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,7 +75,22 @@ pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
     {
         x86::string_masks(block)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    ))]
+    {
+        neon::string_masks(block)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )))]
     {
         classify_scalar(block).into()
     }
@@ -80,7 +105,22 @@ pub(crate) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
     {
         x86::probe16(bytes)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    ))]
+    {
+        neon::probe16(bytes)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )))]
     {
         probe16_scalar(bytes)
     }
@@ -94,7 +134,22 @@ pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     {
         x86::non_digits16(bytes)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    ))]
+    {
+        neon::non_digits16(bytes)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )))]
     {
         non_digits16_scalar(bytes)
     }
@@ -102,7 +157,14 @@ pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
 
 /// The portable [`non_digits16`].
 #[cfg_attr(
-    all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+    any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    ),
     allow(dead_code)
 )]
 pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {
@@ -117,7 +179,14 @@ pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {
 
 /// The portable [`probe16`].
 #[cfg_attr(
-    all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+    any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    ),
     allow(dead_code)
 )]
 pub(crate) fn probe16_scalar(bytes: &[u8; 16]) -> (u32, u32) {
@@ -135,7 +204,14 @@ pub(crate) fn probe16_scalar(bytes: &[u8; 16]) -> (u32, u32) {
 
 /// The portable reference classifier.
 #[cfg_attr(
-    all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+    any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    ),
     allow(dead_code)
 )]
 pub(crate) fn classify_scalar(block: &[u8; 64]) -> Masks {
@@ -171,20 +247,50 @@ pub(crate) fn classify(block: &[u8; 64]) -> Masks {
     {
         x86::classify(block)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    ))]
+    {
+        neon::classify(block)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )))]
     {
         classify_scalar(block)
     }
 }
 
-/// Which implementation the block classifier uses on this machine: `"avx2"`, `"sse2"` or
-/// `"scalar"`.
+/// Which implementation the block classifier uses on this machine: `"avx2"`, `"sse2"`,
+/// `"neon"` or `"scalar"`.
 pub fn implementation() -> &'static str {
     #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
     {
         x86::implementation()
     }
-    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri))))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    ))]
+    {
+        neon::implementation()
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )))]
     {
         "scalar"
     }

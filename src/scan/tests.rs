@@ -16,13 +16,30 @@ fn string_implementations(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     v
 }
 
+/// Positions of a 64-byte block to test at: all of them, or under miri (which runs the NEON
+/// path for an aarch64 target, slowly) the first and last byte of every 8-byte group, which
+/// covers every lane boundary of the 16- and 32-byte vectors and of the bit weights.
+fn positions() -> Vec<usize> {
+    if cfg!(miri) {
+        (0..64).filter(|p| p % 8 == 0 || p % 8 == 7).collect()
+    } else {
+        (0..64).collect()
+    }
+}
+
 /// The string classifier and the 16-byte probe against the scalar classifier: every byte
 /// value at every position, on several fillers.
 #[test]
 fn string_masks_and_probe_agree_with_the_scalar_classifier() {
-    for filler in [b'a', 0x00, 0xFF, b'"', b'\\'] {
+    // Under miri (which runs the NEON path for an aarch64 target) one filler keeps it short.
+    let fillers: &[u8] = if cfg!(miri) {
+        b"a"
+    } else {
+        &[b'a', 0x00, 0xFF, b'"', b'\\']
+    };
+    for &filler in fillers {
         for b in 0..=255u8 {
-            for pos in 0..64 {
+            for pos in positions() {
                 let mut block = [filler; 64];
                 block[pos] = b;
                 let want = classify_scalar(&block);
@@ -54,14 +71,10 @@ fn every_byte_value_at_every_position() {
     } else {
         &[b'a', 0x00, 0xFF, b'"', b' ']
     };
-    let values: Vec<u16> = if cfg!(miri) {
-        vec![0, b'"' as u16, 0x1F, 0x20, 0x80, 0xFF]
-    } else {
-        (0..256).collect()
-    };
+    let values: Vec<u16> = (0..256).collect();
     for &filler in fillers {
         for &b in &values {
-            for pos in 0..64 {
+            for pos in positions() {
                 let mut block = [filler; 64];
                 block[pos] = b as u8;
                 let want = classify_scalar(&block);
@@ -192,9 +205,14 @@ fn prefix_xor_marks_the_inside_of_strings() {
 /// non-digit fillers, against `u8::is_ascii_digit` (and the portable version likewise).
 #[test]
 fn non_digit_probe_agrees_with_is_ascii_digit() {
-    for filler in [b'7', b'a', b'/', b':', 0x00, 0xFF] {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"7a"
+    } else {
+        &[b'7', b'a', b'/', b':', 0x00, 0xFF]
+    };
+    for &filler in fillers {
         for b in 0..=255u8 {
-            for pos in 0..16 {
+            for pos in positions().into_iter().filter(|&p| p < 16) {
                 let mut window = [filler; 16];
                 window[pos] = b;
                 let want = window

@@ -1,0 +1,173 @@
+//! aarch64 (little-endian): NEON. NEON is part of the aarch64 baseline, so there is nothing
+//! to detect at run time.
+//!
+//! NEON has no `movemask`. The comparison results (each lane 0x00 or 0xFF) are ANDed with
+//! the bit weights 1, 2, 4, ..., 128 (repeated per 8 lanes) and summed by pairwise adds
+//! until each byte holds the mask of 8 lanes: three `addp` rounds turn four 16-lane vectors
+//! into the 64-bit mask of a block.
+
+use std::arch::aarch64::*;
+
+use super::{Masks, StrMasks};
+
+/// Lane `i` holds `1 << (i % 8)`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn weights() -> uint8x16_t {
+    let w = vcreate_u8(0x8040_2010_0804_0201);
+    vcombine_u8(w, w)
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn splat(b: u8) -> uint8x16_t {
+    vdupq_n_u8(b)
+}
+
+/// The 64-bit mask of four comparison results (bit `i` for lane `i % 16` of vector
+/// `i / 16`).
+#[inline]
+#[target_feature(enable = "neon")]
+fn movemask64(v: [uint8x16_t; 4]) -> u64 {
+    let w = weights();
+    let a = vpaddq_u8(vandq_u8(v[0], w), vandq_u8(v[1], w));
+    let b = vpaddq_u8(vandq_u8(v[2], w), vandq_u8(v[3], w));
+    let s = vpaddq_u8(a, b);
+    let s = vpaddq_u8(s, s);
+    vgetq_lane_u64::<0>(vreinterpretq_u64_u8(s))
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn load16(bytes: &[u8; 16]) -> uint8x16_t {
+    // SAFETY: `bytes` is 16 bytes: the 16-byte load (no alignment required) reads exactly
+    // them.
+    unsafe { vld1q_u8(bytes.as_ptr()) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn load64(block: &[u8; 64]) -> [uint8x16_t; 4] {
+    let p = block.as_ptr();
+    // SAFETY: `block` is 64 bytes; load `k` reads bytes 16k..16k+16 of it (no alignment
+    // required).
+    unsafe {
+        [
+            vld1q_u8(p),
+            vld1q_u8(p.add(16)),
+            vld1q_u8(p.add(32)),
+            vld1q_u8(p.add(48)),
+        ]
+    }
+}
+
+pub(super) fn implementation() -> &'static str {
+    "neon"
+}
+
+#[inline]
+pub(super) fn string_masks(block: &[u8; 64]) -> StrMasks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { string_masks_neon(block) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn string_masks_neon(block: &[u8; 64]) -> StrMasks {
+    let v = load64(block);
+    let (mut q, mut b, mut c, mut n) = (v, v, v, v);
+    for k in 0..4 {
+        q[k] = vceqq_u8(v[k], splat(b'"'));
+        b[k] = vceqq_u8(v[k], splat(b'\\'));
+        c[k] = vcltq_u8(v[k], splat(0x20));
+        n[k] = vcgeq_u8(v[k], splat(0x80));
+    }
+    StrMasks {
+        quote: movemask64(q),
+        backslash: movemask64(b),
+        control: movemask64(c),
+        non_ascii: movemask64(n),
+    }
+}
+
+#[allow(dead_code)] // see `scan::classify`
+#[inline]
+pub(super) fn classify(block: &[u8; 64]) -> Masks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { classify_neon(block) }
+}
+
+#[allow(dead_code)]
+#[target_feature(enable = "neon")]
+fn classify_neon(block: &[u8; 64]) -> Masks {
+    let v = load64(block);
+    let s = string_masks_neon(block);
+    let (mut st, mut ws) = (v, v);
+    for k in 0..4 {
+        let x = v[k];
+        let brackets = vorrq_u8(
+            vorrq_u8(vceqq_u8(x, splat(b'{')), vceqq_u8(x, splat(b'}'))),
+            vorrq_u8(vceqq_u8(x, splat(b'[')), vceqq_u8(x, splat(b']'))),
+        );
+        let punct = vorrq_u8(vceqq_u8(x, splat(b':')), vceqq_u8(x, splat(b',')));
+        st[k] = vorrq_u8(brackets, punct);
+        ws[k] = vorrq_u8(
+            vorrq_u8(vceqq_u8(x, splat(b' ')), vceqq_u8(x, splat(b'\t'))),
+            vorrq_u8(vceqq_u8(x, splat(b'\n')), vceqq_u8(x, splat(b'\r'))),
+        );
+    }
+    Masks {
+        quote: s.quote,
+        backslash: s.backslash,
+        control: s.control,
+        non_ascii: s.non_ascii,
+        structural: movemask64(st),
+        whitespace: movemask64(ws),
+    }
+}
+
+/// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII
+/// bytes.
+#[inline]
+pub(super) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { probe16_neon(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn probe16_neon(bytes: &[u8; 16]) -> (u32, u32) {
+    let x = load16(bytes);
+    let stops = vorrq_u8(
+        vorrq_u8(vceqq_u8(x, splat(b'"')), vceqq_u8(x, splat(b'\\'))),
+        vcltq_u8(x, splat(0x20)),
+    );
+    let wide = vcgeq_u8(x, splat(0x80));
+    let w = weights();
+    // Lanes 0..8: pairs of `stops`, 8..16: pairs of `wide`; then quads; then octets.
+    let s = vpaddq_u8(vandq_u8(stops, w), vandq_u8(wide, w));
+    let s = vpaddq_u8(s, s);
+    let s = vpaddq_u8(s, s);
+    let m = vgetq_lane_u32::<0>(vreinterpretq_u32_u8(s));
+    (m & 0xFFFF, m >> 16)
+}
+
+/// 16 bytes: the mask of bytes that are not ASCII digits.
+#[inline]
+pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { non_digits16_neon(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn non_digits16_neon(bytes: &[u8; 16]) -> u32 {
+    let x = load16(bytes);
+    // Unsigned: x - '0' <= 9 exactly for the digits.
+    let digit = vcleq_u8(vsubq_u8(x, splat(b'0')), splat(9));
+    let s = vandq_u8(vmvnq_u8(digit), weights());
+    let s = vpaddq_u8(s, s);
+    let s = vpaddq_u8(s, s);
+    let s = vpaddq_u8(s, s);
+    vgetq_lane_u16::<0>(vreinterpretq_u16_u8(s)) as u32
+}
