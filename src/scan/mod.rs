@@ -16,8 +16,32 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+/// `simd::$f(...)` where this build has a SIMD implementation (x86_64; little-endian
+/// aarch64), else the portable `$scalar`. The conditions live here and on the `mod` and
+/// `use` lines below.
+macro_rules! simd_or {
+    ($f:ident($($arg:expr),*), $scalar:expr) => {{
+        #[cfg(any(
+            all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+            all(target_arch = "aarch64", target_endian = "little", not(toolstream_disable_simd))
+        ))]
+        {
+            simd::$f($($arg),*)
+        }
+        #[cfg(not(any(
+            all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+            all(target_arch = "aarch64", target_endian = "little", not(toolstream_disable_simd))
+        )))]
+        {
+            $scalar
+        }
+    }};
+}
+
 #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
 mod x86;
+#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+use x86 as simd;
 
 #[cfg(all(
     target_arch = "aarch64",
@@ -25,6 +49,12 @@ mod x86;
     not(toolstream_disable_simd)
 ))]
 mod neon;
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    not(toolstream_disable_simd)
+))]
+use neon as simd;
 
 /// The classes of the 64 bytes of a block, one bit per byte.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,29 +101,7 @@ impl From<Masks> for StrMasks {
 /// (fewer operations than [`classify`]).
 #[inline]
 pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
-    {
-        x86::string_masks(block)
-    }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(toolstream_disable_simd)
-    ))]
-    {
-        neon::string_masks(block)
-    }
-    #[cfg(not(any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    )))]
-    {
-        classify_scalar(block).into()
-    }
+    simd_or!(string_masks(block), classify_scalar(block).into())
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes (bit `i` for byte `i`), and
@@ -101,58 +109,14 @@ pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
 /// short values end within 16 bytes.
 #[inline]
 pub(crate) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
-    {
-        x86::probe16(bytes)
-    }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(toolstream_disable_simd)
-    ))]
-    {
-        neon::probe16(bytes)
-    }
-    #[cfg(not(any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    )))]
-    {
-        probe16_scalar(bytes)
-    }
+    simd_or!(probe16(bytes), probe16_scalar(bytes))
 }
 
 /// 16 bytes: the mask of bytes that are not ASCII digits (bit `i` for byte `i`). Digit
 /// runs of numbers are read 16 bytes at a time with it.
 #[inline]
 pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
-    {
-        x86::non_digits16(bytes)
-    }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(toolstream_disable_simd)
-    ))]
-    {
-        neon::non_digits16(bytes)
-    }
-    #[cfg(not(any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    )))]
-    {
-        non_digits16_scalar(bytes)
-    }
+    simd_or!(non_digits16(bytes), non_digits16_scalar(bytes))
 }
 
 /// The portable [`non_digits16`].
@@ -243,57 +207,13 @@ pub(crate) fn classify_scalar(block: &[u8; 64]) -> Masks {
 #[allow(dead_code)]
 #[inline]
 pub(crate) fn classify(block: &[u8; 64]) -> Masks {
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
-    {
-        x86::classify(block)
-    }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(toolstream_disable_simd)
-    ))]
-    {
-        neon::classify(block)
-    }
-    #[cfg(not(any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    )))]
-    {
-        classify_scalar(block)
-    }
+    simd_or!(classify(block), classify_scalar(block))
 }
 
 /// Which implementation the block classifier uses on this machine: `"avx2"`, `"sse2"`,
 /// `"neon"` or `"scalar"`.
 pub fn implementation() -> &'static str {
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
-    {
-        x86::implementation()
-    }
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(toolstream_disable_simd)
-    ))]
-    {
-        neon::implementation()
-    }
-    #[cfg(not(any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    )))]
-    {
-        "scalar"
-    }
+    simd_or!(implementation(), "scalar")
 }
 
 /// Bytes escaped by a backslash: those that follow an odd-length run of backslashes

@@ -203,14 +203,7 @@ impl Machine {
                     }
                     continue;
                 }
-                St::NumMinus
-                | St::NumZero
-                | St::NumInt
-                | St::NumDot
-                | St::NumFrac
-                | St::NumE
-                | St::NumESign
-                | St::NumExp => {
+                _ if st.is_number() => {
                     let next = match (st, b) {
                         (St::NumMinus, b'0') => St::NumZero,
                         (St::NumMinus, b'1'..=b'9') => St::NumInt,
