@@ -191,6 +191,53 @@ fn utf8_lead(b: u8) -> Option<(u8, u8, u8)> {
     })
 }
 
+/// The state after the fourth hex digit of a `\u` escape of `cp` (`low`: the escape is the
+/// second half of a surrogate pair), or what is wrong with it.
+#[inline]
+fn after_unicode_escape(cp: u16, low: bool) -> Result<St, &'static str> {
+    let is_high = (0xD800..=0xDBFF).contains(&cp);
+    let is_low = (0xDC00..=0xDFFF).contains(&cp);
+    match (low, is_high, is_low) {
+        (true, _, true) | (false, false, false) => Ok(St::Str),
+        (true, _, false) => Err("high surrogate not followed by a low surrogate"),
+        (false, true, _) => Ok(St::LowEsc),
+        (false, false, true) => Err("unpaired low surrogate"),
+    }
+}
+
+/// A byte in a number state, by the number grammar alone (limits are the caller's).
+#[derive(Clone, Copy)]
+enum NumStep {
+    /// The byte continues the number in this state.
+    Next(St),
+    /// The number ended before the byte (which belongs to what follows).
+    End,
+    /// The byte cannot follow: what is wrong.
+    Bad(&'static str),
+}
+
+#[inline(always)]
+fn number_step(st: St, b: u8) -> NumStep {
+    use NumStep::*;
+    match (st, b) {
+        (St::NumMinus, b'0') => Next(St::NumZero),
+        (St::NumMinus, b'1'..=b'9') => Next(St::NumInt),
+        (St::NumMinus, _) => Bad("expected a digit after '-'"),
+        (St::NumZero, b'0'..=b'9') => Bad("leading zero in number"),
+        (St::NumZero | St::NumInt, b'.') => Next(St::NumDot),
+        (St::NumZero | St::NumInt | St::NumFrac, b'e' | b'E') => Next(St::NumE),
+        (St::NumInt, b'0'..=b'9') => Next(St::NumInt),
+        (St::NumDot, b'0'..=b'9') => Next(St::NumFrac),
+        (St::NumDot, _) => Bad("expected a digit after '.'"),
+        (St::NumFrac, b'0'..=b'9') => Next(St::NumFrac),
+        (St::NumE, b'+' | b'-') => Next(St::NumESign),
+        (St::NumE | St::NumESign | St::NumExp, b'0'..=b'9') => Next(St::NumExp),
+        (St::NumE | St::NumESign, _) => Bad("expected a digit in the exponent"),
+        // NumZero, NumInt, NumFrac, NumExp and a byte that cannot continue: the end.
+        _ => End,
+    }
+}
+
 /// Bytes that may follow a backslash as a complete two-byte escape.
 static SIMPLE_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
@@ -815,61 +862,27 @@ impl Machine {
         if self.hex_n < 4 {
             return Ok(None);
         }
-        let is_high = (0xD800..=0xDBFF).contains(&self.hex);
-        let is_low = (0xDC00..=0xDFFF).contains(&self.hex);
-        if self.low {
-            if !is_low {
-                return Err(self.fail(
-                    ErrorKind::InvalidEscape,
-                    off,
-                    "high surrogate not followed by a low surrogate",
-                ));
+        match after_unicode_escape(self.hex, self.low) {
+            Ok(st) => {
+                self.st = st;
+                Ok(None)
             }
-            self.st = St::Str;
-        } else if is_high {
-            self.st = St::LowEsc;
-        } else if is_low {
-            return Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired low surrogate"));
-        } else {
-            self.st = St::Str;
+            Err(detail) => Err(self.fail(ErrorKind::InvalidEscape, off, detail)),
         }
-        Ok(None)
     }
 
     /// A byte in a number state. `Ok(true)`: consumed; `Ok(false)`: the number ended
     /// before this byte.
     #[inline(always)]
     fn number_byte(&mut self, b: u8, off: u64) -> Result<bool, Fail> {
-        let next = match (self.st, b) {
-            (St::NumMinus, b'0') => St::NumZero,
-            (St::NumMinus, b'1'..=b'9') => St::NumInt,
-            (St::NumMinus, _) => {
-                return Err(self.fail(ErrorKind::InvalidNumber, off, "expected a digit after '-'"))
-            }
-            (St::NumZero, b'0'..=b'9') => {
-                return Err(self.fail(ErrorKind::InvalidNumber, off, "leading zero in number"))
-            }
-            (St::NumZero | St::NumInt, b'.') => St::NumDot,
-            (St::NumZero | St::NumInt | St::NumFrac, b'e' | b'E') => St::NumE,
-            (St::NumInt, b'0'..=b'9') => St::NumInt,
-            (St::NumDot, b'0'..=b'9') => St::NumFrac,
-            (St::NumDot, _) => {
-                return Err(self.fail(ErrorKind::InvalidNumber, off, "expected a digit after '.'"))
-            }
-            (St::NumFrac, b'0'..=b'9') => St::NumFrac,
-            (St::NumE, b'+' | b'-') => St::NumESign,
-            (St::NumE | St::NumESign | St::NumExp, b'0'..=b'9') => St::NumExp,
-            (St::NumE | St::NumESign, _) => {
-                return Err(self.fail(
-                    ErrorKind::InvalidNumber,
-                    off,
-                    "expected a digit in the exponent",
-                ))
-            }
-            // NumZero, NumInt, NumFrac, NumExp and a byte that cannot continue: the end.
-            _ => {
+        let next = match number_step(self.st, b) {
+            NumStep::Next(st) => st,
+            NumStep::End => {
                 self.num_limit = u64::MAX;
                 return Ok(false);
+            }
+            NumStep::Bad(detail) => {
+                return Err(self.fail(ErrorKind::InvalidNumber, off, detail));
             }
         };
         if off >= self.value_limit {

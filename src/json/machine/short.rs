@@ -14,7 +14,10 @@
 //! in a string, the string limit (one bound for the loop, tightened when a string starts);
 //! a number's bytes below the number limit; an opening bracket within the depth limit.
 
-use super::{hex_val, is_ws, utf8_lead, Machine, St, LITERALS, PLAIN, SIMPLE_ESCAPE};
+use super::{
+    after_unicode_escape, hex_val, is_ws, number_step, utf8_lead, Machine, NumStep, St, LITERALS,
+    PLAIN, SIMPLE_ESCAPE,
+};
 
 impl Machine {
     /// Consume the longest prefix of `input` that stays inside the current top-level value
@@ -87,19 +90,15 @@ impl Machine {
                     let Some(d) = hex_val(b) else { break };
                     let hex = (self.hex << 4) | d;
                     if self.hex_n < 3 {
-                        self.hex = hex;
                         self.hex_n += 1;
                     } else {
-                        let high = (0xD800..=0xDBFF).contains(&hex);
-                        let low = (0xDC00..=0xDFFF).contains(&hex);
-                        st = match (self.low, high, low) {
-                            (true, _, true) | (false, false, false) => St::Str,
-                            (false, true, _) => St::LowEsc,
-                            _ => break,
+                        let Ok(next) = after_unicode_escape(hex, self.low) else {
+                            break;
                         };
-                        self.hex = hex;
+                        st = next;
                         self.hex_n = 4;
                     }
+                    self.hex = hex;
                 }
                 St::LowEsc if b == b'\\' => st = St::LowU,
                 St::LowU if b == b'u' => {
@@ -203,31 +202,22 @@ impl Machine {
                     }
                     continue;
                 }
-                _ if st.is_number() => {
-                    let next = match (st, b) {
-                        (St::NumMinus, b'0') => St::NumZero,
-                        (St::NumMinus, b'1'..=b'9') => St::NumInt,
-                        (St::NumZero | St::NumInt, b'.') => St::NumDot,
-                        (St::NumZero | St::NumInt | St::NumFrac, b'e' | b'E') => St::NumE,
-                        (St::NumDot, b'0'..=b'9') => St::NumFrac,
-                        (St::NumE, b'+' | b'-') => St::NumESign,
-                        (St::NumE | St::NumESign, b'0'..=b'9') => St::NumExp,
-                        (St::NumZero | St::NumInt | St::NumFrac | St::NumExp, _)
-                            if !b.is_ascii_digit() && self.depth > 0 =>
-                        {
-                            // The number ended before `b`, inside a container: `b` is
-                            // examined again after it.
-                            self.num_limit = u64::MAX;
-                            st = St::After;
-                            continue;
+                _ if st.is_number() => match number_step(st, b) {
+                    NumStep::Next(next) => {
+                        if base + i as u64 >= self.num_limit {
+                            break;
                         }
-                        _ => break,
-                    };
-                    if base + i as u64 >= self.num_limit {
-                        break;
+                        st = next;
                     }
-                    st = next;
-                }
+                    NumStep::End if self.depth > 0 => {
+                        // The number ended before `b`, inside a container: `b` is examined
+                        // again after it.
+                        self.num_limit = u64::MAX;
+                        st = St::After;
+                        continue;
+                    }
+                    _ => break,
+                },
                 _ => break,
             }
             i += 1;
