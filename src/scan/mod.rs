@@ -101,7 +101,7 @@ impl From<Masks> for StrMasks {
 /// (fewer operations than [`classify`]).
 #[inline]
 pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
-    simd_or!(string_masks(block), classify_scalar(block).into())
+    simd_or!(string_masks(block), portable::classify_scalar(block).into())
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes (bit `i` for byte `i`), and
@@ -109,17 +109,18 @@ pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
 /// short values end within 16 bytes.
 #[inline]
 pub(crate) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
-    simd_or!(probe16(bytes), probe16_scalar(bytes))
+    simd_or!(probe16(bytes), portable::probe16_scalar(bytes))
 }
 
 /// 16 bytes: the mask of bytes that are not ASCII digits (bit `i` for byte `i`). Digit
 /// runs of numbers are read 16 bytes at a time with it.
 #[inline]
 pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
-    simd_or!(non_digits16(bytes), non_digits16_scalar(bytes))
+    simd_or!(non_digits16(bytes), portable::non_digits16_scalar(bytes))
 }
 
-/// The portable [`non_digits16`].
+/// The portable implementations: the fallback where there is no SIMD path, and the reference
+/// every SIMD path is tested against (so unused outside the tests where SIMD is on).
 #[cfg_attr(
     any(
         all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
@@ -131,74 +132,57 @@ pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     ),
     allow(dead_code)
 )]
-pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {
-    let mut m = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        if !b.is_ascii_digit() {
-            m |= 1 << i;
-        }
-    }
-    m
-}
+mod portable {
+    use super::Masks;
 
-/// The portable [`probe16`].
-#[cfg_attr(
-    any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    ),
-    allow(dead_code)
-)]
-pub(crate) fn probe16_scalar(bytes: &[u8; 16]) -> (u32, u32) {
-    let (mut stops, mut wide) = (0, 0);
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            stops |= 1 << i;
+    /// The portable [`non_digits16`](super::non_digits16).
+    pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {
+        let mut m = 0;
+        for (i, b) in bytes.iter().enumerate() {
+            if !b.is_ascii_digit() {
+                m |= 1 << i;
+            }
         }
-        if b >= 0x80 {
-            wide |= 1 << i;
-        }
+        m
     }
-    (stops, wide)
-}
 
-/// The portable reference classifier.
-#[cfg_attr(
-    any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
-        all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(toolstream_disable_simd)
-        )
-    ),
-    allow(dead_code)
-)]
-pub(crate) fn classify_scalar(block: &[u8; 64]) -> Masks {
-    let mut m = Masks::default();
-    for (i, &b) in block.iter().enumerate() {
-        let bit = 1u64 << i;
-        match b {
-            b'"' => m.quote |= bit,
-            b'\\' => m.backslash |= bit,
-            b'{' | b'}' | b'[' | b']' | b':' | b',' => m.structural |= bit,
-            _ => {}
+    /// The portable [`probe16`](super::probe16).
+    pub(crate) fn probe16_scalar(bytes: &[u8; 16]) -> (u32, u32) {
+        let (mut stops, mut wide) = (0, 0);
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                stops |= 1 << i;
+            }
+            if b >= 0x80 {
+                wide |= 1 << i;
+            }
         }
-        if b < 0x20 {
-            m.control |= bit;
-        }
-        if b >= 0x80 {
-            m.non_ascii |= bit;
-        }
-        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            m.whitespace |= bit;
-        }
+        (stops, wide)
     }
-    m
+
+    /// The portable reference classifier.
+    pub(crate) fn classify_scalar(block: &[u8; 64]) -> Masks {
+        let mut m = Masks::default();
+        for (i, &b) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            match b {
+                b'"' => m.quote |= bit,
+                b'\\' => m.backslash |= bit,
+                b'{' | b'}' | b'[' | b']' | b':' | b',' => m.structural |= bit,
+                _ => {}
+            }
+            if b < 0x20 {
+                m.control |= bit;
+            }
+            if b >= 0x80 {
+                m.non_ascii |= bit;
+            }
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                m.whitespace |= bit;
+            }
+        }
+        m
+    }
 }
 
 /// Classify a 64-byte block with the best implementation this CPU has.
@@ -207,7 +191,7 @@ pub(crate) fn classify_scalar(block: &[u8; 64]) -> Masks {
 #[allow(dead_code)]
 #[inline]
 pub(crate) fn classify(block: &[u8; 64]) -> Masks {
-    simd_or!(classify(block), classify_scalar(block))
+    simd_or!(classify(block), portable::classify_scalar(block))
 }
 
 /// Which implementation the block classifier uses on this machine: `"avx2"`, `"sse2"`,

@@ -1,3 +1,4 @@
+use super::portable::{classify_scalar, non_digits16_scalar, probe16_scalar};
 use super::*;
 
 fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
