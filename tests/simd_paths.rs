@@ -66,10 +66,26 @@ fn padded(filler: &[u8], left: usize, seed: &[u8], right: usize) -> Vec<u8> {
     v
 }
 
+/// Padding lengths: `0..=max`, or under miri (which runs the NEON path for an aarch64
+/// target, slowly) the lengths around every 16-byte lane and 64-byte block boundary up to
+/// 130.
+fn pads(max: usize) -> Vec<usize> {
+    if cfg!(miri) {
+        [
+            0, 1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 127, 128, 129,
+        ]
+        .into_iter()
+        .filter(|&p| p <= max)
+        .collect()
+    } else {
+        (0..=max).collect()
+    }
+}
+
 #[test]
 fn seeds_padded_to_every_block_position() {
     for seed in SEEDS {
-        for left in 0..=515 {
+        for left in pads(515) {
             for right in [0, 1, 63, 64, 65] {
                 let input = padded(b"a", left, seed, right);
                 let mid = input.len() / 2;
@@ -84,7 +100,7 @@ fn seeds_padded_to_every_block_position() {
 #[test]
 fn seeds_padded_on_the_right_to_every_length() {
     for seed in SEEDS {
-        for right in 0..=515 {
+        for right in pads(515) {
             for left in [0, 1, 63, 64, 65] {
                 let input = padded(b"a", left, seed, right);
                 let mid = input.len() / 2;
@@ -97,7 +113,7 @@ fn seeds_padded_on_the_right_to_every_length() {
 #[test]
 fn seeds_padded_with_non_ascii_and_escapes() {
     for seed in SEEDS {
-        for left in (0..=260).step_by(3) {
+        for left in pads(260).into_iter().filter(|p| cfg!(miri) || p % 3 == 0) {
             check(padded("é".as_bytes(), left, seed, 40), &[&[]]);
             check(padded(b"\\n", left, seed, 40), &[&[]]);
             check(padded(b"\\\\", left, seed, 40), &[&[], &[100]]);
