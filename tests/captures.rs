@@ -2,8 +2,9 @@
 //! capture by hand; `toolstream inspect --json` must reproduce it at chunk sizes 1, 7, 64
 //! and whole.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolstream");
 
@@ -29,7 +30,7 @@ fn every_capture_matches_its_expected_output_at_every_chunk_size() {
             .unwrap_or_else(|_| panic!("{} has no expected-output file", path.display()));
         let want = parse_lines(&expected);
         for chunk in ["1", "7", "64", "0"] {
-            let mut cmd = Command::new(BIN);
+            let mut cmd = common::cli(BIN);
             cmd.arg("inspect").arg("--json").arg(&path);
             if chunk != "0" {
                 cmd.args(["--chunk", chunk]);
@@ -55,7 +56,7 @@ fn inspect_human_output_and_exit_codes() {
         env!("CARGO_MANIFEST_DIR"),
         "/examples/captures/openai-parallel-calls.sse"
     );
-    let out = Command::new(BIN).args(["inspect", path]).output().unwrap();
+    let out = common::cli(BIN).args(["inspect", path]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -63,17 +64,17 @@ fn inspect_human_output_and_exit_codes() {
         "{text}"
     );
     assert!(text.contains("end: complete"), "{text}");
-    let bad = Command::new(BIN)
+    let bad = common::cli(BIN)
         .args(["inspect", "/nonexistent"])
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
-    let usage = Command::new(BIN)
+    let usage = common::cli(BIN)
         .args(["inspect", "--chunk", "0"])
         .output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
-    let usage = Command::new(BIN)
+    let usage = common::cli(BIN)
         .args(["inspect", "--provider", "nope"])
         .output()
         .unwrap();

@@ -1,13 +1,15 @@
 //! The `toolstream split` command: output, exit codes, and values printed while the
 //! input pipe is still open.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolstream");
 
 fn run(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = Command::new(BIN)
+    let mut child = common::cli(BIN)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -107,7 +109,7 @@ fn reads_the_shipped_sample() {
 /// A value is printed as soon as it is complete, while the writer still holds the pipe.
 #[test]
 fn values_come_out_while_the_pipe_is_open() {
-    let mut child = Command::new(BIN)
+    let mut child = common::cli(BIN)
         .arg("split")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -3,6 +3,8 @@
 //! and 64. The expectations below were written by reading each capture, not by running the
 //! code. Skipped, loudly, when ../shared is absent.
 
+mod common;
+
 use std::path::PathBuf;
 
 use bytes::Bytes;
@@ -324,7 +326,7 @@ fn inspect_json_matches_the_expected_files() {
             .map(|l| serde_json::from_str(l).expect("expected line is JSON"))
             .collect();
         for chunk in ["0", "1", "7", "64"] {
-            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_toolstream"));
+            let mut cmd = common::cli(env!("CARGO_BIN_EXE_toolstream"));
             cmd.args(["inspect", "--json"]).arg(&wire_path);
             if chunk != "0" {
                 cmd.args(["--chunk", chunk]);

@@ -5,9 +5,10 @@
 //! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic; on little-endian
 //! aarch64, NEON (part of its baseline); everywhere else, and with
 //! `--cfg toolstream_disable_simd` (which is also what miri runs on x86_64), a portable
-//! scalar path. Miri interprets the NEON path when it runs for an aarch64 target
-//! (`cargo miri test --target aarch64-unknown-linux-gnu`), which is how it is tested on an
-//! x86_64 machine. Every implementation is tested against `classify_scalar` on all 256 byte
+//! scalar path. On an x86_64 machine the NEON path is tested by running the whole suite for
+//! aarch64 under qemu-user (see the README), and checked for undefined behaviour by miri
+//! interpreting the aarch64 target (`cargo miri test --target aarch64-unknown-linux-gnu`).
+//! Every implementation is tested against `classify_scalar` on all 256 byte
 //! values at every position of a block.
 //!
 //! `escaped` and `prefix_xor` are the two bit tricks that let a block classifier carry

@@ -192,3 +192,19 @@ pub fn check_token_path(doc: &[u8]) {
         }
     }
 }
+
+/// A command that runs the CLI binary `bin`, through the runner named by the
+/// `TOOLSTREAM_TEST_RUNNER` environment variable when it is set (words separated by spaces,
+/// e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu` when the tests were built for aarch64 and
+/// run under emulation, as `.ci/run` does).
+pub fn cli(bin: &str) -> std::process::Command {
+    match std::env::var("TOOLSTREAM_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut cmd = std::process::Command::new(words.next().expect("not empty"));
+            cmd.args(words).arg(bin);
+            cmd
+        }
+        _ => std::process::Command::new(bin),
+    }
+}
