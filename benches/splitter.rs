@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::interleaved::{self, Side};
-use common::splitter::{byte_loop_chunks, corpus, escape, toolstream_chunks, CODE};
+use common::splitter::{
+    byte_loop_chunks, byte_loop_values_chunks, corpus, escape, toolstream_chunks, CODE,
+};
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::de::IgnoredAny;
@@ -323,13 +325,36 @@ fn bench_chunks_interleaved(c: &mut Criterion) {
     let pieces = value_pieces(&input);
     let p = &pieces;
     let mut sides: Vec<Side<'_>> = Vec::new();
-    for (ours, loop_, size) in [
-        ("toolstream-16B", "byte-loop-16B", 16),
-        ("toolstream-7B", "byte-loop-7B", 7),
-        ("toolstream-1B", "byte-loop-1B", 1),
+    for (ours, loop_, values, actson, size) in [
+        (
+            "toolstream-16B",
+            "byte-loop-16B",
+            "byte-loop-values-16B",
+            "actson-16B",
+            16,
+        ),
+        (
+            "toolstream-7B",
+            "byte-loop-7B",
+            "byte-loop-values-7B",
+            "actson-7B",
+            7,
+        ),
+        (
+            "toolstream-1B",
+            "byte-loop-1B",
+            "byte-loop-values-1B",
+            "actson-1B",
+            1,
+        ),
     ] {
         sides.push((ours, Box::new(move |k| toolstream_chunks(&p[k].0, size))));
         sides.push((loop_, Box::new(move |k| byte_loop_chunks(&p[k].0, size))));
+        sides.push((
+            values,
+            Box::new(move |k| byte_loop_values_chunks(&p[k].0, size)),
+        ));
+        sides.push((actson, Box::new(move |k| actson_chunks(&p[k].0, size))));
     }
     interleaved::run(c, "chunks-interleaved", input.len(), p.len(), n, sides);
 }

@@ -3,13 +3,13 @@
 //! mode and subtracts the `none` run (generating the corpus).
 //!
 //! `cargo run --release --example instructions -- MODE [CHUNK]`, with `MODE` one of
-//! `none`, `toolstream`, `serde_json`, `byte-loop` and `slices` (cutting the chunks only),
+//! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2).
 
 #[path = "../benches/common/mod.rs"]
 mod common;
 
-use common::splitter::{byte_loop_chunks, corpus, toolstream_chunks};
+use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus, toolstream_chunks};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -33,6 +33,7 @@ fn main() {
             k
         }
         "byte-loop" => byte_loop_chunks(&input, chunk),
+        "byte-loop-values" => byte_loop_values_chunks(&input, chunk),
         "slices" => {
             let mut i = 0;
             while i < input.len() {

@@ -25,11 +25,16 @@ table() { python3 scripts/bench-table.py "$@"; }
     serde_json-IgnoredAny,simd-json-tape,actson-64B,toolstream \
     toolstream toolstream-64B serde_json-IgnoredAny simd-json-tape actson-64B
   echo
-  echo "Small chunks interleaved the same way with the plain byte loop at the same chunk size (the"
-  echo "first eighth of the corpus):"
+  echo "Small chunks interleaved the same way (the first eighth of the corpus), beside three"
+  echo "baselines at the same chunk size: the plain byte loop (depth, string and escape state;"
+  echo "counts values), the same loop also handing back each value's bytes as a splitter must"
+  echo "(\`byte-loop-values\`: a slice of the chunk, or the bytes copied once across chunks), and the"
+  echo "actson push parser (validating, byte by byte):"
   echo
   python3 scripts/interleaved-table.py pairs target/criterion/chunks-interleaved/totals.txt \
-    toolstream-16B:byte-loop-16B toolstream-7B:byte-loop-7B toolstream-1B:byte-loop-1B
+    toolstream-16B:byte-loop-16B toolstream-16B:byte-loop-values-16B toolstream-16B:actson-16B \
+    toolstream-7B:byte-loop-7B toolstream-7B:byte-loop-values-7B toolstream-7B:actson-7B \
+    toolstream-1B:byte-loop-1B toolstream-1B:byte-loop-values-1B toolstream-1B:actson-1B
   echo
   echo "## Linear work: one object fed in 1-byte deltas vs. re-parsing the accumulated buffer every 16 bytes"
   echo

@@ -29,9 +29,11 @@ echo "| toolstream, whole | $whole | $(per "$whole" "$bytes") | $(ratio "$serde"
 for chunk in 64 16 7 1; do
   ours=$(net toolstream "$chunk")
   loop=$(net byte-loop "$chunk")
+  keep=$(net byte-loop-values "$chunk")
   cut=$(net slices "$chunk")
   pushes=$(( (bytes + chunk - 1) / chunk ))
   echo "| toolstream, ${chunk}-byte chunks | $ours | $(per "$ours" "$bytes") | share of the whole-buffer speed: $(ratio "$whole" "$ours") |"
   echo "| byte loop, ${chunk}-byte chunks | $loop | $(per "$loop" "$bytes") | toolstream's speed / the loop's: $(ratio "$loop" "$ours")× |"
+  echo "| byte loop handing back the values, ${chunk}-byte chunks | $keep | $(per "$keep" "$bytes") | toolstream's speed / this loop's: $(ratio "$keep" "$ours")× |"
   echo "| cutting ${chunk}-byte \`Bytes\` chunks only | $cut | $(per "$cut" "$bytes") | per push: toolstream $(per "$ours" "$pushes"), loop $(per "$loop" "$pushes"), cutting $(per "$cut" "$pushes") |"
 done
