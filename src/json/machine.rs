@@ -534,10 +534,13 @@ impl Machine {
                         // before whatever the byte machine must look at itself.
                         let room = self.str_limit.min(self.value_limit) - off;
                         let end = (n as u64).min(i as u64 + room) as usize;
-                        let j = if end - i >= 16 {
+                        // Most of a window or more: the scanner's 16-byte windows, the
+                        // last one reaching back over bytes already read (the input has 16
+                        // before `end`). Fewer bytes, or a shorter input: plain bytes
+                        // inline, the rest byte by byte.
+                        let j = if end >= 16 && end - i >= 12 {
                             string_run(input, i, end)
                         } else {
-                            // A tiny tail: plain bytes inline, the rest byte by byte.
                             let mut j = i;
                             while j < end && PLAIN[input[j] as usize] {
                                 j += 1;
@@ -938,8 +941,37 @@ impl Machine {
     }
 }
 
-/// A run of string content from the safe point `i` (at least 16 bytes before `end`), for
-/// the byte machine: the index of the closing quote, or of the safe point where the byte
+impl Machine {
+    /// A chunk of at least a window that starts inside a string's content (the machine in
+    /// [`St::Str`], at a safe point): its string content read by the token path's scanner
+    /// straight from the push, without entering the byte machine. Returns how many bytes
+    /// were consumed (0 in any other state): the scan stops before the closing quote,
+    /// before whatever the byte machine must look at itself (an escape or UTF-8 sequence
+    /// cut by the chunk's end, a wrong byte), and before any byte at or past the value or
+    /// string limit, so the byte machine takes the rest exactly as if it had read these
+    /// bytes itself.
+    #[inline]
+    pub(crate) fn run_string(&mut self, input: &[u8]) -> usize {
+        if self.st != St::Str {
+            return 0;
+        }
+        // Inside a string `check_at` is the lower of the value and string limits.
+        let bound = (input.len() as u64).min(self.check_at.saturating_sub(self.pos)) as usize;
+        if bound < 16 {
+            return 0;
+        }
+        let j = string_run(input, 0, bound);
+        self.pos += j as u64;
+        #[cfg(test)]
+        {
+            self.examined += j as u64;
+        }
+        j
+    }
+}
+
+/// A run of string content from the safe point `i` (with at least 16 bytes of `input`
+/// before `end`), for the byte machine: the index of the closing quote, or of the safe point where the byte
 /// machine must look itself. Out of line, so the byte loop stays small.
 #[inline(never)]
 fn string_run(input: &[u8], i: usize, end: usize) -> usize {

@@ -139,6 +139,16 @@ impl Splitter {
             chunk.advance(k);
         }
         if chunk.len() < FAST_MIN {
+            return self.push_long::<false>(chunk, out);
+        }
+        let k = self.run_string(&chunk);
+        if k > 0 {
+            if k == chunk.len() {
+                return Ok(());
+            }
+            chunk.advance(k);
+        }
+        if chunk.len() < FAST_MIN {
             self.push_long::<false>(chunk, out)
         } else {
             self.push_long::<true>(chunk, out)
@@ -157,6 +167,19 @@ impl Splitter {
         }
         // A fused splitter's machine is dead: `run_short` consumes nothing.
         let k = self.m.run_short(chunk);
+        debug_assert!(k == 0 || self.failed.is_none());
+        append(&mut self.buf, &chunk[..k]);
+        k
+    }
+
+    /// The string-continuation path: a chunk of a window or more that starts inside a
+    /// string's content is read by [`Machine::run_string`] as far as the string goes on in
+    /// it, and appended to the value's buffer. Returns how many bytes were consumed; the
+    /// byte machine takes the rest.
+    #[inline(always)]
+    fn run_string(&mut self, chunk: &[u8]) -> usize {
+        // A fused splitter's machine is dead: `run_string` consumes nothing.
+        let k = self.m.run_string(chunk);
         debug_assert!(k == 0 || self.failed.is_none());
         append(&mut self.buf, &chunk[..k]);
         k
@@ -242,7 +265,12 @@ impl Splitter {
             return Err(e.clone());
         }
         let base = self.m.offset();
-        let mut pos = 0;
+        // The chunk's string content first, if it starts in some (appended here: the
+        // steps below append from where they start).
+        let mut pos = if TOKENS { self.run_string(chunk) } else { 0 };
+        if pos > 0 && pos == chunk.len() {
+            return Ok(());
+        }
         loop {
             let (step, used) = self.m.feed_with::<TOKENS>(&chunk[pos..]);
             let from = pos;

@@ -78,8 +78,10 @@ fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
 /// escape is checked where it stands and the window goes on after it, a `\u` escape (four
 /// hex digits, surrogate pairing) is checked and the next window starts after it, and the
 /// closing quote or any other stop ends the scan. The last window of a run
-/// shorter than a whole number of windows overlaps the one before, so a run of 16 bytes
-/// or more is never read byte by byte. Longer strings go on in whole 64-byte blocks
+/// shorter than a whole number of windows reaches back over the bytes before it (those
+/// of the run, or, for a run shorter than a window, the input's bytes before `from`),
+/// so no run is read byte by byte unless the whole input before `bound` is shorter than
+/// a window. Longer strings go on in whole 64-byte blocks
 /// ([`scan_string_long`]). Non-ASCII bytes do not stop the scan: the content is validated
 /// as UTF-8 once, at the end, if it had any (escapes are ASCII, so the raw content must be
 /// valid UTF-8 as it stands).
@@ -96,7 +98,7 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     let mut escaped = false;
     // Whether a non-ASCII byte came before `k`.
     let mut wide = false;
-    if bound - from < 16 {
+    if bound < 16 {
         let (end, w) = tail(input, from, bound, escaped, usize::MAX);
         return utf8_checked::<UTF8>(input, from, end, w != 0);
     }
