@@ -194,9 +194,11 @@ fn utf8_checked<const UTF8: bool>(input: &[u8], from: usize, end: StrEnd, wide: 
         StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     };
     let content = &input[from..upto];
-    // simdutf8 answers valid/invalid fast; std finds where it went wrong.
+    // simdutf8 answers valid/invalid fast; std finds where it went wrong. Content shorter
+    // than simdutf8's 64-byte blocks goes straight to std, which simdutf8 would call
+    // itself after its own dispatch (and, for a sequence cut by a chunk's end, twice).
     #[cfg(not(any(toolstream_disable_simd, miri)))]
-    if simdutf8::basic::from_utf8(content).is_ok() {
+    if content.len() >= 64 && simdutf8::basic::from_utf8(content).is_ok() {
         return end;
     }
     match std::str::from_utf8(content) {
