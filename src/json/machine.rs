@@ -971,8 +971,9 @@ impl Machine {
 }
 
 /// A run of string content from the safe point `i` (with at least 16 bytes of `input`
-/// before `end`), for the byte machine: the index of the closing quote, or of the safe point where the byte
-/// machine must look itself. Out of line, so the byte loop stays small.
+/// before `end`), for the byte machine: the index of the closing quote, or of the safe
+/// point where the byte machine must look itself. Out of line, so the byte loop stays
+/// small.
 #[inline(never)]
 fn string_run(input: &[u8], i: usize, end: usize) -> usize {
     match scan_string::<true>(input, i, end) {
