@@ -149,6 +149,11 @@ impl Splitter {
             chunk.advance(k);
         }
         if chunk.len() < FAST_MIN {
+            let k = self.run_short_rest(&chunk);
+            if k == chunk.len() {
+                return Ok(());
+            }
+            chunk.advance(k);
             self.push_long::<false>(chunk, out)
         } else {
             self.push_long::<true>(chunk, out)
@@ -183,6 +188,14 @@ impl Splitter {
         debug_assert!(k == 0 || self.failed.is_none());
         append(&mut self.buf, &chunk[..k]);
         k
+    }
+
+    /// The short-chunk path on what is left of a chunk after its string run (under 16
+    /// bytes: the string's end and the tokens after it). Out of line: a second inlined copy
+    /// of the loop in [`Splitter::push`] would crowd the one that takes tiny chunks.
+    #[inline(never)]
+    fn run_short_rest(&mut self, rest: &[u8]) -> usize {
+        self.run_short(rest)
     }
 
     /// [`Splitter::push`] past the short-chunk path.
