@@ -131,23 +131,25 @@ impl Splitter {
     /// is then fused: later calls return the same error.
     #[inline]
     pub fn push(&mut self, mut chunk: Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
-        let k = self.run_short(&chunk);
-        if k > 0 {
-            if k == chunk.len() {
-                return Ok(());
-            }
-            chunk.advance(k);
+        // `k` bytes taken by a path that appended them itself: done when that was all of
+        // the chunk, else the rest goes on. (An empty chunk still reaches `push_long`,
+        // which reports a fused splitter's error.)
+        macro_rules! taken {
+            ($k:expr) => {{
+                let k = $k;
+                if k > 0 {
+                    if k == chunk.len() {
+                        return Ok(());
+                    }
+                    chunk.advance(k);
+                }
+            }};
         }
+        taken!(self.run_short(&chunk));
         if chunk.len() < FAST_MIN {
             return self.push_long::<false>(chunk, out);
         }
-        let k = self.run_string(&chunk);
-        if k > 0 {
-            if k == chunk.len() {
-                return Ok(());
-            }
-            chunk.advance(k);
-        }
+        taken!(self.run_string(&chunk));
         if chunk.len() < FAST_MIN {
             let k = self.run_short_rest(&chunk);
             if k == chunk.len() {
