@@ -243,7 +243,7 @@ fn assert_invariant(mode: Mode, input: &[u8], fracs: &[u16]) -> Outcome {
     let whole = run_cuts(mode, Limits::default(), &bytes, &[]);
     let reference = run_reference(mode, Limits::default(), input);
     assert_eq!(
-        whole,
+        whole.without_detail(),
         reference,
         "reference vs fast on {:?}",
         common::show(input)
@@ -396,7 +396,7 @@ proptest! {
         let cuts: Vec<usize> = (chunk..bytes.len()).step_by(chunk).collect();
         for slices in [false, true] {
             let got = common::run_cuts_with(Mode::Any, limits, &bytes, &cuts, slices);
-            prop_assert_eq!(&got, &want, "chunk {} slices {} on {:?}", chunk, slices, common::show(&bytes));
+            prop_assert_eq!(&got.without_detail(), &want, "chunk {} slices {} on {:?}", chunk, slices, common::show(&bytes));
         }
     }
 

@@ -49,7 +49,12 @@ fn check(input: Vec<u8>, cuts: &[&[usize]]) {
     let want = run_reference(Mode::Objects, Limits::default(), &input);
     for c in cuts {
         let got = run_cuts(Mode::Objects, Limits::default(), &input, c);
-        assert_eq!(got, want, "cuts {c:?} on {}", common::show(&input));
+        assert_eq!(
+            got.without_detail(),
+            want,
+            "cuts {c:?} on {}",
+            common::show(&input)
+        );
     }
 }
 
@@ -136,7 +141,7 @@ fn limits_inside_long_strings_are_exact() {
             let input = Bytes::from(padded(b"a", len, b"", 0));
             let want = run_reference(Mode::Objects, limits, &input);
             assert_eq!(
-                run_cuts(Mode::Objects, limits, &input, &[]),
+                run_cuts(Mode::Objects, limits, &input, &[]).without_detail(),
                 want,
                 "max {max} len {len}"
             );
@@ -151,7 +156,7 @@ fn limits_inside_long_strings_are_exact() {
             let input = Bytes::from(padded(b"a", len, "é".as_bytes(), 0));
             let want = run_reference(Mode::Objects, limits, &input);
             assert_eq!(
-                run_cuts(Mode::Objects, limits, &input, &[]),
+                run_cuts(Mode::Objects, limits, &input, &[]).without_detail(),
                 want,
                 "value max {max} len {len}"
             );
