@@ -447,90 +447,131 @@ impl Machine {
                 return (None, $at);
             }};
         }
-        // Skip whitespace; hand back in state `$st` when the input (or the value limit)
-        // runs out first.
-        macro_rules! ws {
+        // The next byte that is not whitespace, with `i` moved onto it; hand back in state
+        // `$st` when the input (or the value limit) runs out first. A byte above the space is
+        // taken as it stands (compact JSON never pays for the whitespace loop).
+        macro_rules! next {
             ($st:expr) => {{
-                while i < lim && is_ws(input[i]) {
-                    i += 1;
-                }
-                if i >= lim {
-                    stop!($st, i, i);
+                match input.get(i) {
+                    Some(&b) if b > b' ' => b,
+                    _ => {
+                        while i < lim && is_ws(input[i]) {
+                            i += 1;
+                        }
+                        if i >= lim {
+                            stop!($st, i, i);
+                        }
+                        input[i]
+                    }
                 }
             }};
         }
         // Whether the innermost open container is an object (meaningful at depth > 0).
         let mut object = self.depth > 0 && self.top_is_object();
-        // The transitions a valid text takes most (key, colon, value, comma or close) run
-        // straight on in code; `st` is dispatched on only where a container opens, a
-        // comma was read, or the path was entered.
-        loop {
-            ws!(st);
-            match st {
-                St::Top => {
-                    let b = input[i];
-                    let ok = match b {
-                        b'{' => true,
-                        b'[' => self.mode == Mode::Any,
-                        _ => false,
-                    };
-                    let off = base + i as u64;
-                    if !ok || self.limits.max_value_bytes == 0 {
-                        stop!(St::Top, i, i);
-                    }
-                    self.value_start = off;
-                    self.value_limit = off.saturating_add(self.limits.max_value_bytes);
-                    self.check_at = self.value_limit.min(self.str_limit);
-                    lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
-                    input = &whole[..lim];
-                    object = b == b'{';
-                    st = self.open_fast(object);
+        // The byte at `i` (not whitespace) in the state `st`.
+        let mut b = next!(st);
+        // A key whose opening quote should be `b`, at `i`, in state `$st` (`ObjFirst` or
+        // `Key`), then its colon: `b` becomes the first byte of the value after it, `st`
+        // `Value`.
+        macro_rules! key {
+            ($st:expr) => {{
+                if b != b'"' {
+                    stop!($st, i, i);
+                }
+                match self.quick_string(input, i, lim) {
+                    Some(j) => i = j,
+                    None => match self.fast_string(input, base, i, lim, true) {
+                        Ok(j) => i = j,
+                        Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                    },
+                }
+                if next!(St::Colon) != b':' {
+                    stop!(St::Colon, i, i);
+                }
+                i += 1;
+                st = St::Value;
+                b = next!(st);
+            }};
+        }
+        // Open the container whose byte `b` is at `i` (the depth limit was checked), and go
+        // on to its first value (`true`: `b` is that value's first byte, `st` its state) or,
+        // when it is empty, close it (`false`: a value just ended).
+        macro_rules! open {
+            () => {{
+                object = b == b'{';
+                st = self.open_fast(object);
+                i += 1;
+                b = next!(st);
+                if b == if object { b'}' } else { b']' } {
                     i += 1;
-                    continue;
-                }
-                St::ObjFirst | St::Key => {
-                    let b = input[i];
-                    if b == b'}' && st == St::ObjFirst {
-                        i += 1;
-                        if let Some(step) = self.close(base + i as u64) {
-                            return self.fast_done(step, i, entry);
-                        }
-                        object = self.top_is_object();
-                    } else {
-                        if b != b'"' {
-                            stop!(st, i, i);
-                        }
-                        match self.quick_string(input, i, lim) {
-                            Some(j) => i = j,
-                            None => match self.fast_string(input, base, i, lim, true) {
-                                Ok(j) => i = j,
-                                Err(at) => stop!(St::Str, at, lim.min(at + 12)),
-                            },
-                        }
-                        ws!(St::Colon);
-                        if input[i] != b':' {
-                            stop!(St::Colon, i, i);
-                        }
-                        i += 1;
-                        st = St::Value;
-                        ws!(st);
+                    if let Some(step) = self.close(base + i as u64) {
+                        return self.fast_done(step, i, entry);
                     }
-                }
-                St::Colon => {
-                    if input[i] != b':' {
-                        stop!(st, i, i);
+                    object = self.top_is_object();
+                    false
+                } else {
+                    if object {
+                        key!(St::ObjFirst);
                     }
-                    i += 1;
-                    st = St::Value;
-                    ws!(st);
+                    true
                 }
-                St::Value | St::ArrFirst | St::After => {}
-                _ => stop!(st, i, i),
+            }};
+        }
+        // Where the path was entered: on to a value's first byte (`true`) or past a value.
+        let mut value = match st {
+            St::Top => {
+                let ok = match b {
+                    b'{' => true,
+                    b'[' => self.mode == Mode::Any,
+                    _ => false,
+                };
+                let off = base + i as u64;
+                if !ok || self.limits.max_value_bytes == 0 {
+                    stop!(St::Top, i, i);
+                }
+                self.value_start = off;
+                self.value_limit = off.saturating_add(self.limits.max_value_bytes);
+                self.check_at = self.value_limit.min(self.str_limit);
+                lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
+                input = &whole[..lim];
+                open!()
             }
-            // A value at `i` (unless a container just closed: then `st` is still
-            // `ObjFirst`, and the value is done).
-            if matches!(st, St::Value | St::ArrFirst) {
-                match input[i] {
+            St::ObjFirst | St::ArrFirst if b == if object { b'}' } else { b']' } => {
+                i += 1;
+                if let Some(step) = self.close(base + i as u64) {
+                    return self.fast_done(step, i, entry);
+                }
+                object = self.top_is_object();
+                false
+            }
+            St::ObjFirst => {
+                key!(St::ObjFirst);
+                true
+            }
+            St::Key => {
+                key!(St::Key);
+                true
+            }
+            St::Colon => {
+                if b != b':' {
+                    stop!(st, i, i);
+                }
+                i += 1;
+                st = St::Value;
+                b = next!(st);
+                true
+            }
+            St::Value | St::ArrFirst => true,
+            St::After => false,
+            _ => stop!(st, i, i),
+        };
+        // The transitions a valid text takes (key, colon, value, comma or close) run
+        // straight on in code; `st` is only kept for where the path hands back.
+        loop {
+            if value {
+                // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
+                // `ArrFirst` for an array's first).
+                match b {
                     b'"' => match self.quick_string(input, i, lim) {
                         Some(j) => i = j,
                         None => match self.fast_string(input, base, i, lim, false) {
@@ -538,21 +579,12 @@ impl Machine {
                             Err(at) => stop!(St::Str, at, lim.min(at + 12)),
                         },
                     },
-                    b @ (b'{' | b'[') => {
+                    b'{' | b'[' => {
                         if self.depth >= self.limits.max_depth {
                             stop!(st, i, i);
                         }
-                        object = b == b'{';
-                        st = self.open_fast(object);
-                        i += 1;
+                        value = open!();
                         continue;
-                    }
-                    b']' if st == St::ArrFirst => {
-                        i += 1;
-                        if let Some(step) = self.close(base + i as u64) {
-                            return self.fast_done(step, i, entry);
-                        }
-                        object = self.top_is_object();
                     }
                     b'-' | b'0'..=b'9' => {
                         let max = self.limits.max_number_bytes.min(lim as u64) as usize;
@@ -561,7 +593,7 @@ impl Machine {
                             _ => stop!(st, i, lim.min(i + max + 1)),
                         }
                     }
-                    b @ (b't' | b'f' | b'n') => {
+                    b't' | b'f' | b'n' => {
                         // Compared as one 4-byte word (and the `e` of `false`), not
                         // with a call to `memcmp`.
                         let (head, len) = match b {
@@ -587,16 +619,22 @@ impl Machine {
                     _ => stop!(st, i, i),
                 }
             }
-            // After a value: a comma, or as many closing bytes as come.
+            // After a value: a comma and what follows it (a key and its colon in an
+            // object), or as many closing bytes as come.
             loop {
-                ws!(St::After);
-                let b = input[i];
-                if b == b',' {
+                let c = next!(St::After);
+                if c == b',' {
                     i += 1;
-                    st = if object { St::Key } else { St::Value };
+                    if object {
+                        b = next!(St::Key);
+                        key!(St::Key);
+                    } else {
+                        st = St::Value;
+                        b = next!(st);
+                    }
                     break;
                 }
-                if b != if object { b'}' } else { b']' } {
+                if c != if object { b'}' } else { b']' } {
                     stop!(St::After, i, i);
                 }
                 i += 1;
@@ -605,6 +643,7 @@ impl Machine {
                 }
                 object = self.top_is_object();
             }
+            value = true;
         }
     }
 
