@@ -120,6 +120,30 @@ pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     simd_or!(non_digits16(bytes), portable::non_digits16_scalar(bytes))
 }
 
+/// The bytes a number is made of, one bit per byte of a 16-byte window (bit `i` for byte
+/// `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NumMasks {
+    /// `0..=9`
+    pub(crate) digit: u32,
+    /// `.`
+    pub(crate) dot: u32,
+    /// `e`, `E`
+    pub(crate) exp: u32,
+    /// `+`, `-`
+    pub(crate) sign: u32,
+}
+
+/// 16 bytes: where the digits, dots, exponent letters and signs are. A number starting
+/// in the window is read and checked from these four masks at once.
+#[inline]
+pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
+    simd_or!(
+        number_masks16(bytes),
+        portable::number_masks16_scalar(bytes)
+    )
+}
+
 /// The portable implementations: the fallback where there is no SIMD path, and the reference
 /// every SIMD path is tested against (so unused outside the tests where SIMD is on).
 #[cfg_attr(
@@ -134,7 +158,23 @@ pub(crate) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     allow(dead_code)
 )]
 mod portable {
-    use super::Masks;
+    use super::{Masks, NumMasks};
+
+    /// The portable [`number_masks16`](super::number_masks16).
+    pub(crate) fn number_masks16_scalar(bytes: &[u8; 16]) -> NumMasks {
+        let mut m = NumMasks::default();
+        for (i, &b) in bytes.iter().enumerate() {
+            let bit = 1 << i;
+            match b {
+                b'0'..=b'9' => m.digit |= bit,
+                b'.' => m.dot |= bit,
+                b'e' | b'E' => m.exp |= bit,
+                b'+' | b'-' => m.sign |= bit,
+                _ => {}
+            }
+        }
+        m
+    }
 
     /// The portable [`non_digits16`](super::non_digits16).
     pub(crate) fn non_digits16_scalar(bytes: &[u8; 16]) -> u32 {

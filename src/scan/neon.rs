@@ -8,7 +8,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{Masks, StrMasks};
+use super::{Masks, NumMasks, StrMasks};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -170,4 +170,30 @@ fn non_digits16_neon(bytes: &[u8; 16]) -> u32 {
     let s = vpaddq_u8(s, s);
     let s = vpaddq_u8(s, s);
     vgetq_lane_u16::<0>(vreinterpretq_u16_u8(s)) as u32
+}
+
+/// 16 bytes: digits, dots, exponent letters and signs, as one 64-bit mask of four
+/// comparison results.
+#[inline]
+pub(super) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { number_masks16_neon(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn number_masks16_neon(bytes: &[u8; 16]) -> NumMasks {
+    let x = load16(bytes);
+    let digit = vcleq_u8(vsubq_u8(x, splat(b'0')), splat(9));
+    let dot = vceqq_u8(x, splat(b'.'));
+    // `e` and `E` differ only in bit 0x20.
+    let exp = vceqq_u8(vorrq_u8(x, splat(0x20)), splat(b'e'));
+    let sign = vorrq_u8(vceqq_u8(x, splat(b'+')), vceqq_u8(x, splat(b'-')));
+    let m = movemask64([digit, dot, exp, sign]);
+    NumMasks {
+        digit: m as u32 & 0xFFFF,
+        dot: (m >> 16) as u32 & 0xFFFF,
+        exp: (m >> 32) as u32 & 0xFFFF,
+        sign: (m >> 48) as u32,
+    }
 }

@@ -1,4 +1,6 @@
-use super::portable::{classify_scalar, non_digits16_scalar, probe16_scalar};
+use super::portable::{
+    classify_scalar, non_digits16_scalar, number_masks16_scalar, probe16_scalar,
+};
 use super::*;
 
 fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
@@ -227,6 +229,42 @@ fn non_digit_probe_agrees_with_is_ascii_digit() {
                     "{b:#04x} at {pos} on {filler:#04x}"
                 );
                 assert_eq!(non_digits16_scalar(&window), want, "scalar");
+            }
+        }
+    }
+}
+
+/// The number classes: every byte value at every position of a window, on fillers from each
+/// class and outside them, against a `match` on the byte (and the portable version likewise).
+#[test]
+fn number_masks_agree_with_a_match_on_each_byte() {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"7e"
+    } else {
+        b"7.eE+-a/:\x00\xFF\xC5\x65"
+    };
+    for &filler in fillers {
+        for b in 0..=255u8 {
+            for pos in positions().into_iter().filter(|&p| p < 16) {
+                let mut window = [filler; 16];
+                window[pos] = b;
+                let mut want = NumMasks::default();
+                for (i, c) in window.iter().enumerate() {
+                    let class = match c {
+                        b'0'..=b'9' => &mut want.digit,
+                        b'.' => &mut want.dot,
+                        b'e' | b'E' => &mut want.exp,
+                        b'+' | b'-' => &mut want.sign,
+                        _ => continue,
+                    };
+                    *class |= 1 << i;
+                }
+                assert_eq!(
+                    number_masks16(&window),
+                    want,
+                    "{b:#04x} at {pos} on {filler:#04x}"
+                );
+                assert_eq!(number_masks16_scalar(&window), want, "scalar");
             }
         }
     }

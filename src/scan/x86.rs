@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{Masks, StrMasks};
+use super::{Masks, NumMasks, StrMasks};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -234,6 +234,33 @@ fn probe16_sse2(bytes: &[u8; 16]) -> (u32, u32) {
     let c = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
     let stops = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) as u32;
     (stops & 0xFFFF, _mm_movemask_epi8(x) as u32 & 0xFFFF)
+}
+
+/// 16 bytes: digits, dots, exponent letters and signs. SSE2 only, like [`probe16`].
+#[inline]
+pub(super) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { number_masks16_sse2(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn number_masks16_sse2(bytes: &[u8; 16]) -> NumMasks {
+    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
+    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
+    let ge = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(b'0' as i8)), x);
+    let le = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(b'9' as i8)), x);
+    let mask = |v| _mm_movemask_epi8(v) as u32 & 0xFFFF;
+    // `e` and `E` differ only in bit 0x20.
+    let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+    let plus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'+' as i8));
+    let minus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
+    NumMasks {
+        digit: mask(_mm_and_si128(ge, le)),
+        dot: mask(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'.' as i8))),
+        exp: mask(_mm_cmpeq_epi8(lower, _mm_set1_epi8(b'e' as i8))),
+        sign: mask(_mm_or_si128(plus, minus)),
+    }
 }
 
 /// 16 bytes: the mask of bytes that are not ASCII digits. SSE2 only, like [`probe16`].

@@ -354,8 +354,83 @@ static NUMBER_GOES_ON: [bool; 256] = {
 
 /// A number starting at `i`: the index of the byte after it, when the number is plainly
 /// valid and that byte is inside the input and cannot continue or spoil it.
+///
+/// A number that ends inside the 16 bytes from `i` is read from one look at them
+/// ([`number_in_window`]); a longer one, or one too near `lim`, byte run by byte run
+/// ([`scan_number_runs`], which gives the same answer for every input).
 #[inline]
 pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
+    if lim - i >= 16 {
+        let Ok(window) = <&[u8; 16]>::try_from(&input[i..i + 16]) else {
+            unreachable!("16 bytes")
+        };
+        match number_in_window(window) {
+            Window16::Number(len) => return Some(i + len),
+            Window16::Invalid => return None,
+            Window16::Longer => {}
+        }
+    }
+    scan_number_runs(input, i, lim)
+}
+
+/// What [`number_in_window`] saw.
+#[derive(Debug, PartialEq, Eq)]
+enum Window16 {
+    /// A plainly valid number of this many bytes, followed by a byte that cannot go on
+    /// with it.
+    Number(usize),
+    /// Not a plainly valid number: the byte machine must read it.
+    Invalid,
+    /// The bytes a number is made of fill the window: it says nothing.
+    Longer,
+}
+
+/// A number at the start of `window`, checked from the window's digit, dot, exponent and
+/// sign masks at once: its length is the run of such bytes, and its grammar
+/// (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`) holds when, within that run, at most
+/// a `-` at the start, one `.`, one exponent letter after the dot, and one sign right after
+/// the letter stand among the digits, and the integer part, the fraction and the exponent
+/// each start with a digit (the integer part with no other digit after a `0`). One branch
+/// on the verdict instead of one per part: the parts a number has are as unpredictable as
+/// the data.
+#[inline]
+fn number_in_window(window: &[u8; 16]) -> Window16 {
+    let scan::NumMasks {
+        digit,
+        dot,
+        exp,
+        sign,
+    } = scan::number_masks16(window);
+    let len = (!(digit | dot | exp | sign)).trailing_zeros();
+    if len >= 16 {
+        return Window16::Longer;
+    }
+    // The integer part's first byte: after a leading minus, if any.
+    let s = (window[0] == b'-') as u32;
+    let exp_sign = sign & !s;
+    let not_digit = !digit;
+    // Every rule as bits that must be clear up to the byte after the number (the bytes
+    // past it are not the number's), joined without branches — and without a comparison
+    // per rule, which the compiler would turn into population counts.
+    let bad = (not_digit >> s & 1) // the integer part starts with a digit,
+        | (((window[s as usize] == b'0') as u32) & (digit >> (s + 1)) & 1) // not `0` and a digit;
+        | (dot & dot.wrapping_sub(1)) // at most one dot
+        | (exp & exp.wrapping_sub(1)) // and one exponent letter,
+        | (dot & !exp.wrapping_sub(1)) // the dot before the letter,
+        | (exp_sign & !(exp << 1)) // a sign only right after the letter;
+        | ((dot << 1) & not_digit) // a digit after the dot
+        | (((exp | exp_sign) << 1) & !exp_sign & not_digit); // and after the letter and sign.
+    if bad & ((2 << len) - 1) == 0 {
+        Window16::Number(len as usize)
+    } else {
+        Window16::Invalid
+    }
+}
+
+/// [`scan_number`] for any number: its integer part, fraction and exponent each read as a
+/// run of digits.
+#[inline]
+fn scan_number_runs(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     let digits = |mut j: usize| {
         // Sixteen at a time while that many bytes are left, then one by one.
         while lim - j >= 16 {
@@ -740,5 +815,65 @@ impl Machine {
             self.examined += (i - _entry) as u64;
         }
         (Some(step), i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-look number check against the run-by-run one (itself checked against the
+    /// byte machine and serde_json by the splitter's tests), on every string of up to six
+    /// bytes over the bytes that matter to a number, followed by each kind of delimiter and
+    /// padded to a window or cut short of one.
+    #[test]
+    fn window_numbers_match_the_runs() {
+        let alphabet = b"019-+.eE";
+        let mut checked = 0;
+        for len in 1..=6u32 {
+            for mut k in 0..alphabet.len().pow(len) {
+                let mut text = Vec::new();
+                for _ in 0..len {
+                    text.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                for tail in [&b","[..], b"]", b" ", b"x", b"0123456789012345"] {
+                    let mut input = text.clone();
+                    input.extend_from_slice(tail);
+                    input.resize(input.len().max(20), b' ');
+                    for lim in [input.len(), text.len() + 1, text.len()] {
+                        let want = scan_number_runs(&input, 0, lim);
+                        assert_eq!(
+                            scan_number(&input[..lim], 0, lim),
+                            want,
+                            "{:?} up to {lim}",
+                            String::from_utf8_lossy(&input)
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 3_000_000);
+        // Long runs fill the window and go to the runs.
+        let long = b"-1234567890.123456789e+12,      ";
+        assert_eq!(
+            number_in_window(long[..16].try_into().unwrap()),
+            Window16::Longer
+        );
+        assert_eq!(scan_number(long, 0, long.len()), Some(25));
+        // Each kind of verdict, by hand.
+        let w = |s: &str| -> [u8; 16] {
+            let mut w = [b' '; 16];
+            w[..s.len()].copy_from_slice(s.as_bytes());
+            w
+        };
+        assert_eq!(number_in_window(&w("-0.5e-3,")), Window16::Number(7));
+        assert_eq!(number_in_window(&w("12E4]")), Window16::Number(4));
+        for bad in [
+            "01", "-", "1.", "1e", "1e+", ".5", "-.5", "1.e5", "1e5.2", "+1", "1-2", "1..2", "1ee2",
+        ] {
+            assert_eq!(number_in_window(&w(bad)), Window16::Invalid, "{bad}");
+        }
     }
 }
