@@ -1,5 +1,5 @@
-//! Oracle: the splitter gives the same values and error whether the input is pushed whole,
-//! cut at the fuzzer's points, or fed as slices; the reference machine agrees; and whenever
+//! Oracle: the splitter gives the same values and error (kind, offset and message) whether
+//! the input is pushed whole, cut at the fuzzer's points, or fed as slices; the reference machine agrees; and whenever
 //! serde_json accepts the whole input as a stream of values, the values are equal.
 #![no_main]
 
@@ -20,6 +20,7 @@ struct Input {
 type Outcome = (
     Vec<(u64, u64, Vec<u8>)>,
     Option<(toolstream::json::ErrorKind, u64)>,
+    Option<&'static str>,
 );
 
 fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
@@ -35,7 +36,7 @@ fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
             s.push(data.slice(prev..c), &mut out)
         };
         if let Err(e) = r {
-            err = Some((e.kind(), e.offset()));
+            err = Some(e);
             break;
         }
         prev = c;
@@ -43,14 +44,15 @@ fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
     if err.is_none() {
         match s.finish() {
             Ok(v) => out.extend(v),
-            Err(e) => err = Some((e.kind(), e.offset())),
+            Err(e) => err = Some(e),
         }
     }
     (
         out.into_iter()
             .map(|v| (v.start(), v.end(), v.bytes().to_vec()))
             .collect(),
-        err,
+        err.as_ref().map(|e| (e.kind(), e.offset())),
+        err.as_ref().map(|e| e.detail()),
     )
 }
 
@@ -71,7 +73,7 @@ fuzz_target!(|input: Input| {
         .collect();
     assert_eq!(
         (reference, error),
-        whole,
+        (whole.0.clone(), whole.1),
         "fast path and reference disagree"
     );
     if mode == Mode::Any && !data.starts_with(&[0xEF]) {
