@@ -4,9 +4,12 @@
 //! `ArrFirst`, `ObjFirst`, `Key`, `Colon`, `After`) and enough input is left. It reads a
 //! whole token at a time — a string with [`scan_string`] (16-byte probes for short ones,
 //! 64-byte string masks with escapes checked in place for long ones, UTF-8 validated once),
-//! a number or a literal in a tight loop, a structural byte with its whitespace — and keeps
-//! the container stack exactly as the byte machine does. The byte machine reads string runs
-//! with the same [`scan_string`], from any safe point.
+//! a number from one look at its 16 bytes ([`scan_number`]: its grammar checked on masks,
+//! without a branch per part), a literal as one word, a structural byte with its
+//! whitespace — and keeps the container stack exactly as the byte machine does. It dispatches
+//! on the machine's state once, where it is entered; after that each transition (key, colon,
+//! value, comma or close) runs straight on in code. The byte machine reads string runs with
+//! the same [`scan_string`], from any safe point.
 //!
 //! It is a *recogniser* only: it never reports an error itself. Whenever a token is not
 //! plainly valid and complete inside the input and the limits — the input ends inside it,
