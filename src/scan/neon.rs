@@ -152,6 +152,14 @@ fn probe16_neon(bytes: &[u8; 16]) -> (u32, u32) {
     (m & 0xFFFF, m >> 16)
 }
 
+/// Lanes holding an ASCII digit (all ones), the others zero.
+#[inline]
+#[target_feature(enable = "neon")]
+fn digits(x: uint8x16_t) -> uint8x16_t {
+    // Unsigned: x - '0' <= 9 exactly for the digits.
+    vcleq_u8(vsubq_u8(x, splat(b'0')), splat(9))
+}
+
 /// 16 bytes: the mask of bytes that are not ASCII digits.
 #[inline]
 pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
@@ -163,8 +171,7 @@ pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
 #[target_feature(enable = "neon")]
 fn non_digits16_neon(bytes: &[u8; 16]) -> u32 {
     let x = load16(bytes);
-    // Unsigned: x - '0' <= 9 exactly for the digits.
-    let digit = vcleq_u8(vsubq_u8(x, splat(b'0')), splat(9));
+    let digit = digits(x);
     let s = vandq_u8(vmvnq_u8(digit), weights());
     let s = vpaddq_u8(s, s);
     let s = vpaddq_u8(s, s);
@@ -184,7 +191,7 @@ pub(super) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
 #[target_feature(enable = "neon")]
 fn number_masks16_neon(bytes: &[u8; 16]) -> NumMasks {
     let x = load16(bytes);
-    let digit = vcleq_u8(vsubq_u8(x, splat(b'0')), splat(9));
+    let digit = digits(x);
     let dot = vceqq_u8(x, splat(b'.'));
     // `e` and `E` differ only in bit 0x20.
     let exp = vceqq_u8(vorrq_u8(x, splat(0x20)), splat(b'e'));

@@ -227,13 +227,30 @@ pub(super) fn probe16(bytes: &[u8; 16]) -> (u32, u32) {
 #[inline]
 #[target_feature(enable = "sse2")]
 fn probe16_sse2(bytes: &[u8; 16]) -> (u32, u32) {
-    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
-    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
+    let x = load16(bytes);
     let q = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
     let b = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
     let c = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
     let stops = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) as u32;
     (stops & 0xFFFF, _mm_movemask_epi8(x) as u32 & 0xFFFF)
+}
+
+/// The 16 bytes as one vector (unaligned load).
+#[inline]
+#[target_feature(enable = "sse2")]
+fn load16(bytes: &[u8; 16]) -> __m128i {
+    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
+    unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) }
+}
+
+/// Lanes holding an ASCII digit (all ones), the others zero.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn digits(x: __m128i) -> __m128i {
+    // Unsigned: x >= '0' where max(x, '0') == x, x <= '9' where min(x, '9') == x.
+    let ge = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(b'0' as i8)), x);
+    let le = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(b'9' as i8)), x);
+    _mm_and_si128(ge, le)
 }
 
 /// 16 bytes: digits, dots, exponent letters and signs. SSE2 only, like [`probe16`].
@@ -246,17 +263,14 @@ pub(super) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
 #[inline]
 #[target_feature(enable = "sse2")]
 fn number_masks16_sse2(bytes: &[u8; 16]) -> NumMasks {
-    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
-    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
-    let ge = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(b'0' as i8)), x);
-    let le = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(b'9' as i8)), x);
+    let x = load16(bytes);
     let mask = |v| _mm_movemask_epi8(v) as u32 & 0xFFFF;
     // `e` and `E` differ only in bit 0x20.
     let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
     let plus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'+' as i8));
     let minus = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
     NumMasks {
-        digit: mask(_mm_and_si128(ge, le)),
+        digit: mask(digits(x)),
         dot: mask(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'.' as i8))),
         exp: mask(_mm_cmpeq_epi8(lower, _mm_set1_epi8(b'e' as i8))),
         sign: mask(_mm_or_si128(plus, minus)),
@@ -273,12 +287,8 @@ pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
 #[inline]
 #[target_feature(enable = "sse2")]
 fn non_digits16_sse2(bytes: &[u8; 16]) -> u32 {
-    // SAFETY: `bytes` is 16 bytes: the unaligned 16-byte load reads exactly them.
-    let x = unsafe { _mm_loadu_si128(bytes.as_ptr() as *const __m128i) };
-    // Unsigned: x >= '0' where max(x, '0') == x, x <= '9' where min(x, '9') == x.
-    let ge = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(b'0' as i8)), x);
-    let le = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(b'9' as i8)), x);
-    !(_mm_movemask_epi8(_mm_and_si128(ge, le)) as u32) & 0xFFFF
+    let x = load16(bytes);
+    !(_mm_movemask_epi8(digits(x)) as u32) & 0xFFFF
 }
 
 #[cfg(test)]
