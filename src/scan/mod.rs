@@ -4,11 +4,11 @@
 //! backslashes, control bytes, non-ASCII bytes, structural bytes and whitespace. On x86_64
 //! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic; on little-endian
 //! aarch64, NEON (part of its baseline); everywhere else, and with
-//! `--cfg toolstream_disable_simd` (which is also what miri runs on x86_64), a portable
-//! scalar path. On an x86_64 machine the NEON path is tested by running the whole suite for
-//! aarch64 under qemu-user (see the README), and checked for undefined behaviour by miri
-//! interpreting the aarch64 target (`cargo miri test --target aarch64-unknown-linux-gnu`).
-//! Every implementation is tested against `classify_scalar` on all 256 byte
+//! `--cfg toolstream_disable_simd`, a portable scalar path. On an x86_64 machine the NEON
+//! path is tested by running the whole suite for aarch64 under qemu-user (see the README).
+//! Miri checks every SIMD path for undefined behaviour: SSE2 and AVX2 natively (built with
+//! `-C target-feature=+avx2`, since miri has no CPU to ask), NEON by interpreting the
+//! aarch64 target. Every implementation is tested against `classify_scalar` on all 256 byte
 //! values at every position of a block.
 //!
 //! `escaped` and `prefix_xor` are the two bit tricks that let a block classifier carry
@@ -23,14 +23,14 @@
 macro_rules! simd_or {
     ($f:ident($($arg:expr),*), $scalar:expr) => {{
         #[cfg(any(
-            all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+            all(target_arch = "x86_64", not(toolstream_disable_simd)),
             all(target_arch = "aarch64", target_endian = "little", not(toolstream_disable_simd))
         ))]
         {
             simd::$f($($arg),*)
         }
         #[cfg(not(any(
-            all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+            all(target_arch = "x86_64", not(toolstream_disable_simd)),
             all(target_arch = "aarch64", target_endian = "little", not(toolstream_disable_simd))
         )))]
         {
@@ -39,9 +39,9 @@ macro_rules! simd_or {
     }};
 }
 
-#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
 mod x86;
-#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
 use x86 as simd;
 
 #[cfg(all(
@@ -148,7 +148,7 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
 /// every SIMD path is tested against (so unused outside the tests where SIMD is on).
 #[cfg_attr(
     any(
-        all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)),
+        all(target_arch = "x86_64", not(toolstream_disable_simd)),
         all(
             target_arch = "aarch64",
             target_endian = "little",

@@ -6,7 +6,7 @@ use super::*;
 fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
     #[allow(unused_mut)]
     let mut v = vec![("dispatch", classify(block))];
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
     v.extend(x86::both(block));
     v
 }
@@ -14,13 +14,13 @@ fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
 fn string_implementations(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     #[allow(unused_mut)]
     let mut v = vec![("dispatch", string_masks(block))];
-    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd), not(miri)))]
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
     v.extend(x86::string_both(block));
     v
 }
 
-/// Positions of a 64-byte block to test at: all of them, or under miri (which runs the NEON
-/// path for an aarch64 target, slowly) the first and last byte of every 8-byte group, which
+/// Positions of a 64-byte block to test at: all of them, or under miri (which runs the SIMD
+/// paths slowly) the first and last byte of every 8-byte group, which
 /// covers every lane boundary of the 16- and 32-byte vectors and of the bit weights.
 fn positions() -> Vec<usize> {
     if cfg!(miri) {
@@ -34,7 +34,7 @@ fn positions() -> Vec<usize> {
 /// value at every position, on several fillers.
 #[test]
 fn string_masks_and_probe_agree_with_the_scalar_classifier() {
-    // Under miri (which runs the NEON path for an aarch64 target) one filler keeps it short.
+    // Under miri (which runs the SIMD paths slowly) one filler keeps it short.
     let fillers: &[u8] = if cfg!(miri) {
         b"a"
     } else {
@@ -266,6 +266,29 @@ fn number_masks_agree_with_a_match_on_each_byte() {
                 );
                 assert_eq!(number_masks16_scalar(&window), want, "scalar");
             }
+        }
+    }
+}
+
+/// The SIMD implementations the tests above compare with the scalar reference: on x86_64,
+/// SSE2 always and AVX2 where the CPU has it. Under miri, which has no CPU to ask, AVX2 is
+/// there when the build enables it (`-C target-feature=+avx2`, as CI's miri step does), and
+/// this test makes sure that step cannot pass without running it.
+#[test]
+fn the_simd_implementations_compared_are_the_expected_ones() {
+    let names: Vec<&str> = implementations(&[b'a'; 64])
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    eprintln!("compared with the scalar reference: {names:?}");
+    assert_eq!(names[0], "dispatch");
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    {
+        assert!(names.contains(&"sse2"), "{names:?}");
+        let avx2 = std::is_x86_feature_detected!("avx2");
+        assert_eq!(names.contains(&"avx2"), avx2, "{names:?}");
+        if cfg!(all(miri, target_feature = "avx2")) {
+            assert!(avx2, "miri built with AVX2 does not report it");
         }
     }
 }
