@@ -145,6 +145,13 @@ impl Splitter {
                 }
             }};
         }
+        if chunk.len() == 1 {
+            // The short-chunk loop specialized for one byte: a single dispatch on the state.
+            if self.run_short(&chunk[..1]) == 1 {
+                return Ok(());
+            }
+            return self.push_long::<false>(chunk, out);
+        }
         taken!(self.run_short(&chunk));
         if chunk.len() < FAST_MIN {
             return self.push_long::<false>(chunk, out);
