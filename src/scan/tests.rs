@@ -30,6 +30,18 @@ fn positions() -> Vec<usize> {
     }
 }
 
+/// Byte values to put at each position: all 256, or under miri (which is there to catch
+/// undefined behaviour, and runs the SIMD paths slowly; the exhaustive comparison runs
+/// natively and, for NEON, under qemu) each class the classifiers tell apart and both edges
+/// of every range they test.
+fn byte_values() -> Vec<u8> {
+    if cfg!(miri) {
+        b"\x00\x09\x0A\x0D\x1F\x20\"+,-./09:Ea[\\]e{}\x7F\x80\xBF\xC0\xFF".to_vec()
+    } else {
+        (0..=255).collect()
+    }
+}
+
 /// The string classifier and the 16-byte probe against the scalar classifier: every byte
 /// value at every position, on several fillers.
 #[test]
@@ -41,7 +53,7 @@ fn string_masks_and_probe_agree_with_the_scalar_classifier() {
         &[b'a', 0x00, 0xFF, b'"', b'\\']
     };
     for &filler in fillers {
-        for b in 0..=255u8 {
+        for b in byte_values() {
             for pos in positions() {
                 let mut block = [filler; 64];
                 block[pos] = b;
@@ -214,7 +226,7 @@ fn non_digit_probe_agrees_with_is_ascii_digit() {
         &[b'7', b'a', b'/', b':', 0x00, 0xFF]
     };
     for &filler in fillers {
-        for b in 0..=255u8 {
+        for b in byte_values() {
             for pos in positions().into_iter().filter(|&p| p < 16) {
                 let mut window = [filler; 16];
                 window[pos] = b;
@@ -244,7 +256,7 @@ fn number_masks_agree_with_a_match_on_each_byte() {
         b"7.eE+-a/:\x00\xFF\xC5\x65"
     };
     for &filler in fillers {
-        for b in 0..=255u8 {
+        for b in byte_values() {
             for pos in positions().into_iter().filter(|&p| p < 16) {
                 let mut window = [filler; 16];
                 window[pos] = b;
