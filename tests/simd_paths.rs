@@ -71,8 +71,7 @@ fn padded(filler: &[u8], left: usize, seed: &[u8], right: usize) -> Vec<u8> {
     v
 }
 
-/// Padding lengths: `0..=max`, or under miri (which runs the NEON path for an aarch64
-/// target, slowly) the lengths around every 16-byte lane and 64-byte block boundary up to
+/// Padding lengths: `0..=max`, or under miri (which runs the SIMD paths slowly) the lengths around every 16-byte lane and 64-byte block boundary up to
 /// 130.
 fn pads(max: usize) -> Vec<usize> {
     if cfg!(miri) {
