@@ -147,6 +147,9 @@ impl Splitter {
         }
         if chunk.len() == 1 {
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
+            // Its own branch that returns, here: inside `Self::run_short` the same
+            // specialization gained nothing in wall time, and as a second call beside the
+            // generic one it slowed the whole buffer (code layout; see BENCHMARKS.md).
             if self.run_short(&chunk[..1]) == 1 {
                 return Ok(());
             }
