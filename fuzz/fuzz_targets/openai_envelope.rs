@@ -67,6 +67,29 @@ fn check(payload: &[u8], ours: &[Delta]) {
     }
 }
 
+/// The spans of the string tokens of `p` (quotes included), by a plain lexer.
+fn strings(p: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < p.len() && p[i] != b'"' {
+            i += if p[i] == b'\\' { 2 } else { 1 };
+        }
+        if i >= p.len() {
+            break;
+        }
+        i += 1;
+        spans.push((start, i));
+    }
+    spans
+}
+
 fuzz_target!(|data: &[u8]| {
     // The input is one payload, or two separated by a NUL (the first primes the decoder).
     let (first, second) = match data.iter().position(|&b| b == 0) {
@@ -81,5 +104,22 @@ fuzz_target!(|data: &[u8]| {
         ours.clear();
         d.decode(second, &mut ours);
         check(second, &ours);
+        // The first payload with one of its string tokens (picked by the second's length)
+        // replaced by the second, read by a decoder that has just read the first: the same
+        // bytes around a new string, as in a stream, which it reads from its template when
+        // that token was the text or the arguments.
+        let spans = strings(first);
+        if !spans.is_empty() {
+            let (a, b) = spans[second.len() % spans.len()];
+            let mut v = first[..a].to_vec();
+            v.extend_from_slice(second);
+            v.extend_from_slice(&first[b..]);
+            let mut d = Decoder::default();
+            for p in [first, first, &v[..]] {
+                ours.clear();
+                d.decode(p, &mut ours);
+                check(p, &ours);
+            }
+        }
     }
 });

@@ -68,6 +68,22 @@ pub(crate) struct Elements {
     first: bool,
 }
 
+/// The JSON string token whose opening quote is `bytes[at]`, checked as [`Cursor::string`]
+/// checks strings (escapes, control bytes) and its content as UTF-8: the offset just past
+/// its closing quote, and its content. `None` if there is no such token there.
+pub(crate) fn string_token(bytes: &[u8], at: usize) -> Option<(usize, Str<'_>)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    match scan_string::<false>(bytes, at + 1, bytes.len()) {
+        StrEnd::Closed(q, escaped) => {
+            let raw = std::str::from_utf8(&bytes[at + 1..q]).ok()?;
+            Some((q + 1, Str { raw, escaped }))
+        }
+        StrEnd::Stop(_) => None,
+    }
+}
+
 /// The reader. See the module comment.
 pub(crate) struct Cursor<'a> {
     s: &'a str,

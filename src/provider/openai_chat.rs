@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_delta, non_empty, parse, utf8, Delta, FinishReason};
-use crate::json::cursor::{Bad, Cursor};
+use crate::json::cursor::{string_token, Bad, Cursor};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -79,18 +79,66 @@ pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
     }
 }
 
-/// Decoder state: the envelope prefix it has already read and found to carry nothing.
+/// Decoder state: what it learnt from the payloads before, so that it need not read the
+/// same bytes again. The bytes are compared, never assumed.
 ///
-/// Every chunk of one response starts with the same members (`id`, `object`, `created`,
-/// `model`, `system_fingerprint`), which the decoder ignores. When a payload starts with
-/// the very bytes of such a prefix read before — the top-level `{` and members that were
-/// all skipped, ending just after a member's value — followed by a `,`, the reader's state
-/// there is known (inside the top-level object, after a member, nothing collected), so it
-/// resumes at the comma instead of reading the same bytes again. The bytes are compared,
-/// never assumed.
+/// **The envelope prefix.** Every chunk of one response starts with the same members (`id`,
+/// `object`, `created`, `model`, `system_fingerprint`), which the decoder ignores. When a
+/// payload starts with the very bytes of such a prefix read before — the top-level `{` and
+/// members that were all skipped, ending just after a member's value — followed by a `,`,
+/// the reader's state there is known (inside the top-level object, after a member, nothing
+/// collected), so it resumes at the comma instead of reading the same bytes again.
+///
+/// **The payload's template.** While a response streams one piece of text or one call's
+/// arguments, consecutive payloads are the same bytes around one string: the text or the
+/// argument fragment (and, from OpenAI, a random `obfuscation` string at the end). When a
+/// payload decoded to exactly one text or call delta, read from one string, the decoder
+/// keeps the bytes before that string and after it, with the top-level members it ignored
+/// after it (such as `obfuscation`) as gaps. A payload that is those very bytes around one
+/// valid JSON string — each gap one valid JSON string too — decodes to the same delta with
+/// the new string: the grammar reads a string token in place of another the same way, so
+/// only the new strings are read (and checked: escapes, control bytes, UTF-8). Anything
+/// else, down to one byte, goes through the whole reader.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     prefix: Vec<u8>,
+    template: Option<Template>,
+}
+
+/// The bytes of a payload around the one string it was decoded from: see [`Decoder`].
+#[derive(Clone, Debug)]
+struct Template {
+    /// Everything before the string's opening quote.
+    head: Vec<u8>,
+    /// Everything after its closing quote, but for the gaps.
+    tail: Vec<u8>,
+    /// Where in `tail` a gap (an ignored string member's value) comes, in order.
+    gaps: Vec<usize>,
+    /// The delta, whose text or arguments are the string's.
+    delta: Delta,
+}
+
+/// What the reader saw of the strings in a payload, for [`Template`].
+#[derive(Default)]
+struct Strings {
+    /// The last text or arguments string read: its span, quotes included.
+    hole: Option<(usize, usize)>,
+    /// How many text or arguments strings were read.
+    holes: u32,
+    /// The spans of the top-level members' string values that were ignored after `hole`,
+    /// in order (the first [`GAPS`]).
+    ignored: [(usize, usize); GAPS],
+    ignored_n: usize,
+}
+
+/// At most this many gaps in a template.
+const GAPS: usize = 4;
+
+impl Strings {
+    fn hole(&mut self, end: usize, raw: &str) {
+        self.hole = Some((end - raw.len() - 2, end));
+        self.holes += 1;
+    }
 }
 
 /// Prefixes shorter than this are not worth remembering.
@@ -107,6 +155,10 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
+        if let Some(d) = self.template.as_ref().and_then(|t| t.read(trimmed)) {
+            out.push(d);
+            return;
+        }
         // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
         let known = !self.prefix.is_empty()
             && trimmed.starts_with(&self.prefix)
@@ -120,7 +172,12 @@ impl Decoder {
             }
         };
         let mark = out.len();
-        match read_chunk(text, skip > 0, out) {
+        let mut strings = Strings::default();
+        let read = read_chunk(text, skip > 0, out, &mut strings);
+        if read.is_ok() {
+            self.learn(trimmed, skip, &strings, &out[mark..]);
+        }
+        match read {
             Ok(Some(p)) if skip == 0 && p >= MIN_PREFIX => {
                 self.prefix.clear();
                 self.prefix.extend_from_slice(&trimmed[..p]);
@@ -134,6 +191,95 @@ impl Decoder {
                 ));
             }
         }
+    }
+}
+
+impl Decoder {
+    /// Keep `payload`'s template if it has one (see [`Decoder`]); `strings` holds offsets
+    /// from `skip`, `deltas` what it decoded to.
+    fn learn(&mut self, payload: &[u8], skip: usize, strings: &Strings, deltas: &[Delta]) {
+        let keep = strings.holes == 1
+            && strings.ignored_n <= GAPS
+            && matches!(
+                deltas,
+                [Delta::Text { .. }
+                    | Delta::Call {
+                        arguments: Some(_),
+                        ..
+                    }]
+            );
+        let Some((a, b)) = strings.hole.filter(|_| keep) else {
+            self.template = None;
+            return;
+        };
+        let t = self.template.get_or_insert_with(|| Template {
+            head: Vec::new(),
+            tail: Vec::new(),
+            gaps: Vec::new(),
+            delta: Delta::Done,
+        });
+        t.head.clear();
+        t.head.extend_from_slice(&payload[..skip + a]);
+        t.tail.clear();
+        t.gaps.clear();
+        let mut at = skip + b;
+        for &(s, e) in &strings.ignored[..strings.ignored_n] {
+            if s > b {
+                t.tail.extend_from_slice(&payload[at..skip + s]);
+                t.gaps.push(t.tail.len());
+                at = skip + e;
+            }
+        }
+        t.tail.extend_from_slice(&payload[at..]);
+        t.delta = deltas[0].clone();
+    }
+}
+
+impl Template {
+    /// The delta of `payload` if it is this template around new strings (see [`Decoder`]).
+    fn read(&self, payload: &[u8]) -> Option<Delta> {
+        let rest = payload.strip_prefix(&self.head[..])?;
+        // The template's bytes are UTF-8 and end or start at a quote, so the payload is
+        // UTF-8 when the new strings are (`string_token` checks them).
+        let (mut at, new) = string_token(rest, 0)?;
+        // An empty text is no delta at all: the whole reader decides that one.
+        if new.raw.is_empty() {
+            return None;
+        }
+        let mut from = 0;
+        for &gap in &self.gaps {
+            let lit = &self.tail[from..gap];
+            if !rest[at..].starts_with(lit) {
+                return None;
+            }
+            at = string_token(rest, at + lit.len())?.0;
+            from = gap;
+        }
+        if rest[at..] != self.tail[from..] {
+            return None;
+        }
+        Some(match &self.delta {
+            Delta::Text { choice, .. } => Delta::Text {
+                choice: *choice,
+                text: new.cow().into_owned(),
+            },
+            Delta::Call {
+                choice,
+                index,
+                id,
+                name,
+                complete,
+                ..
+            } => Delta::Call {
+                choice: *choice,
+                index: *index,
+                id: id.clone(),
+                name: name.clone(),
+                arguments: Some(new.cow().into_owned()),
+                complete: *complete,
+            },
+            _ => return None,
+        })
     }
 }
 
@@ -155,7 +301,12 @@ fn set_choice(d: &mut Delta, c: u32) {
 /// Deltas come out in the reference's order: an `error` first, then each choice (its text,
 /// its calls, its finish), then usage. Returns the end of the leading run of ignored
 /// members (a prefix worth remembering), if the text began with one.
-fn read_chunk(text: &str, resumed: bool, out: &mut Vec<Delta>) -> Result<Option<usize>, Bad> {
+fn read_chunk(
+    text: &str,
+    resumed: bool,
+    out: &mut Vec<Delta>,
+    strings: &mut Strings,
+) -> Result<Option<usize>, Bad> {
     let mark = out.len();
     let mut c = Cursor::new(text);
     let (mut error, mut usage, mut groq_usage) = (None, None, None);
@@ -173,7 +324,7 @@ fn read_chunk(text: &str, resumed: bool, out: &mut Vec<Delta>) -> Result<Option<
                 if !c.null()? {
                     let mut e = c.array()?;
                     while c.element(&mut e)? {
-                        read_choice(&mut c, out)?;
+                        read_choice(&mut c, out, strings)?;
                     }
                 }
             }
@@ -192,7 +343,15 @@ fn read_chunk(text: &str, resumed: bool, out: &mut Vec<Delta>) -> Result<Option<
                 }
             }
             _ => {
-                c.skip()?;
+                let v = c.skip()?;
+                // Only the ones after the text or arguments string can be a template's gaps.
+                if v.starts_with('"') && strings.hole.is_some() {
+                    if strings.ignored_n < GAPS {
+                        let end = c.offset();
+                        strings.ignored[strings.ignored_n] = (end - v.len(), end);
+                    }
+                    strings.ignored_n += 1;
+                }
                 if ignored_run.is_some() {
                     ignored_run = Some(c.offset());
                 }
@@ -220,7 +379,7 @@ fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Result<Option<&'a str>, Bad> {
     }
 }
 
-fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>, strings: &mut Strings) -> Result<(), Bad> {
     let mark = out.len();
     let (mut index, mut finish) = (None, None);
     let mut m = c.object()?;
@@ -229,7 +388,7 @@ fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
             "index" => index = c.opt_u32()?,
             "delta" => {
                 if !c.null()? {
-                    read_message(c, out)?;
+                    read_message(c, out, strings)?;
                 }
             }
             "finish_reason" => finish = c.opt_string()?.map(|s| s.cow()),
@@ -252,13 +411,21 @@ fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
     Ok(())
 }
 
-fn read_message(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+fn read_message(
+    c: &mut Cursor<'_>,
+    out: &mut Vec<Delta>,
+    strings: &mut Strings,
+) -> Result<(), Bad> {
     let mark = out.len();
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
         let k = k.cow();
         if k == "content" {
-            if let Some(text) = c.opt_string()?.filter(|s| !s.raw.is_empty()) {
+            let text = c.opt_string()?;
+            if let Some(t) = text {
+                strings.hole(c.offset(), t.raw);
+            }
+            if let Some(text) = text.filter(|s| !s.raw.is_empty()) {
                 let d = Delta::Text {
                     choice: 0,
                     text: text.cow().into_owned(),
@@ -270,7 +437,7 @@ fn read_message(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
             if !c.null()? {
                 let mut e = c.array()?;
                 while c.element(&mut e)? {
-                    read_call(c, out)?;
+                    read_call(c, out, strings)?;
                 }
             }
         } else {
@@ -280,7 +447,7 @@ fn read_message(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
     Ok(())
 }
 
-fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
+fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>, strings: &mut Strings) -> Result<(), Bad> {
     let (mut index, mut id, mut name, mut arguments) = (None, None, None, None);
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
@@ -300,7 +467,11 @@ fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>) -> Result<(), Bad> {
                     name = c.opt_string()?.map(|s| s.cow());
                 } else if k == "arguments" {
                     arguments = match c.peek() {
-                        Some(b'"') => Some(c.string()?.cow().into_owned()),
+                        Some(b'"') => {
+                            let t = c.string()?;
+                            strings.hole(c.offset(), t.raw);
+                            Some(t.cow().into_owned())
+                        }
                         _ if c.null()? => None,
                         // Some servers send the object itself.
                         _ => Some(c.skip()?.to_string()),
@@ -383,5 +554,78 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
                 raw: u.get().to_string(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// OpenAI's own payload shape (recorded by others; see `tests/envelopes.rs` for the
+    /// property tests against the serde decoder).
+    fn payload(content: &str, obfuscation: &str) -> Vec<u8> {
+        format!(
+            "{{\"id\":\"chatcmpl-CQlCJiHP52aWhiirTMeEk8SkZfTn6\",\"object\":\"chat.completion.chunk\",\"created\":1760493991,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_cbf1785567\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{content}}},\"logprobs\":null,\"finish_reason\":null}}],\"obfuscation\":{obfuscation}}}"
+        )
+        .into_bytes()
+    }
+
+    fn reference(p: &[u8]) -> Vec<Delta> {
+        let mut out = Vec::new();
+        decode_reference(p, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_next_payload_of_a_text_is_read_from_the_template() {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(&payload("\" popular\"", "\"YhS7A\""), &mut out);
+        let next = payload("\" but\\n\\u00e9\"", "\"eLeR83E5F\"");
+        let t = d
+            .template
+            .as_ref()
+            .expect("a template after one text payload");
+        assert_eq!(t.read(&next), Some(reference(&next)[0].clone()));
+        out.clear();
+        d.decode(&next, &mut out);
+        assert_eq!(out, reference(&next));
+    }
+
+    #[test]
+    fn a_template_reads_only_valid_strings_in_its_places() {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(&payload("\"a\"", "\"b\""), &mut out);
+        let t = d.template.clone().expect("a template");
+        for (content, obfuscation) in [
+            ("\"\"", "\"x\""),          // no text: no delta, the whole reader says so
+            ("\"a\\x\"", "\"x\""),      // a bad escape
+            ("\"\\ud800\"", "\"x\""),   // a lone surrogate
+            ("\"a\u{1}\"", "\"x\""),    // a raw control byte
+            ("\"a\"b\"", "\"x\""),      // a quote too many
+            ("\"a\" ", "\"x\""),        // whitespace the template does not have
+            ("17", "\"x\""),            // not a string
+            ("\"a\"", "\"x\\q\""),      // a bad escape in the gap
+            ("\"a\"", "17"),            // a gap that is not a string
+            ("\"a\"", "\"x\",\"y\":1"), // more after the gap
+        ] {
+            let p = payload(content, obfuscation);
+            assert_eq!(t.read(&p), None, "{}", String::from_utf8_lossy(&p));
+            let mut d = d.clone();
+            out.clear();
+            d.decode(&p, &mut out);
+            let theirs = reference(&p);
+            if matches!(&theirs[..], [Delta::Error { .. }]) {
+                assert!(matches!(&out[..], [Delta::Error { .. }]), "{out:?}");
+            } else {
+                assert_eq!(out, theirs);
+            }
+        }
+        // Not UTF-8 in the new string.
+        let mut p = payload("\"a\"", "\"b\"");
+        let at = p.windows(5).position(|w| w == b"\"a\"},").unwrap() + 1;
+        p[at] = 0xFF;
+        assert_eq!(t.read(&p), None);
     }
 }
