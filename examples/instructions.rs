@@ -4,7 +4,9 @@
 //!
 //! `cargo run --release --example instructions -- MODE [CHUNK]`, with `MODE` one of
 //! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
-//! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2).
+//! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2); or
+//! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
+//! stream.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -14,6 +16,9 @@ use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus, toolst
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map(String::as_str).unwrap_or("toolstream");
+    if let Some(side) = mode.strip_prefix("pipeline-") {
+        return pipeline(side);
+    }
     let chunk = args
         .get(2)
         .map(|c| c.parse().expect("CHUNK is a number of bytes"))
@@ -47,4 +52,21 @@ fn main() {
     };
     assert_eq!(found, n, "{mode} found {found} values, the corpus has {n}");
     std::hint::black_box(&input);
+}
+
+/// The pipeline benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) in 4 KiB chunks:
+/// `none` (building it only), `toolstream` or `reference`.
+fn pipeline(side: &str) {
+    let (responses, calls) = common::pipeline::corpus(common::corpus_bytes(2));
+    let found = match side {
+        "none" => calls,
+        "toolstream" => common::pipeline::toolstream_pipeline(&responses, 4096),
+        "reference" => common::pipeline::reference(&responses, 4096),
+        _ => panic!("unknown pipeline side {side}"),
+    };
+    assert_eq!(
+        found, calls,
+        "{side} found {found} calls, the stream has {calls}"
+    );
+    std::hint::black_box(&responses);
 }

@@ -37,3 +37,14 @@ for chunk in 64 16 7 1; do
   echo "| byte loop handing back the values, ${chunk}-byte chunks | $keep | $(per "$keep" "$bytes") | toolstream's speed / this loop's: $(ratio "$keep" "$ours")× |"
   echo "| cutting ${chunk}-byte \`Bytes\` chunks only | $cut | $(per "$cut" "$bytes") | per push: toolstream $(per "$ours" "$pushes"), loop $(per "$loop" "$pushes"), cutting $(per "$cut" "$pushes") |"
 done
+
+pnone=$(count pipeline-none)
+pours=$(( $(count pipeline-toolstream) - pnone ))
+pref=$(( $(count pipeline-reference) - pnone ))
+echo
+echo "Pipeline (the pipeline benches' OpenAI-style stream, $bytes bytes in 4 KiB chunks, net of building it):"
+echo
+echo "| run | instructions | ratio |"
+echo "|---|---|---|"
+echo "| eventsource-stream + typed serde_json + String accumulation | $pref | |"
+echo "| toolstream pipeline | $pours | $(ratio "$pref" "$pours")× fewer |"

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod interleaved;
+pub mod pipeline;
 pub mod splitter;
 
 /// xorshift64: deterministic corpora with no files and no dependency.

@@ -1,0 +1,148 @@
+//! The pipeline benches' corpus and the two pipelines they compare, shared with the
+//! instruction-count example (`examples/instructions.rs`, mode `pipeline`).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use serde::Deserialize;
+use toolstream::assemble::Event;
+use toolstream::pipeline::Stream;
+use toolstream::provider::Format;
+
+use super::Rng;
+
+fn arguments(rng: &mut Rng) -> String {
+    let target = 300 + (rng.next() % 1700) as usize;
+    let mut s = String::from("{\"path\":\"src/lib.rs\",\"content\":\"");
+    while s.len() < target {
+        s.push_str("fn main() {\\n    println!(\\\"caf\\u00e9 {}\\\", 42);\\n}\\n");
+    }
+    s.push_str("\",\"mode\":\"overwrite\",\"line\":12}");
+    s
+}
+
+/// Responses (each one a complete SSE body) and the total number of calls.
+pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    let mut rng = Rng(0xABCD_EF01_2345_6789);
+    let mut responses = Vec::new();
+    let mut total = 0;
+    let mut calls = 0;
+    while total < bytes {
+        let mut body = String::new();
+        for k in 0..20 {
+            let args = arguments(&mut rng);
+            // The first delta names the call.
+            body.push_str(&format!(
+                "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"id\":\"call_{k:08}\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+            ));
+            let bytes = args.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let mut j = (i + 3 + (rng.next() % 18) as usize).min(bytes.len());
+                while !args.is_char_boundary(j) {
+                    j += 1;
+                }
+                let frag = serde_json::to_string(&args[i..j]).unwrap();
+                body.push_str(&format!(
+                    "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"function\":{{\"arguments\":{frag}}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+                ));
+                i = j;
+            }
+            calls += 1;
+        }
+        body.push_str("data: {\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+        total += body.len();
+        responses.push(Bytes::from(body));
+    }
+    (responses, calls)
+}
+
+pub fn toolstream_pipeline(responses: &[Bytes], chunk: usize) -> usize {
+    let mut calls = 0;
+    let mut events = Vec::new();
+    for body in responses {
+        let mut s = Stream::new(Some(Format::OpenAiChat));
+        let mut i = 0;
+        while i < body.len() {
+            let j = (i + chunk).min(body.len());
+            s.push(body.slice(i..j), &mut events);
+            calls += events
+                .iter()
+                .filter(|e| matches!(e, Event::ToolCall(_)))
+                .count();
+            events.clear();
+            i = j;
+        }
+        s.finish(&mut events);
+        calls += events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCall(_)))
+            .count();
+        events.clear();
+    }
+    calls
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+}
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Option<DeltaMsg>,
+}
+#[derive(Deserialize)]
+struct DeltaMsg {
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    index: u32,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// The usual stack: eventsource-stream, typed serde_json chunks, String accumulation,
+/// serde_json on the finished arguments.
+pub fn reference(responses: &[Bytes], chunk: usize) -> usize {
+    use eventsource_stream::Eventsource;
+    let mut calls = 0;
+    for body in responses {
+        let pieces: Vec<Bytes> = (0..body.len())
+            .step_by(chunk)
+            .map(|i| body.slice(i..(i + chunk).min(body.len())))
+            .collect();
+        let stream =
+            futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
+        let mut args: BTreeMap<u32, String> = BTreeMap::new();
+        futures::executor::block_on(stream.for_each(|ev| {
+            let ev = ev.expect("valid SSE");
+            if ev.data != "[DONE]" {
+                let c: Chunk = serde_json::from_str(&ev.data).expect("valid chunk");
+                for choice in c.choices {
+                    for tc in choice.delta.and_then(|d| d.tool_calls).unwrap_or_default() {
+                        if let Some(a) = tc.function.and_then(|f| f.arguments) {
+                            args.entry(tc.index).or_default().push_str(&a);
+                        }
+                    }
+                }
+            }
+            futures::future::ready(())
+        }));
+        for a in args.values() {
+            let _: serde_json::Value = serde_json::from_str(a).expect("valid arguments");
+            calls += 1;
+        }
+    }
+    calls
+}
