@@ -98,12 +98,20 @@ pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
 /// valid JSON string — each gap one valid JSON string too — decodes to the same delta with
 /// the new string: the grammar reads a string token in place of another the same way, so
 /// only the new strings are read (and checked: escapes, control bytes, UTF-8). Anything
-/// else, down to one byte, goes through the whole reader.
+/// else, down to one byte, goes through the whole reader. A stream whose payloads keep
+/// not fitting (other bytes change in each) soon stops being given templates.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     prefix: Vec<u8>,
     template: Option<Template>,
+    /// Payloads in a row that a template was tried on and did not fit.
+    misses: u8,
 }
+
+/// After this many payloads in a row that do not fit the template, the decoder keeps no
+/// more templates for the stream (a provider that changes other bytes in every payload
+/// would otherwise have each payload's string read twice).
+const GIVE_UP: u8 = 4;
 
 /// The bytes of a payload around the one string it was decoded from: see [`Decoder`].
 #[derive(Clone, Debug)]
@@ -155,9 +163,13 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
-        if let Some(d) = self.template.as_ref().and_then(|t| t.read(trimmed)) {
-            out.push(d);
-            return;
+        if let Some(t) = &self.template {
+            if let Some(d) = t.read(trimmed) {
+                self.misses = 0;
+                out.push(d);
+                return;
+            }
+            self.misses += 1;
         }
         // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
         let known = !self.prefix.is_empty()
@@ -208,7 +220,7 @@ impl Decoder {
                         ..
                     }]
             );
-        let Some((a, b)) = strings.hole.filter(|_| keep) else {
+        let Some((a, b)) = strings.hole.filter(|_| keep && self.misses < GIVE_UP) else {
             self.template = None;
             return;
         };
@@ -590,6 +602,27 @@ mod tests {
         out.clear();
         d.decode(&next, &mut out);
         assert_eq!(out, reference(&next));
+    }
+
+    #[test]
+    fn a_stream_that_keeps_missing_its_template_stops_keeping_one() {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        // Another byte changes in every payload: the created time after the string.
+        let p = |k: u32| {
+            format!("{{\"choices\":[{{\"delta\":{{\"content\":\"a{k}\"}}}}],\"created\":{k}}}")
+                .into_bytes()
+        };
+        for k in 0..10 {
+            out.clear();
+            d.decode(&p(k), &mut out);
+            assert_eq!(out, reference(&p(k)));
+            assert_eq!(
+                d.template.is_some(),
+                k < GIVE_UP as u32,
+                "after payload {k}"
+            );
+        }
     }
 
     #[test]
