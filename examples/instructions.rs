@@ -6,7 +6,8 @@
 //! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2); or
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
-//! stream.
+//! stream, `pipeline-anthropic-none` and `pipeline-anthropic` on the same calls streamed as
+//! Anthropic events.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -55,13 +56,31 @@ fn main() {
 }
 
 /// The pipeline benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) in 4 KiB chunks:
-/// `none` (building it only), `toolstream` or `reference`.
+/// `none` (building it only), `toolstream` or `reference`; or the same calls as an
+/// Anthropic stream: `anthropic-none`, `anthropic` (toolstream).
 fn pipeline(side: &str) {
     let (responses, calls) = common::pipeline::corpus(common::corpus_bytes(2));
     let found = match side {
         "none" => calls,
         "toolstream" => common::pipeline::toolstream_pipeline(&responses, 4096),
         "reference" => common::pipeline::reference(&responses, 4096),
+        "anthropic" | "anthropic-none" => {
+            let (responses, calls) = common::pipeline::anthropic_corpus(common::corpus_bytes(2));
+            let found = if side == "anthropic" {
+                common::pipeline::toolstream_pipeline_as(
+                    &responses,
+                    4096,
+                    toolstream::provider::Format::Anthropic,
+                )
+            } else {
+                calls
+            };
+            assert_eq!(
+                found, calls,
+                "{side} found {found} calls, the stream has {calls}"
+            );
+            return;
+        }
         _ => panic!("unknown pipeline side {side}"),
     };
     assert_eq!(

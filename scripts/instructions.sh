@@ -48,3 +48,8 @@ echo "| run | instructions | ratio |"
 echo "|---|---|---|"
 echo "| eventsource-stream + typed serde_json + String accumulation | $pref | |"
 echo "| toolstream pipeline | $pours | $(ratio "$pref" "$pours")× fewer |"
+
+anone=$(count pipeline-anthropic-none)
+aours=$(( $(count pipeline-anthropic) - anone ))
+echo
+echo "The same calls as an Anthropic Messages stream, toolstream pipeline: $aours instructions."

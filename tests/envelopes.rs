@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 use toolstream::json::reference::Reference;
 use toolstream::json::{Limits, Mode};
+use toolstream::provider::anthropic;
 use toolstream::provider::openai_chat::{decode_reference, Decoder};
 use toolstream::provider::Delta;
 
@@ -466,6 +467,78 @@ proptest! {
             let mut theirs = Vec::new();
             decode_reference(p, &mut theirs);
             check(p, &ours, &theirs)?;
+        }
+    }
+}
+
+/// Anthropic `content_block_delta` events of one text or one call's arguments: the same
+/// bytes around a changing string, each maybe mutated at one byte, with now and then an
+/// event of another kind between them.
+fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
+    let shape = prop_oneof![
+        Just((
+            "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":",
+            "}}"
+        )),
+        Just((
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":",
+            "}}"
+        )),
+        Just((
+            "{\"delta\":{\"partial_json\":",
+            ",\"type\":\"input_json_delta\"},\"index\":2,\"type\":\"content_block_delta\"}"
+        )),
+    ];
+    let one = (
+        hole(),
+        prop::option::weighted(0.15, (any::<prop::sample::Index>(), any::<u8>())),
+        prop::option::weighted(0.1, 0..3usize),
+    );
+    (shape, prop::collection::vec(one, 1..8)).prop_map(|((open, close), events)| {
+        let mut out = Vec::new();
+        for (hole, mutation, other) in events {
+            if let Some(k) = other {
+                let (event, p): (&[u8], &[u8]) = [
+                    (&b"ping"[..], &b"{\"type\":\"ping\"}"[..]),
+                    (b"content_block_stop", b"{\"type\":\"content_block_stop\",\"index\":1}"),
+                    (b"content_block_start", b"{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}"),
+                ][k];
+                out.push((event.to_vec(), p.to_vec()));
+            }
+            let mut p = open.as_bytes().to_vec();
+            p.extend_from_slice(&hole);
+            p.extend_from_slice(close.as_bytes());
+            if let Some((at, byte)) = mutation {
+                let i = at.index(p.len());
+                p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
+            }
+            out.push((b"content_block_delta".to_vec(), p));
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// One Anthropic decoder for the whole stream (it reads an event from the template the
+    /// event before left) against, for each event, a decoder in the same state that has no
+    /// template (it reads the whole event).
+    #[test]
+    fn anthropic_events_around_one_string_decode_like_each_event_alone(
+        events in anthropic_stream()
+    ) {
+        let mut d = anthropic::Decoder::default();
+        let mut whole = anthropic::Decoder::default();
+        for (event, p) in &events {
+            let mut ours = Vec::new();
+            d.decode(Some(event), p, &mut ours);
+            // `whole` has read every event before, never from a template: forgetting its
+            // template leaves it the same state as `d` but for the template.
+            let mut theirs = Vec::new();
+            whole.forget_template();
+            whole.decode(Some(event), p, &mut theirs);
+            prop_assert_eq!(&ours, &theirs, "on {}", String::from_utf8_lossy(p));
         }
     }
 }

@@ -59,11 +59,57 @@ pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
     (responses, calls)
 }
 
+/// The same calls as Anthropic Messages streams (a `content_block_start` per call, its
+/// arguments in the same `input_json_delta` fragments, `content_block_stop`), for the
+/// instruction counts.
+pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    let mut rng = Rng(0xABCD_EF01_2345_6789);
+    let mut responses = Vec::new();
+    let mut total = 0;
+    let mut calls = 0;
+    while total < bytes {
+        let mut body = String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01XFDUDYJgAACzvnptvVoYEL\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n");
+        for k in 0..20 {
+            let args = arguments(&mut rng);
+            body.push_str(&format!(
+                "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{k},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{k:08}\",\"name\":\"write_file\",\"input\":{{}}}}}}\n\n"
+            ));
+            let bytes = args.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let mut j = (i + 3 + (rng.next() % 18) as usize).min(bytes.len());
+                while !args.is_char_boundary(j) {
+                    j += 1;
+                }
+                let frag = serde_json::to_string(&args[i..j]).unwrap();
+                body.push_str(&format!(
+                    "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{k},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{frag}}}}}\n\n"
+                ));
+                i = j;
+            }
+            body.push_str(&format!(
+                "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{k}}}\n\n"
+            ));
+            calls += 1;
+        }
+        body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":89}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        total += body.len();
+        responses.push(Bytes::from(body));
+    }
+    (responses, calls)
+}
+
+/// The toolstream pipeline over OpenAI chat responses: the number of calls.
 pub fn toolstream_pipeline(responses: &[Bytes], chunk: usize) -> usize {
+    toolstream_pipeline_as(responses, chunk, Format::OpenAiChat)
+}
+
+/// [`toolstream_pipeline`] for a stream in `format`.
+pub fn toolstream_pipeline_as(responses: &[Bytes], chunk: usize, format: Format) -> usize {
     let mut calls = 0;
     let mut events = Vec::new();
     for body in responses {
-        let mut s = Stream::new(Some(Format::OpenAiChat));
+        let mut s = Stream::new(Some(format));
         let mut i = 0;
         while i < body.len() {
             let j = (i + chunk).min(body.len());

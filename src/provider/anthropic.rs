@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::template::Templates;
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
@@ -48,15 +49,40 @@ struct BlockDelta<'a> {
     stop_reason: Option<Cow<'a, str>>,
 }
 
-/// Which content blocks are tool calls.
+/// Which content blocks are tool calls, and the payload template (`provider::template`):
+/// the `content_block_delta` events of one text or one call's arguments are the same bytes
+/// around one string (`text` or `partial_json`), so after one such event the next is read
+/// from its bytes, only the new string read and checked.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     tool_blocks: BTreeSet<u32>,
+    templates: Templates,
 }
 
 impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let key = event.unwrap_or_default();
+        if let Some(d) = self.templates.read(key, payload) {
+            out.push(d);
+            return;
+        }
+        let mark = out.len();
+        self.decode_whole(event, payload, out);
+        // Only a `content_block_delta` gives one text or call delta with its string, and
+        // what it gives does not depend on the decoder's state.
+        self.templates.learn_by_value(key, payload, &out[mark..]);
+    }
+
+    /// Drop the payload template (the tests' way to have the whole reader decode the next
+    /// event with the decoder otherwise as it is).
+    #[doc(hidden)]
+    pub fn forget_template(&mut self) {
+        self.templates = Templates::default();
+    }
+
+    /// [`Decoder::decode`] without the template.
+    fn decode_whole(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
         let ev: Event<'_> = match parse(payload) {
             Ok(e) => e,
             Err(d) => {

@@ -10,6 +10,7 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 mod partial_args;
+mod template;
 
 /// A provider's streaming wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

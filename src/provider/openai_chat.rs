@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::template::{Templates, GAPS};
 use super::{error_delta, non_empty, parse, utf8, Delta, FinishReason};
-use crate::json::cursor::{string_token, Bad, Cursor};
+use crate::json::cursor::{Bad, Cursor};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -89,44 +90,19 @@ pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
 /// the reader's state there is known (inside the top-level object, after a member, nothing
 /// collected), so it resumes at the comma instead of reading the same bytes again.
 ///
-/// **The payload's template.** While a response streams one piece of text or one call's
-/// arguments, consecutive payloads are the same bytes around one string: the text or the
-/// argument fragment (and, from OpenAI, a random `obfuscation` string at the end). When a
-/// payload decoded to exactly one text or call delta, read from one string, the decoder
-/// keeps the bytes before that string and after it, with the top-level members it ignored
-/// after it (such as `obfuscation`) as gaps. A payload that is those very bytes around one
-/// valid JSON string — each gap one valid JSON string too — decodes to the same delta with
-/// the new string: the grammar reads a string token in place of another the same way, so
-/// only the new strings are read (and checked: escapes, control bytes, UTF-8). Anything
-/// else, down to one byte, goes through the whole reader. A stream whose payloads keep
-/// not fitting (other bytes change in each) soon stops being given templates.
+/// **The payload's template** (`provider::template`). While a response streams one piece of
+/// text or one call's arguments, consecutive payloads are the same bytes around one string:
+/// the text or the argument fragment, and, from OpenAI, a random `obfuscation` string at the
+/// end, which the template keeps as a gap (as it keeps every top-level string member that
+/// the decoder ignores after the text or arguments). Such a payload is read from the
+/// template: only its new strings are read and checked.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     prefix: Vec<u8>,
-    template: Option<Template>,
-    /// Payloads in a row that a template was tried on and did not fit.
-    misses: u8,
+    templates: Templates,
 }
 
-/// After this many payloads in a row that do not fit the template, the decoder keeps no
-/// more templates for the stream (a provider that changes other bytes in every payload
-/// would otherwise have each payload's string read twice).
-const GIVE_UP: u8 = 4;
-
-/// The bytes of a payload around the one string it was decoded from: see [`Decoder`].
-#[derive(Clone, Debug)]
-struct Template {
-    /// Everything before the string's opening quote.
-    head: Vec<u8>,
-    /// Everything after its closing quote, but for the gaps.
-    tail: Vec<u8>,
-    /// Where in `tail` a gap (an ignored string member's value) comes, in order.
-    gaps: Vec<usize>,
-    /// The delta, whose text or arguments are the string's.
-    delta: Delta,
-}
-
-/// What the reader saw of the strings in a payload, for [`Template`].
+/// What the reader saw of the strings in a payload, for the template.
 #[derive(Default)]
 struct Strings {
     /// The last text or arguments string read: its span, quotes included.
@@ -138,9 +114,6 @@ struct Strings {
     ignored: [(usize, usize); GAPS],
     ignored_n: usize,
 }
-
-/// At most this many gaps in a template.
-const GAPS: usize = 4;
 
 impl Strings {
     fn hole(&mut self, end: usize, raw: &str) {
@@ -163,13 +136,9 @@ impl Decoder {
             out.push(Delta::Done);
             return;
         }
-        if let Some(t) = &self.template {
-            if let Some(d) = t.read(trimmed) {
-                self.misses = 0;
-                out.push(d);
-                return;
-            }
-            self.misses += 1;
+        if let Some(d) = self.templates.read(b"", trimmed) {
+            out.push(d);
+            return;
         }
         // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
         let known = !self.prefix.is_empty()
@@ -187,7 +156,19 @@ impl Decoder {
         let mut strings = Strings::default();
         let read = read_chunk(text, skip > 0, out, &mut strings);
         if read.is_ok() {
-            self.learn(trimmed, skip, &strings, &out[mark..]);
+            // Offsets from the payload's start, not from `skip`.
+            let one = strings.holes == 1 && strings.ignored_n <= GAPS;
+            let hole = strings
+                .hole
+                .filter(|_| one)
+                .map(|(a, b)| (skip + a, skip + b));
+            let mut gaps = strings.ignored;
+            for g in &mut gaps {
+                *g = (skip + g.0, skip + g.1);
+            }
+            let n = strings.ignored_n.min(GAPS);
+            self.templates
+                .learn(b"", trimmed, hole, &gaps[..n], &out[mark..]);
         }
         match read {
             Ok(Some(p)) if skip == 0 && p >= MIN_PREFIX => {
@@ -203,95 +184,6 @@ impl Decoder {
                 ));
             }
         }
-    }
-}
-
-impl Decoder {
-    /// Keep `payload`'s template if it has one (see [`Decoder`]); `strings` holds offsets
-    /// from `skip`, `deltas` what it decoded to.
-    fn learn(&mut self, payload: &[u8], skip: usize, strings: &Strings, deltas: &[Delta]) {
-        let keep = strings.holes == 1
-            && strings.ignored_n <= GAPS
-            && matches!(
-                deltas,
-                [Delta::Text { .. }
-                    | Delta::Call {
-                        arguments: Some(_),
-                        ..
-                    }]
-            );
-        let Some((a, b)) = strings.hole.filter(|_| keep && self.misses < GIVE_UP) else {
-            self.template = None;
-            return;
-        };
-        let t = self.template.get_or_insert_with(|| Template {
-            head: Vec::new(),
-            tail: Vec::new(),
-            gaps: Vec::new(),
-            delta: Delta::Done,
-        });
-        t.head.clear();
-        t.head.extend_from_slice(&payload[..skip + a]);
-        t.tail.clear();
-        t.gaps.clear();
-        let mut at = skip + b;
-        for &(s, e) in &strings.ignored[..strings.ignored_n] {
-            if s > b {
-                t.tail.extend_from_slice(&payload[at..skip + s]);
-                t.gaps.push(t.tail.len());
-                at = skip + e;
-            }
-        }
-        t.tail.extend_from_slice(&payload[at..]);
-        t.delta = deltas[0].clone();
-    }
-}
-
-impl Template {
-    /// The delta of `payload` if it is this template around new strings (see [`Decoder`]).
-    fn read(&self, payload: &[u8]) -> Option<Delta> {
-        let rest = payload.strip_prefix(&self.head[..])?;
-        // The template's bytes are UTF-8 and end or start at a quote, so the payload is
-        // UTF-8 when the new strings are (`string_token` checks them).
-        let (mut at, new) = string_token(rest, 0)?;
-        // An empty text is no delta at all: the whole reader decides that one.
-        if new.raw.is_empty() {
-            return None;
-        }
-        let mut from = 0;
-        for &gap in &self.gaps {
-            let lit = &self.tail[from..gap];
-            if !rest[at..].starts_with(lit) {
-                return None;
-            }
-            at = string_token(rest, at + lit.len())?.0;
-            from = gap;
-        }
-        if rest[at..] != self.tail[from..] {
-            return None;
-        }
-        Some(match &self.delta {
-            Delta::Text { choice, .. } => Delta::Text {
-                choice: *choice,
-                text: new.cow().into_owned(),
-            },
-            Delta::Call {
-                choice,
-                index,
-                id,
-                name,
-                complete,
-                ..
-            } => Delta::Call {
-                choice: *choice,
-                index: *index,
-                id: id.clone(),
-                name: name.clone(),
-                arguments: Some(new.cow().into_owned()),
-                complete: *complete,
-            },
-            _ => return None,
-        })
     }
 }
 
@@ -594,11 +486,10 @@ mod tests {
         let mut out = Vec::new();
         d.decode(&payload("\" popular\"", "\"YhS7A\""), &mut out);
         let next = payload("\" but\\n\\u00e9\"", "\"eLeR83E5F\"");
-        let t = d
-            .template
-            .as_ref()
-            .expect("a template after one text payload");
-        assert_eq!(t.read(&next), Some(reference(&next)[0].clone()));
+        assert_eq!(
+            d.templates.peek(b"", &next),
+            Some(reference(&next)[0].clone())
+        );
         out.clear();
         d.decode(&next, &mut out);
         assert_eq!(out, reference(&next));
@@ -617,11 +508,7 @@ mod tests {
             out.clear();
             d.decode(&p(k), &mut out);
             assert_eq!(out, reference(&p(k)));
-            assert_eq!(
-                d.template.is_some(),
-                k < GIVE_UP as u32,
-                "after payload {k}"
-            );
+            assert_eq!(d.templates.has_one(), k < 4, "after payload {k}");
         }
     }
 
@@ -630,7 +517,8 @@ mod tests {
         let mut d = Decoder::default();
         let mut out = Vec::new();
         d.decode(&payload("\"a\"", "\"b\""), &mut out);
-        let t = d.template.clone().expect("a template");
+        let t = d.templates.clone();
+        assert!(t.has_one());
         for (content, obfuscation) in [
             ("\"\"", "\"x\""),          // no text: no delta, the whole reader says so
             ("\"a\\x\"", "\"x\""),      // a bad escape
@@ -644,7 +532,7 @@ mod tests {
             ("\"a\"", "\"x\",\"y\":1"), // more after the gap
         ] {
             let p = payload(content, obfuscation);
-            assert_eq!(t.read(&p), None, "{}", String::from_utf8_lossy(&p));
+            assert_eq!(t.peek(b"", &p), None, "{}", String::from_utf8_lossy(&p));
             let mut d = d.clone();
             out.clear();
             d.decode(&p, &mut out);
@@ -659,6 +547,6 @@ mod tests {
         let mut p = payload("\"a\"", "\"b\"");
         let at = p.windows(5).position(|w| w == b"\"a\"},").unwrap() + 1;
         p[at] = 0xFF;
-        assert_eq!(t.read(&p), None);
+        assert_eq!(t.peek(b"", &p), None);
     }
 }
