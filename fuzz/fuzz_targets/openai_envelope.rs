@@ -5,12 +5,14 @@
 //! serde's reason is a repeated key, which JSON allows); when only the cursor rejects, the
 //! payload must not be strictly valid JSON (serde does not check the surrogates of strings
 //! it skips) or must have an array where the chunk has an object (serde reads a struct from
-//! an array).
+//! an array). The first payload with one of its strings replaced by the second is also
+//! read by the Anthropic decoder, which must read it from its template as it would whole.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use toolstream::json::reference::Reference;
 use toolstream::json::{Limits, Mode};
+use toolstream::provider::anthropic;
 use toolstream::provider::openai_chat::{decode_reference, Decoder};
 use toolstream::provider::Delta;
 
@@ -119,6 +121,17 @@ fuzz_target!(|data: &[u8]| {
                 ours.clear();
                 d.decode(p, &mut ours);
                 check(p, &ours);
+            }
+            // The same three as Anthropic events: the decoder that keeps templates against
+            // one in the same state made to read each event whole.
+            let mut a = anthropic::Decoder::default();
+            let mut whole = anthropic::Decoder::default();
+            for p in [first, first, &v[..]] {
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                a.decode(Some(b"content_block_delta"), p, &mut x);
+                whole.forget_template();
+                whole.decode(Some(b"content_block_delta"), p, &mut y);
+                assert_eq!(x, y);
             }
         }
     }
