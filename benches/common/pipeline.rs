@@ -23,6 +23,21 @@ fn arguments(rng: &mut Rng) -> String {
     s
 }
 
+/// `args` cut into 3..20-byte deltas (on character boundaries), each as a JSON string.
+fn fragments(args: &str, rng: &mut Rng) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let mut j = (i + 3 + (rng.next() % 18) as usize).min(args.len());
+        while !args.is_char_boundary(j) {
+            j += 1;
+        }
+        out.push(serde_json::to_string(&args[i..j]).unwrap());
+        i = j;
+    }
+    out
+}
+
 /// Responses (each one a complete SSE body) and the total number of calls.
 pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
     let mut rng = Rng(0xABCD_EF01_2345_6789);
@@ -37,18 +52,10 @@ pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
             body.push_str(&format!(
                 "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"id\":\"call_{k:08}\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
             ));
-            let bytes = args.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                let mut j = (i + 3 + (rng.next() % 18) as usize).min(bytes.len());
-                while !args.is_char_boundary(j) {
-                    j += 1;
-                }
-                let frag = serde_json::to_string(&args[i..j]).unwrap();
+            for frag in fragments(&args, &mut rng) {
                 body.push_str(&format!(
                     "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"function\":{{\"arguments\":{frag}}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
                 ));
-                i = j;
             }
             calls += 1;
         }
@@ -74,18 +81,10 @@ pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
             body.push_str(&format!(
                 "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{k},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{k:08}\",\"name\":\"write_file\",\"input\":{{}}}}}}\n\n"
             ));
-            let bytes = args.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                let mut j = (i + 3 + (rng.next() % 18) as usize).min(bytes.len());
-                while !args.is_char_boundary(j) {
-                    j += 1;
-                }
-                let frag = serde_json::to_string(&args[i..j]).unwrap();
+            for frag in fragments(&args, &mut rng) {
                 body.push_str(&format!(
                     "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{k},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{frag}}}}}\n\n"
                 ));
-                i = j;
             }
             body.push_str(&format!(
                 "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{k}}}\n\n"
