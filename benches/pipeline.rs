@@ -5,7 +5,8 @@
 //!
 //! Corpus: OpenAI-style responses whose tool-call arguments (realistic objects, 300 B to
 //! 2 KiB) arrive in 3..20-byte deltas, ~340-byte envelopes, `TOOLSTREAM_BENCH_MB` MiB in
-//! all (default 100), fed in 4 KiB network chunks.
+//! all (default 100), fed in 4 KiB network chunks. The same calls as Anthropic Messages
+//! events (a quarter of the size) beside the same kind of stack, interleaved.
 
 mod common;
 
@@ -13,10 +14,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::interleaved::{self, Side};
-use common::pipeline::{corpus, reference, toolstream_pipeline};
+use common::pipeline::{
+    anthropic_corpus, anthropic_reference, corpus, reference, toolstream_pipeline,
+    toolstream_pipeline_as,
+};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::Deserialize;
-use toolstream::provider::Delta;
+use toolstream::provider::{Delta, Format};
 
 fn bench_pipeline(c: &mut Criterion) {
     let (responses, calls) = corpus(common::corpus_bytes(100));
@@ -49,6 +53,32 @@ fn bench_pipeline(c: &mut Criterion) {
         ),
     ];
     interleaved::run(c, "pipeline-interleaved", total, r.len(), calls, sides);
+
+    // The same calls streamed as Anthropic Messages events, beside the same kind of stack
+    // (eventsource-stream, typed serde_json, String accumulation), interleaved.
+    let (responses, calls) = anthropic_corpus(common::corpus_bytes(100) / 4);
+    let total: usize = responses.iter().map(Bytes::len).sum();
+    let r = &responses;
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "toolstream",
+            Box::new(|k| {
+                toolstream_pipeline_as(std::slice::from_ref(&r[k]), 4096, Format::Anthropic)
+            }),
+        ),
+        (
+            "reference",
+            Box::new(|k| anthropic_reference(std::slice::from_ref(&r[k]), 4096)),
+        ),
+    ];
+    interleaved::run(
+        c,
+        "pipeline-anthropic-interleaved",
+        total,
+        r.len(),
+        calls,
+        sides,
+    );
 }
 
 #[derive(Deserialize)]

@@ -62,6 +62,14 @@ table() { python3 scripts/bench-table.py "$@"; }
     eventsource+serde_json-typed=reference \
     eventsource+serde_json-typed=reference toolstream
   echo
+  echo "The same calls as Anthropic Messages events (a quarter of the size), beside the same kind"
+  echo "of stack (eventsource-stream, typed serde_json per \`content_block_delta\`, \`String\`"
+  echo "accumulation, serde_json on the finished arguments), interleaved the same way:"
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/pipeline-anthropic-interleaved/totals.txt \
+    eventsource+serde_json-typed=reference \
+    eventsource+serde_json-typed=reference toolstream
+  echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
   table envelopes serde_json-borrowed-typed

@@ -191,3 +191,56 @@ pub fn reference(responses: &[Bytes], chunk: usize) -> usize {
     }
     calls
 }
+
+#[derive(Deserialize)]
+struct AnthropicEvent {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    delta: Option<AnthropicDelta>,
+}
+
+#[derive(Deserialize)]
+struct AnthropicDelta {
+    #[serde(default)]
+    partial_json: Option<String>,
+}
+
+/// The usual stack for an Anthropic stream: eventsource-stream, each `content_block_delta`
+/// into a typed struct with serde_json, `partial_json` accumulated in a String per block,
+/// serde_json on the finished arguments at the block's `content_block_stop`.
+pub fn anthropic_reference(responses: &[Bytes], chunk: usize) -> usize {
+    use eventsource_stream::Eventsource;
+    let mut calls = 0;
+    for body in responses {
+        let pieces: Vec<Bytes> = (0..body.len())
+            .step_by(chunk)
+            .map(|i| body.slice(i..(i + chunk).min(body.len())))
+            .collect();
+        let stream =
+            futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
+        let mut args: BTreeMap<u32, String> = BTreeMap::new();
+        futures::executor::block_on(stream.for_each(|ev| {
+            let ev = ev.expect("valid SSE");
+            match ev.event.as_str() {
+                "content_block_delta" => {
+                    let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
+                    if let Some(p) = e.delta.and_then(|d| d.partial_json) {
+                        args.entry(e.index.unwrap_or(0)).or_default().push_str(&p);
+                    }
+                }
+                "content_block_stop" => {
+                    let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
+                    if let Some(a) = args.remove(&e.index.unwrap_or(0)) {
+                        let _: serde_json::Value =
+                            serde_json::from_str(&a).expect("valid arguments");
+                        calls += 1;
+                    }
+                }
+                _ => {}
+            }
+            futures::future::ready(())
+        }));
+    }
+    calls
+}
