@@ -7,7 +7,8 @@
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2); or
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
 //! stream, `pipeline-anthropic-none` and `pipeline-anthropic` on the same calls streamed as
-//! Anthropic events.
+//! Anthropic events; or `envelopes-none`, `envelopes-fresh` (a decoder per payload),
+//! `envelopes-stream` (one per response) on that stream's `data:` payloads.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -19,6 +20,9 @@ fn main() {
     let mode = args.get(1).map(String::as_str).unwrap_or("toolstream");
     if let Some(side) = mode.strip_prefix("pipeline-") {
         return pipeline(side);
+    }
+    if let Some(side) = mode.strip_prefix("envelopes-") {
+        return envelopes(side);
     }
     let chunk = args
         .get(2)
@@ -88,4 +92,36 @@ fn pipeline(side: &str) {
         "{side} found {found} calls, the stream has {calls}"
     );
     std::hint::black_box(&responses);
+}
+
+/// The `data:` payloads of the pipeline benches' stream, each decoded by the OpenAI chat
+/// decoder: `none` (building them only), `fresh` (a decoder per payload) or `stream` (one
+/// decoder per response, as the pipeline runs it).
+fn envelopes(side: &str) {
+    use toolstream::provider::openai_chat::Decoder;
+    let (responses, _) = common::pipeline::corpus(common::corpus_bytes(2));
+    let payloads: Vec<Vec<&[u8]>> = responses
+        .iter()
+        .map(|r| {
+            r.split(|&b| b == b'\n')
+                .filter_map(|l| l.strip_prefix(b"data: "))
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut deltas = 0;
+    for response in &payloads {
+        let mut d = Decoder::default();
+        for p in response {
+            match side {
+                "none" => {}
+                "fresh" => Decoder::default().decode(p, &mut out),
+                "stream" => d.decode(p, &mut out),
+                _ => panic!("unknown envelopes side {side}"),
+            }
+            deltas += out.len();
+            out.clear();
+        }
+    }
+    std::hint::black_box(deltas);
 }

@@ -25,22 +25,28 @@ pub(crate) const GAPS: usize = 4;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Templates {
     template: Option<Template>,
+    /// Whether the decoder has read a payload before: a decoder made for one payload keeps
+    /// no template (that would cost it a copy of the payload for nothing).
+    warm: bool,
     /// Payloads in a row that the template was tried on and did not fit.
     misses: u8,
 }
 
-/// The bytes of a payload around the one string it was decoded from.
+/// The bytes of a payload around the one string it was decoded from. One buffer, reused
+/// from payload to payload: a decoder made for one payload pays one copy and no more.
 #[derive(Clone, Debug)]
 struct Template {
-    /// What else the decoder was given with the payload (the SSE event type, say).
-    key: Vec<u8>,
-    /// Everything before the string's opening quote.
-    head: Vec<u8>,
-    /// Everything after its closing quote, but for the gaps.
-    tail: Vec<u8>,
-    /// Where in `tail` a gap (an ignored string) comes, in order.
-    gaps: Vec<usize>,
-    /// The delta, whose text or arguments are the string's.
+    /// The key (what else the decoder was given with the payload: the SSE event type, say),
+    /// then everything before the string's opening quote (the head), then everything after
+    /// its closing quote but for the gaps (the tail).
+    bytes: Vec<u8>,
+    /// Where the head starts and ends in `bytes`.
+    head: usize,
+    tail: usize,
+    /// Where in the tail a gap (an ignored string) comes, in order (the first `gaps_n`).
+    gaps: [usize; GAPS],
+    gaps_n: usize,
+    /// The delta, with an empty text or arguments: the string's go there.
     delta: Delta,
 }
 
@@ -77,7 +83,8 @@ impl Templates {
     /// template if `deltas` is exactly one text or call delta whose text or arguments are
     /// the string whose token spans `hole` (quotes included; the caller knows), with the
     /// ignored strings after it at `gaps` (in order). Else keep none — but a payload with no
-    /// delta at all (a keep-alive, a start event) leaves the template as it was.
+    /// delta at all (a keep-alive, a start event) leaves the template as it was, and the
+    /// decoder's first payload is never kept.
     pub(crate) fn learn(
         &mut self,
         key: &[u8],
@@ -86,6 +93,10 @@ impl Templates {
         gaps: &[(usize, usize)],
         deltas: &[Delta],
     ) {
+        if !self.warm {
+            self.warm = true;
+            return;
+        }
         if deltas.is_empty() {
             return;
         }
@@ -102,26 +113,50 @@ impl Templates {
             return;
         };
         let t = self.template.get_or_insert_with(|| Template {
-            key: Vec::new(),
-            head: Vec::new(),
-            tail: Vec::new(),
-            gaps: Vec::new(),
+            bytes: Vec::new(),
+            head: 0,
+            tail: 0,
+            gaps: [0; GAPS],
+            gaps_n: 0,
             delta: Delta::Done,
         });
-        t.key.clear();
-        t.key.extend_from_slice(key);
-        t.head.clear();
-        t.head.extend_from_slice(&payload[..a]);
-        t.tail.clear();
-        t.gaps.clear();
+        t.bytes.clear();
+        t.bytes.reserve(key.len() + payload.len());
+        t.bytes.extend_from_slice(key);
+        t.head = t.bytes.len();
+        t.bytes.extend_from_slice(&payload[..a]);
+        t.tail = t.bytes.len();
         let mut at = b;
-        for &(s, e) in gaps {
-            t.tail.extend_from_slice(&payload[at..s]);
-            t.gaps.push(t.tail.len());
+        t.gaps_n = gaps.len().min(GAPS);
+        for (g, &(s, e)) in t.gaps.iter_mut().zip(gaps) {
+            t.bytes.extend_from_slice(&payload[at..s]);
+            *g = t.bytes.len() - t.tail;
             at = e;
         }
-        t.tail.extend_from_slice(&payload[at..]);
-        t.delta = deltas[0].clone();
+        t.bytes.extend_from_slice(&payload[at..]);
+        // The delta without its string (no copy of it).
+        t.delta = match &deltas[0] {
+            Delta::Text { choice, .. } => Delta::Text {
+                choice: *choice,
+                text: String::new(),
+            },
+            Delta::Call {
+                choice,
+                index,
+                id,
+                name,
+                complete,
+                ..
+            } => Delta::Call {
+                choice: *choice,
+                index: *index,
+                id: id.clone(),
+                name: name.clone(),
+                arguments: None,
+                complete: *complete,
+            },
+            _ => unreachable!("one text or call delta"),
+        };
     }
 
     /// [`Templates::learn`] for a decoder that cannot tell where its string was: the one
@@ -170,10 +205,11 @@ fn unique_token(payload: &[u8], value: &str) -> Option<(usize, usize)> {
 impl Template {
     /// The delta of `payload` if it is this template around new strings.
     fn read(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        if key != self.key {
+        if key != &self.bytes[..self.head] {
             return None;
         }
-        let rest = payload.strip_prefix(&self.head[..])?;
+        let rest = payload.strip_prefix(&self.bytes[self.head..self.tail])?;
+        let tail = &self.bytes[self.tail..];
         // The template's bytes are UTF-8 and end or start at a quote, so the payload is
         // UTF-8 when the new strings are (`string_token` checks them).
         let (mut at, new) = string_token(rest, 0)?;
@@ -182,15 +218,15 @@ impl Template {
             return None;
         }
         let mut from = 0;
-        for &gap in &self.gaps {
-            let lit = &self.tail[from..gap];
+        for &gap in &self.gaps[..self.gaps_n] {
+            let lit = &tail[from..gap];
             if !rest[at..].starts_with(lit) {
                 return None;
             }
             at = string_token(rest, at + lit.len())?.0;
             from = gap;
         }
-        if rest[at..] != self.tail[from..] {
+        if rest[at..] != tail[from..] {
             return None;
         }
         Some(match &self.delta {
@@ -245,6 +281,9 @@ mod tests {
     #[test]
     fn a_template_by_value_reads_the_next_payload_and_nothing_else() {
         let mut t = Templates::default();
+        // The first payload a decoder reads is never kept.
+        t.learn_by_value(b"e", br#"{"type":"text_delta","text":"a"}"#, &text("a"));
+        assert!(!t.has_one());
         t.learn_by_value(b"e", br#"{"type":"text_delta","text":"a"}"#, &text("a"));
         assert_eq!(
             t.peek(b"e", b"{\"type\":\"text_delta\",\"text\":\"b\nc\"}"),
