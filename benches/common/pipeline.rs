@@ -160,18 +160,10 @@ struct FunctionDelta {
 /// The usual stack: eventsource-stream, typed serde_json chunks, String accumulation,
 /// serde_json on the finished arguments.
 pub fn reference(responses: &[Bytes], chunk: usize) -> usize {
-    use eventsource_stream::Eventsource;
     let mut calls = 0;
     for body in responses {
-        let pieces: Vec<Bytes> = (0..body.len())
-            .step_by(chunk)
-            .map(|i| body.slice(i..(i + chunk).min(body.len())))
-            .collect();
-        let stream =
-            futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
         let mut args: BTreeMap<u32, String> = BTreeMap::new();
-        futures::executor::block_on(stream.for_each(|ev| {
-            let ev = ev.expect("valid SSE");
+        for_each_event(body, chunk, |ev| {
             if ev.data != "[DONE]" {
                 let c: Chunk = serde_json::from_str(&ev.data).expect("valid chunk");
                 for choice in c.choices {
@@ -182,8 +174,7 @@ pub fn reference(responses: &[Bytes], chunk: usize) -> usize {
                     }
                 }
             }
-            futures::future::ready(())
-        }));
+        });
         for a in args.values() {
             let _: serde_json::Value = serde_json::from_str(a).expect("valid arguments");
             calls += 1;
@@ -210,37 +201,40 @@ struct AnthropicDelta {
 /// into a typed struct with serde_json, `partial_json` accumulated in a String per block,
 /// serde_json on the finished arguments at the block's `content_block_stop`.
 pub fn anthropic_reference(responses: &[Bytes], chunk: usize) -> usize {
-    use eventsource_stream::Eventsource;
     let mut calls = 0;
     for body in responses {
-        let pieces: Vec<Bytes> = (0..body.len())
-            .step_by(chunk)
-            .map(|i| body.slice(i..(i + chunk).min(body.len())))
-            .collect();
-        let stream =
-            futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
         let mut args: BTreeMap<u32, String> = BTreeMap::new();
-        futures::executor::block_on(stream.for_each(|ev| {
-            let ev = ev.expect("valid SSE");
-            match ev.event.as_str() {
-                "content_block_delta" => {
-                    let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
-                    if let Some(p) = e.delta.and_then(|d| d.partial_json) {
-                        args.entry(e.index.unwrap_or(0)).or_default().push_str(&p);
-                    }
+        for_each_event(body, chunk, |ev| match ev.event.as_str() {
+            "content_block_delta" => {
+                let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
+                if let Some(p) = e.delta.and_then(|d| d.partial_json) {
+                    args.entry(e.index.unwrap_or(0)).or_default().push_str(&p);
                 }
-                "content_block_stop" => {
-                    let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
-                    if let Some(a) = args.remove(&e.index.unwrap_or(0)) {
-                        let _: serde_json::Value =
-                            serde_json::from_str(&a).expect("valid arguments");
-                        calls += 1;
-                    }
-                }
-                _ => {}
             }
-            futures::future::ready(())
-        }));
+            "content_block_stop" => {
+                let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
+                if let Some(a) = args.remove(&e.index.unwrap_or(0)) {
+                    let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
+                    calls += 1;
+                }
+            }
+            _ => {}
+        });
     }
     calls
+}
+
+/// eventsource-stream over `body` cut into `chunk`-byte pieces: `f` on every event.
+fn for_each_event(body: &Bytes, chunk: usize, mut f: impl FnMut(eventsource_stream::Event)) {
+    use eventsource_stream::Eventsource;
+    let pieces: Vec<Bytes> = (0..body.len())
+        .step_by(chunk)
+        .map(|i| body.slice(i..(i + chunk).min(body.len())))
+        .collect();
+    let stream =
+        futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>)).eventsource();
+    futures::executor::block_on(stream.for_each(|ev| {
+        f(ev.expect("valid SSE"));
+        futures::future::ready(())
+    }));
 }

@@ -135,28 +135,7 @@ impl Templates {
         }
         t.bytes.extend_from_slice(&payload[at..]);
         // The delta without its string (no copy of it).
-        t.delta = match &deltas[0] {
-            Delta::Text { choice, .. } => Delta::Text {
-                choice: *choice,
-                text: String::new(),
-            },
-            Delta::Call {
-                choice,
-                index,
-                id,
-                name,
-                complete,
-                ..
-            } => Delta::Call {
-                choice: *choice,
-                index: *index,
-                id: id.clone(),
-                name: name.clone(),
-                arguments: None,
-                complete: *complete,
-            },
-            _ => unreachable!("one text or call delta"),
-        };
+        t.delta = with_string(&deltas[0], None);
     }
 
     /// [`Templates::learn`] for a decoder that cannot tell where its string was: the one
@@ -202,6 +181,32 @@ fn unique_token(payload: &[u8], value: &str) -> Option<(usize, usize)> {
     found
 }
 
+/// A text or call delta `d` with `string` for its text (empty when `None`) or arguments.
+fn with_string(d: &Delta, string: Option<String>) -> Delta {
+    match d {
+        Delta::Text { choice, .. } => Delta::Text {
+            choice: *choice,
+            text: string.unwrap_or_default(),
+        },
+        Delta::Call {
+            choice,
+            index,
+            id,
+            name,
+            complete,
+            ..
+        } => Delta::Call {
+            choice: *choice,
+            index: *index,
+            id: id.clone(),
+            name: name.clone(),
+            arguments: string,
+            complete: *complete,
+        },
+        _ => unreachable!("templates hold text or call deltas only"),
+    }
+}
+
 impl Template {
     /// The delta of `payload` if it is this template around new strings.
     fn read(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
@@ -229,28 +234,7 @@ impl Template {
         if rest[at..] != tail[from..] {
             return None;
         }
-        Some(match &self.delta {
-            Delta::Text { choice, .. } => Delta::Text {
-                choice: *choice,
-                text: new.cow().into_owned(),
-            },
-            Delta::Call {
-                choice,
-                index,
-                id,
-                name,
-                complete,
-                ..
-            } => Delta::Call {
-                choice: *choice,
-                index: *index,
-                id: id.clone(),
-                name: name.clone(),
-                arguments: Some(new.cow().into_owned()),
-                complete: *complete,
-            },
-            _ => return None,
-        })
+        Some(with_string(&self.delta, Some(new.cow().into_owned())))
     }
 }
 
