@@ -32,8 +32,8 @@ pub(crate) struct Templates {
     misses: u8,
 }
 
-/// The bytes of a payload around the one string it was decoded from. One buffer, reused
-/// from payload to payload: a decoder made for one payload pays one copy and no more.
+/// The bytes of a payload around the one string it was decoded from, in one buffer reused
+/// while the stream keeps giving templates (a decoder made for one payload makes none).
 #[derive(Clone, Debug)]
 struct Template {
     /// The key (what else the decoder was given with the payload: the SSE event type, say),
