@@ -6,7 +6,8 @@
 //! Corpus: OpenAI-style responses whose tool-call arguments (realistic objects, 300 B to
 //! 2 KiB) arrive in 3..20-byte deltas, ~340-byte envelopes, `TOOLSTREAM_BENCH_MB` MiB in
 //! all (default 100), fed in 4 KiB network chunks. The same calls as Anthropic Messages
-//! events (a quarter of the size) beside the same kind of stack, interleaved.
+//! events and as OpenAI Responses events (a quarter of the size each) beside the same kind
+//! of stack, interleaved.
 
 mod common;
 
@@ -15,8 +16,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::interleaved::{self, Side};
 use common::pipeline::{
-    anthropic_corpus, anthropic_reference, corpus, reference, toolstream_pipeline,
-    toolstream_pipeline_as,
+    anthropic_corpus, anthropic_reference, corpus, reference, responses_corpus,
+    responses_reference, toolstream_pipeline, toolstream_pipeline_as,
 };
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::Deserialize;
@@ -74,6 +75,31 @@ fn bench_pipeline(c: &mut Criterion) {
     interleaved::run(
         c,
         "pipeline-anthropic-interleaved",
+        total,
+        r.len(),
+        calls,
+        sides,
+    );
+
+    // And as OpenAI Responses events.
+    let (responses, calls) = responses_corpus(common::corpus_bytes(100) / 4);
+    let total: usize = responses.iter().map(Bytes::len).sum();
+    let r = &responses;
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "toolstream",
+            Box::new(|k| {
+                toolstream_pipeline_as(std::slice::from_ref(&r[k]), 4096, Format::OpenAiResponses)
+            }),
+        ),
+        (
+            "reference",
+            Box::new(|k| responses_reference(std::slice::from_ref(&r[k]), 4096)),
+        ),
+    ];
+    interleaved::run(
+        c,
+        "pipeline-responses-interleaved",
         total,
         r.len(),
         calls,

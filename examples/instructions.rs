@@ -7,7 +7,8 @@
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2); or
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
 //! stream, `pipeline-anthropic-none` and `pipeline-anthropic` on the same calls streamed as
-//! Anthropic events; or `envelopes-none`, `envelopes-fresh` (a decoder per payload),
+//! Anthropic events, `pipeline-responses-none`, `pipeline-responses` and
+//! `pipeline-responses-reference` on them as OpenAI Responses events; or `envelopes-none`, `envelopes-fresh` (a decoder per payload),
 //! `envelopes-stream` (one per response) on that stream's `data:` payloads.
 
 #[path = "../benches/common/mod.rs"]
@@ -61,23 +62,32 @@ fn main() {
 
 /// The pipeline benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) in 4 KiB chunks:
 /// `none` (building it only), `toolstream` or `reference`; or the same calls as an
-/// Anthropic stream: `anthropic-none`, `anthropic` (toolstream).
+/// Anthropic stream: `anthropic-none`, `anthropic` (toolstream); or as an OpenAI Responses
+/// stream: `responses-none`, `responses` (toolstream), `responses-reference`.
 fn pipeline(side: &str) {
     let (responses, calls) = common::pipeline::corpus(common::corpus_bytes(2));
     let found = match side {
         "none" => calls,
         "toolstream" => common::pipeline::toolstream_pipeline(&responses, 4096),
         "reference" => common::pipeline::reference(&responses, 4096),
-        "anthropic" | "anthropic-none" => {
-            let (responses, calls) = common::pipeline::anthropic_corpus(common::corpus_bytes(2));
-            let found = if side == "anthropic" {
-                common::pipeline::toolstream_pipeline_as(
-                    &responses,
-                    4096,
-                    toolstream::provider::Format::Anthropic,
-                )
+        "anthropic" | "anthropic-none" | "responses" | "responses-none" | "responses-reference" => {
+            let anthropic = side.starts_with("anthropic");
+            let (responses, calls) = if anthropic {
+                common::pipeline::anthropic_corpus(common::corpus_bytes(2))
             } else {
-                calls
+                common::pipeline::responses_corpus(common::corpus_bytes(2))
+            };
+            let format = if anthropic {
+                toolstream::provider::Format::Anthropic
+            } else {
+                toolstream::provider::Format::OpenAiResponses
+            };
+            let found = match side {
+                "anthropic" | "responses" => {
+                    common::pipeline::toolstream_pipeline_as(&responses, 4096, format)
+                }
+                "responses-reference" => common::pipeline::responses_reference(&responses, 4096),
+                _ => calls,
             };
             assert_eq!(
                 found, calls,

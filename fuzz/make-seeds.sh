@@ -39,12 +39,14 @@ sse_case second-bom '\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n'
 printf '{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}' > corpus/classify/ollama-400
 printf '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' > corpus/classify/anthropic-529
 echo "seeds: $(find corpus -type f | wc -l) files"
-# OpenAI-chat-style payloads (and Anthropic ones, for the target's Anthropic check), one
+# OpenAI-chat-style payloads (and Anthropic and Responses ones, for the target's template
+# checks), one
 # per seed, and consecutive pairs joined by a NUL (the second payload then meets a decoder
 # that remembers the first one's envelope prefix, and replaces one of the first's strings).
 for f in ../examples/captures/openai-*.sse ../examples/captures/openrouter-*.sse \
          ../examples/captures/mistral-*.sse ../examples/captures/gemini-openai-*.sse \
-         ../examples/captures/ollama-index-reuse.sse ../examples/captures/anthropic-*.sse; do
+         ../examples/captures/ollama-index-reuse.sse ../examples/captures/anthropic-*.sse \
+         ../examples/captures/responses-*.sse; do
   base=$(basename "$f" .sse)
   n=0; prev=""
   while IFS= read -r line; do

@@ -70,6 +70,14 @@ table() { python3 scripts/bench-table.py "$@"; }
     eventsource+serde_json-typed=reference \
     eventsource+serde_json-typed=reference toolstream
   echo
+  echo "The same calls as OpenAI Responses events (\`sequence_number\` and \`obfuscation\` in every"
+  echo "delta event, as OpenAI sends them; a quarter of the size), beside the same kind of stack"
+  echo "(typed serde_json per \`response.function_call_arguments.delta\`), interleaved the same way:"
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/pipeline-responses-interleaved/totals.txt \
+    eventsource+serde_json-typed=reference \
+    eventsource+serde_json-typed=reference toolstream
+  echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
   table envelopes serde_json-borrowed-typed

@@ -53,3 +53,7 @@ anone=$(count pipeline-anthropic-none)
 aours=$(( $(count pipeline-anthropic) - anone ))
 echo
 echo "The same calls as an Anthropic Messages stream, toolstream pipeline: $aours instructions."
+rnone=$(count pipeline-responses-none)
+rours=$(( $(count pipeline-responses) - rnone ))
+rref=$(( $(count pipeline-responses-reference) - rnone ))
+echo "The same calls as an OpenAI Responses stream: toolstream pipeline $rours instructions, eventsource-stream + typed serde_json + String accumulation $rref ($(ratio "$rref" "$rours")× fewer)."

@@ -6,9 +6,9 @@
 use proptest::prelude::*;
 use toolstream::json::reference::Reference;
 use toolstream::json::{Limits, Mode};
-use toolstream::provider::anthropic;
 use toolstream::provider::openai_chat::{decode_reference, Decoder};
 use toolstream::provider::Delta;
+use toolstream::provider::{anthropic, openai_responses};
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -531,6 +531,116 @@ proptest! {
             d.decode(Some(event), p, &mut ours);
             // `whole` has read every event before, never from a template: forgetting its
             // template leaves it the same state as `d` but for the template.
+            let mut theirs = Vec::new();
+            whole.forget_template();
+            whole.decode(Some(event), p, &mut theirs);
+            prop_assert_eq!(&ours, &theirs, "on {}", String::from_utf8_lossy(p));
+        }
+    }
+}
+
+/// What a Responses event's `sequence_number` holds: mostly a counter, else something that
+/// only looks like one.
+fn sequence_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => (0u64..1_000_000).prop_map(|n| n.to_string()),
+        1 => prop_oneof![
+            Just("0".to_string()),
+            Just("01".to_string()),
+            Just("-3".to_string()),
+            Just("3.5".to_string()),
+            Just("3e2".to_string()),
+            Just("\"3\"".to_string()),
+            Just("null".to_string()),
+            Just("123456789012345678901234567890".to_string()),
+        ],
+    ]
+}
+
+/// OpenAI Responses delta events of one call's arguments or one text: the same bytes
+/// around a changing `delta` string, a changing `sequence_number` and (mostly) a changing
+/// `obfuscation` string, each maybe mutated at one byte, with now and then an event of
+/// another kind between them (a call added or done, a reasoning delta the decoder ignores,
+/// the end).
+fn responses_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
+    // (event type, the members before `delta`, the members after it); `{seq}` is the
+    // counter's place.
+    let shape = prop_oneof![
+        Just((
+            "response.function_call_arguments.delta",
+            "{\"type\":\"response.function_call_arguments.delta\",\"sequence_number\":{seq},\"item_id\":\"fc_1\",\"output_index\":1,\"delta\":",
+            ",\"obfuscation\":{ob}}"
+        )),
+        Just((
+            "response.output_text.delta",
+            "{\"type\":\"response.output_text.delta\",\"sequence_number\":{seq},\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":",
+            ",\"logprobs\":[],\"obfuscation\":{ob}}"
+        )),
+        Just((
+            "response.function_call_arguments.delta",
+            "{\"delta\":",
+            ",\"output_index\":1,\"sequence_number\":{seq},\"type\":\"response.function_call_arguments.delta\"}"
+        )),
+        Just((
+            "response.function_call_arguments.delta",
+            "{\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"sequence_number\":{seq},\"delta\":",
+            "}"
+        )),
+    ];
+    let one = (
+        hole(),
+        sequence_number(),
+        hole(),
+        prop::option::weighted(0.15, (any::<prop::sample::Index>(), any::<u8>())),
+        prop::option::weighted(0.15, 0..4usize),
+    );
+    (shape, prop::collection::vec(one, 1..8)).prop_map(|((event, open, close), events)| {
+        let mut out = Vec::new();
+        for (hole, seq, ob, mutation, other) in events {
+            if let Some(k) = other {
+                let (event, p): (&[u8], &[u8]) = [
+                    (&b"response.output_item.added"[..], &br#"{"type":"response.output_item.added","sequence_number":2,"output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":""}}"#[..]),
+                    (b"response.function_call_arguments.done", br#"{"type":"response.function_call_arguments.done","sequence_number":9,"item_id":"fc_1","output_index":1,"arguments":"{}"}"#),
+                    (b"response.reasoning_summary_text.delta", br#"{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"hm"}"#),
+                    (b"response.completed", br#"{"type":"response.completed","sequence_number":30,"response":{"status":"completed","usage":null}}"#),
+                ][k];
+                out.push((event.to_vec(), p.to_vec()));
+            }
+            let mut p = open.replace("{seq}", &seq).into_bytes();
+            p.extend_from_slice(&hole);
+            let close = close.replace("{seq}", &seq);
+            let mut parts = close.split("{ob}");
+            p.extend_from_slice(parts.next().unwrap_or_default().as_bytes());
+            if let Some(rest) = parts.next() {
+                p.extend_from_slice(&ob);
+                p.extend_from_slice(rest.as_bytes());
+            }
+            if let Some((at, byte)) = mutation {
+                let i = at.index(p.len());
+                p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
+            }
+            out.push((event.as_bytes().to_vec(), p));
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// One Responses decoder for the whole stream (it reads an event from the template the
+    /// event before left) against, for each event, a decoder in the same state that has no
+    /// template (it reads the whole event). The decoder's state shows in what the `done`
+    /// events give.
+    #[test]
+    fn responses_events_around_one_string_decode_like_each_event_alone(
+        events in responses_stream()
+    ) {
+        let mut d = openai_responses::Decoder::default();
+        let mut whole = openai_responses::Decoder::default();
+        for (event, p) in &events {
+            let mut ours = Vec::new();
+            d.decode(Some(event), p, &mut ours);
             let mut theirs = Vec::new();
             whole.forget_template();
             whole.decode(Some(event), p, &mut theirs);

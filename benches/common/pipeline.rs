@@ -98,6 +98,53 @@ pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
     (responses, calls)
 }
 
+/// The same calls as OpenAI Responses API streams, as OpenAI sends them: a
+/// `response.output_item.added` per call, its arguments in the same fragments as
+/// `response.function_call_arguments.delta` events (each with its `sequence_number` and a
+/// random-looking `obfuscation` string of varying length), `.done` with the whole
+/// arguments, `response.output_item.done`, and `response.completed` at the end.
+pub fn responses_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    const OBFUSCATION: &str = "nWru1sTmaAzi9OSdSOtFrey5ScOEy3kpvfM";
+    let mut rng = Rng(0xABCD_EF01_2345_6789);
+    let mut responses = Vec::new();
+    let mut total = 0;
+    let mut calls = 0;
+    while total < bytes {
+        let mut seq = 0;
+        let mut body = String::from("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-4.1-2025-04-14\",\"output\":[]}}\n\n");
+        for k in 0..20 {
+            let args = arguments(&mut rng);
+            let item = format!("fc_68ac6faa3ba881a0b6d3a4e1c0f2{k:08}");
+            seq += 1;
+            body.push_str(&format!(
+                "event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"sequence_number\":{seq},\"output_index\":{k},\"item\":{{\"id\":\"{item}\",\"type\":\"function_call\",\"status\":\"in_progress\",\"arguments\":\"\",\"call_id\":\"call_{k:08}\",\"name\":\"write_file\"}}}}\n\n"
+            ));
+            for frag in fragments(&args, &mut rng) {
+                seq += 1;
+                let ob = &OBFUSCATION[..4 + (rng.next() % 28) as usize];
+                body.push_str(&format!(
+                    "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"sequence_number\":{seq},\"item_id\":\"{item}\",\"output_index\":{k},\"delta\":{frag},\"obfuscation\":\"{ob}\"}}\n\n"
+                ));
+            }
+            let whole = serde_json::to_string(&args).unwrap();
+            seq += 1;
+            body.push_str(&format!(
+                "event: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"sequence_number\":{seq},\"item_id\":\"{item}\",\"output_index\":{k},\"arguments\":{whole}}}\n\n"
+            ));
+            seq += 1;
+            body.push_str(&format!(
+                "event: response.output_item.done\ndata: {{\"type\":\"response.output_item.done\",\"sequence_number\":{seq},\"output_index\":{k},\"item\":{{\"id\":\"{item}\",\"type\":\"function_call\",\"status\":\"completed\",\"arguments\":{whole},\"call_id\":\"call_{k:08}\",\"name\":\"write_file\"}}}}\n\n"
+            ));
+            calls += 1;
+        }
+        seq += 1;
+        body.push_str(&format!("event: response.completed\ndata: {{\"type\":\"response.completed\",\"sequence_number\":{seq},\"response\":{{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-4.1-2025-04-14\",\"usage\":{{\"input_tokens\":291,\"output_tokens\":23,\"total_tokens\":314}}}}}}\n\n"));
+        total += body.len();
+        responses.push(Bytes::from(body));
+    }
+    (responses, calls)
+}
+
 /// The toolstream pipeline over OpenAI chat responses: the number of calls.
 pub fn toolstream_pipeline(responses: &[Bytes], chunk: usize) -> usize {
     toolstream_pipeline_as(responses, chunk, Format::OpenAiChat)
@@ -214,6 +261,44 @@ pub fn anthropic_reference(responses: &[Bytes], chunk: usize) -> usize {
             "content_block_stop" => {
                 let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
                 if let Some(a) = args.remove(&e.index.unwrap_or(0)) {
+                    let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
+                    calls += 1;
+                }
+            }
+            _ => {}
+        });
+    }
+    calls
+}
+
+#[derive(Deserialize)]
+struct ResponsesEvent {
+    #[serde(default)]
+    output_index: Option<u32>,
+    #[serde(default)]
+    delta: Option<String>,
+}
+
+/// The usual stack for a Responses stream: eventsource-stream, each
+/// `response.function_call_arguments.delta` into a typed struct with serde_json, `delta`
+/// accumulated in a String per output item, serde_json on the finished arguments at the
+/// item's `response.function_call_arguments.done`.
+pub fn responses_reference(responses: &[Bytes], chunk: usize) -> usize {
+    let mut calls = 0;
+    for body in responses {
+        let mut args: BTreeMap<u32, String> = BTreeMap::new();
+        for_each_event(body, chunk, |ev| match ev.event.as_str() {
+            "response.function_call_arguments.delta" => {
+                let e: ResponsesEvent = serde_json::from_str(&ev.data).expect("valid event");
+                if let Some(d) = e.delta {
+                    args.entry(e.output_index.unwrap_or(0))
+                        .or_default()
+                        .push_str(&d);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                let e: ResponsesEvent = serde_json::from_str(&ev.data).expect("valid event");
+                if let Some(a) = args.remove(&e.output_index.unwrap_or(0)) {
                     let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
                     calls += 1;
                 }

@@ -6,13 +6,15 @@
 //! payload must not be strictly valid JSON (serde does not check the surrogates of strings
 //! it skips) or must have an array where the chunk has an object (serde reads a struct from
 //! an array). The first payload with one of its strings replaced by the second is also
-//! read by the Anthropic decoder, which must read it from its template as it would whole.
+//! read by the Anthropic and OpenAI Responses decoders, which must read it from their
+//! templates as they would whole; for the Responses decoder a non-negative integer of the
+//! first payload may be the one replaced (a template's integer gap).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use toolstream::json::reference::Reference;
 use toolstream::json::{Limits, Mode};
-use toolstream::provider::anthropic;
+use toolstream::provider::{anthropic, openai_responses};
 use toolstream::provider::openai_chat::{decode_reference, Decoder};
 use toolstream::provider::Delta;
 
@@ -134,5 +136,50 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(x, y);
             }
         }
+        // As OpenAI Responses events, with a string or a digit run of the first payload
+        // replaced by the second.
+        let mut spans = strings(first);
+        spans.extend(digit_runs(first));
+        if !spans.is_empty() {
+            let (a, b) = spans[second.len() % spans.len()];
+            let mut v = first[..a].to_vec();
+            v.extend_from_slice(second);
+            v.extend_from_slice(&first[b..]);
+            let mut r = openai_responses::Decoder::default();
+            let mut whole = openai_responses::Decoder::default();
+            for p in [first, first, &v[..]] {
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                r.decode(Some(b"response.function_call_arguments.delta"), p, &mut x);
+                whole.forget_template();
+                whole.decode(Some(b"response.function_call_arguments.delta"), p, &mut y);
+                assert_eq!(x, y);
+            }
+        }
     }
 });
+
+/// The spans of the digit runs of `p` outside string tokens (by the same plain lexer).
+fn digit_runs(p: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    let mut strings = strings(p).into_iter().peekable();
+    while i < p.len() {
+        if let Some(&(a, b)) = strings.peek() {
+            if i >= a {
+                i = i.max(b);
+                strings.next();
+                continue;
+            }
+        }
+        if p[i].is_ascii_digit() {
+            let start = i;
+            while i < p.len() && p[i].is_ascii_digit() {
+                i += 1;
+            }
+            spans.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    spans
+}

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::template::Templates;
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
@@ -50,17 +51,53 @@ struct Response<'a> {
     incomplete_details: Option<&'a RawValue>,
 }
 
-/// Which output items are function calls, and whether their arguments streamed.
+/// Which output items are function calls, whether their arguments streamed, and the
+/// payload template (`provider::template`): the `response.function_call_arguments.delta`
+/// events of one call, like the `response.output_text.delta` events of one text, are the
+/// same bytes around one string (`delta`) but for two members the decoder ignores, the
+/// `sequence_number` that counts the events and a random `obfuscation` string; after one
+/// such event the next is read from its bytes, only the new tokens read and checked.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     calls: BTreeMap<u32, bool>,
     saw_call: bool,
     saw_error: bool,
+    templates: Templates,
 }
 
+/// The members of an event the decoder ignores and that change from one delta event to
+/// the next: a template's gaps.
+const CHANGING: [&str; 2] = ["sequence_number", "obfuscation"];
+
 impl Decoder {
-    /// Decode one event.
+    /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let key = event.unwrap_or_default();
+        if let Some(d) = self.templates.read(key, payload) {
+            // What the whole reader does for a call's delta: its arguments streamed.
+            if let Delta::Call { index: Some(i), .. } = d {
+                if let Some(streamed) = self.calls.get_mut(&i) {
+                    *streamed = true;
+                }
+            }
+            out.push(d);
+            return;
+        }
+        let mark = out.len();
+        self.decode_whole(event, payload, out);
+        self.templates
+            .learn_members(key, payload, "delta", &CHANGING, &out[mark..]);
+    }
+
+    /// Drop the payload template (the tests' way to have the whole reader decode the next
+    /// event with the decoder otherwise as it is).
+    #[doc(hidden)]
+    pub fn forget_template(&mut self) {
+        self.templates = Templates::default();
+    }
+
+    /// [`Decoder::decode`] without the template.
+    fn decode_whole(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
         let ev: Event<'_> = match parse(payload) {
             Ok(e) => e,
             Err(d) => {

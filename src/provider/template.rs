@@ -1,21 +1,25 @@
 //! Payload templates: while a response streams one text or one call's arguments, its
 //! consecutive payloads are the same bytes around one string (the text or the argument
-//! fragment), sometimes with other strings that the decoder ignores and that change too
-//! (OpenAI's random `obfuscation`). After a payload that decoded to exactly one text or
-//! call delta read from one string, a decoder keeps the bytes before that string and after
-//! it, the ignored strings after it left as gaps; a payload that is those very bytes around
-//! one valid JSON string — each gap one valid JSON string too — decodes to the same delta
-//! with the new string, since the grammar reads a string token in place of another the
-//! same way. Only the new strings are read and checked (escapes, control bytes, surrogate
-//! pairs, UTF-8); anything else, down to one byte, goes through the decoder's whole reader.
-//! The bytes are compared, never assumed.
+//! fragment), sometimes with other members that the decoder ignores and that change too
+//! (OpenAI's random `obfuscation` string, the Responses API's `sequence_number`). After a
+//! payload that decoded to exactly one text or call delta read from one string, a decoder
+//! keeps the payload's bytes with that string (the hole) and the ignored members' values
+//! (the gaps) taken out; a payload that is those very bytes around one valid JSON string in
+//! the hole and, in each gap, one valid JSON string or non-negative integer (whichever the
+//! gap held) decodes to the same delta with the new string, since the grammar reads a token
+//! in place of another of its kind the same way and the decoder ignores what the gaps
+//! hold. Only the new tokens are read and checked (escapes, control bytes, surrogate pairs,
+//! UTF-8, an integer's digits); anything else, down to one byte, goes through the decoder's
+//! whole reader. The bytes are compared, never assumed.
 
 use super::Delta;
-use crate::json::cursor::string_token;
+use crate::json::cursor::{string_token, Cursor};
 
-/// After this many payloads in a row that do not fit the template, a decoder keeps no
-/// more templates for the stream (a provider that changes other bytes in every payload
-/// would otherwise have each payload's string read twice).
+/// After this many payloads in a row that decoded to one text or call delta but did not
+/// fit the template, a decoder keeps no more templates for the stream (a provider that
+/// changes other bytes in every payload would otherwise have each payload's string read
+/// twice). Payloads that decode to nothing (keep-alives, reasoning deltas the decoder
+/// ignores) do not count.
 const GIVE_UP: u8 = 4;
 
 /// At most this many gaps in a template.
@@ -28,25 +32,38 @@ pub(crate) struct Templates {
     /// Whether the decoder has read a payload before: a decoder made for one payload keeps
     /// no template (that would cost it a copy of the payload for nothing).
     warm: bool,
-    /// Payloads in a row that the template was tried on and did not fit.
+    /// Whether the template was tried on the payload being decoded and did not fit.
+    tried: bool,
+    /// Payloads in a row that the template was tried on and did not fit, though they
+    /// decoded to one text or call delta.
     misses: u8,
 }
 
-/// The bytes of a payload around the one string it was decoded from, in one buffer reused
-/// while the stream keeps giving templates (a decoder made for one payload makes none).
+/// What a template's slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// The string the delta's text or arguments come from.
+    Hole,
+    /// An ignored member's string value.
+    Str,
+    /// An ignored member's non-negative integer value.
+    Int,
+}
+
+/// The bytes of a payload around its hole and gaps, in one buffer reused while the stream
+/// keeps giving templates (a decoder made for one payload makes none).
 #[derive(Clone, Debug)]
 struct Template {
     /// The key (what else the decoder was given with the payload: the SSE event type, say),
-    /// then everything before the string's opening quote (the head), then everything after
-    /// its closing quote but for the gaps (the tail).
+    /// then the payload's bytes with the hole's and the gaps' tokens taken out.
     bytes: Vec<u8>,
-    /// Where the head starts and ends in `bytes`.
-    head: usize,
-    tail: usize,
-    /// Where in the tail a gap (an ignored string) comes, in order (the first `gaps_n`).
-    gaps: [usize; GAPS],
-    gaps_n: usize,
-    /// The delta, with an empty text or arguments: the string's go there.
+    /// Where the key ends in `bytes`.
+    key: usize,
+    /// Where in `bytes` each slot's token comes, in order (the first `slots_n`; one is the
+    /// hole).
+    slots: [(usize, Slot); GAPS + 1],
+    slots_n: usize,
+    /// The delta, with an empty text or arguments: the hole's string goes there.
     delta: Delta,
 }
 
@@ -54,16 +71,12 @@ impl Templates {
     /// The delta of `payload` (given with `key`) if it fits the template.
     pub(crate) fn read(&mut self, key: &[u8], payload: &[u8]) -> Option<Delta> {
         let t = self.template.as_ref()?;
-        match t.read(key, payload) {
-            Some(d) => {
-                self.misses = 0;
-                Some(d)
-            }
-            None => {
-                self.misses += 1;
-                None
-            }
+        let d = t.read(key, payload);
+        self.tried = d.is_none();
+        if d.is_some() {
+            self.misses = 0;
         }
+        d
     }
 
     /// Whether there is a template (for tests).
@@ -82,9 +95,10 @@ impl Templates {
     /// After the whole reader decoded `payload` (given with `key`) to `deltas`: keep its
     /// template if `deltas` is exactly one text or call delta whose text or arguments are
     /// the string whose token spans `hole` (quotes included; the caller knows), with the
-    /// ignored strings after it at `gaps` (in order). Else keep none — but a payload with no
-    /// delta at all (a keep-alive, a start event) leaves the template as it was, and the
-    /// decoder's first payload is never kept.
+    /// values of members the decoder ignored at `gaps` (in order, none overlapping the
+    /// hole; each a string or a non-negative integer token, else there is no template).
+    /// Else keep none — but a payload with no delta at all (a keep-alive, a start event)
+    /// leaves the template as it was, and the decoder's first payload is never kept.
     pub(crate) fn learn(
         &mut self,
         key: &[u8],
@@ -93,6 +107,7 @@ impl Templates {
         gaps: &[(usize, usize)],
         deltas: &[Delta],
     ) {
+        let missed = std::mem::take(&mut self.tried);
         if !self.warm {
             self.warm = true;
             return;
@@ -108,34 +123,23 @@ impl Templates {
                     ..
                 }]
         );
-        let Some((a, b)) = hole.filter(|_| one && self.misses < GIVE_UP) else {
+        if one && missed {
+            self.misses = self.misses.saturating_add(1);
+        }
+        let Some(hole) = hole.filter(|_| one && self.misses < GIVE_UP && gaps.len() <= GAPS) else {
             self.template = None;
             return;
         };
         let t = self.template.get_or_insert_with(|| Template {
             bytes: Vec::new(),
-            head: 0,
-            tail: 0,
-            gaps: [0; GAPS],
-            gaps_n: 0,
+            key: 0,
+            slots: [(0, Slot::Hole); GAPS + 1],
+            slots_n: 0,
             delta: Delta::Done,
         });
-        t.bytes.clear();
-        t.bytes.reserve(key.len() + payload.len());
-        t.bytes.extend_from_slice(key);
-        t.head = t.bytes.len();
-        t.bytes.extend_from_slice(&payload[..a]);
-        t.tail = t.bytes.len();
-        let mut at = b;
-        t.gaps_n = gaps.len().min(GAPS);
-        for (g, &(s, e)) in t.gaps.iter_mut().zip(gaps) {
-            t.bytes.extend_from_slice(&payload[at..s]);
-            *g = t.bytes.len() - t.tail;
-            at = e;
+        if t.fill(key, payload, hole, gaps, &deltas[0]).is_none() {
+            self.template = None;
         }
-        t.bytes.extend_from_slice(&payload[at..]);
-        // The delta without its string (no copy of it).
-        t.delta = with_string(&deltas[0], None);
     }
 
     /// [`Templates::learn`] for a decoder that cannot tell where its string was: the one
@@ -143,18 +147,94 @@ impl Templates {
     /// (it must be that delta's string: the delta's string has that value), and there are
     /// no gaps. When two tokens have that value, or none, there is no template.
     pub(crate) fn learn_by_value(&mut self, key: &[u8], payload: &[u8], deltas: &[Delta]) {
-        let value = match deltas {
-            [Delta::Text { text, .. }] => Some(text.as_str()),
-            [Delta::Call {
-                arguments: Some(a), ..
-            }] => Some(a.as_str()),
-            _ => None,
-        };
-        let hole = value
+        let hole = delta_string(deltas)
             .filter(|v| !v.is_empty())
             .and_then(|v| unique_token(payload, v));
         self.learn(key, payload, hole, &[], deltas);
     }
+
+    /// [`Templates::learn`] for a decoder that reads a flat object whose member `hole` holds
+    /// the delta's string, and ignores the members named in `ignored`: their string and
+    /// non-negative integer values are the gaps. No template when `payload` is not such an
+    /// object, the hole member is not there once with the delta's string, or there are
+    /// more than [`GAPS`] gaps.
+    pub(crate) fn learn_members(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        hole: &str,
+        ignored: &[&str],
+        deltas: &[Delta],
+    ) {
+        let mut gaps = [(0, 0); GAPS + 1];
+        let mut n = 0;
+        let span = delta_string(deltas)
+            .and_then(|value| members(payload, hole, ignored, value, &mut gaps, &mut n));
+        self.learn(key, payload, span, &gaps[..n], deltas);
+    }
+}
+
+/// The delta's text or arguments, if `deltas` is one text or call delta with them.
+fn delta_string(deltas: &[Delta]) -> Option<&str> {
+    match deltas {
+        [Delta::Text { text, .. }] => Some(text.as_str()),
+        [Delta::Call {
+            arguments: Some(a), ..
+        }] => Some(a.as_str()),
+        _ => None,
+    }
+}
+
+/// The span of the `hole` member's value in the flat object `payload` if it is there once,
+/// a string whose value is `value`; the spans of the `ignored` members' string and
+/// non-negative integer values go to `gaps` (`n` of them; `None` past [`GAPS`]).
+fn members(
+    payload: &[u8],
+    hole: &str,
+    ignored: &[&str],
+    value: &str,
+    gaps: &mut [(usize, usize); GAPS + 1],
+    n: &mut usize,
+) -> Option<(usize, usize)> {
+    let text = std::str::from_utf8(payload).ok()?;
+    let mut c = Cursor::new(text);
+    let mut m = c.object().ok()?;
+    let mut span = None;
+    while let Some(k) = c.key(&mut m).ok()? {
+        let v = c.skip().ok()?;
+        let end = c.offset();
+        let at = (end - v.len(), end);
+        if k.is(hole) {
+            if span.is_some() {
+                return None;
+            }
+            span = Some(at);
+        } else if ignored.iter().any(|&name| k.is(name))
+            && (v.starts_with('"') || int_token(payload, at.0) == Some(end))
+        {
+            if *n > GAPS {
+                return None;
+            }
+            gaps[*n] = at;
+            *n += 1;
+        }
+    }
+    c.end().ok()?;
+    let (a, b) = span?;
+    let (end, s) = string_token(payload, a)?;
+    (end == b && s.cow() == value && *n <= GAPS).then_some((a, b))
+}
+
+/// The non-negative integer token (`0` or a digit run without a leading zero) that starts
+/// at `payload[at]`: the index after its last digit.
+fn int_token(payload: &[u8], at: usize) -> Option<usize> {
+    let digits = payload
+        .get(at..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let leading_zero = digits > 1 && payload[at] == b'0';
+    (digits > 0 && !leading_zero).then_some(at + digits)
 }
 
 /// The span of the only string token of `payload` whose value is `value`, if exactly one
@@ -208,33 +288,91 @@ fn with_string(d: &Delta, string: Option<String>) -> Delta {
 }
 
 impl Template {
-    /// The delta of `payload` if it is this template around new strings.
-    fn read(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        if key != &self.bytes[..self.head] {
-            return None;
+    /// Make this the template of `payload` (given with `key`), decoded to `delta` from the
+    /// string at `hole`, with the ignored members' values at `gaps`. `None` when a span is
+    /// not a token of its kind or the spans overlap.
+    fn fill(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        hole: (usize, usize),
+        gaps: &[(usize, usize)],
+        delta: &Delta,
+    ) -> Option<()> {
+        // The hole and the gaps in the payload's order.
+        let mut spans = [(0, 0, Slot::Hole); GAPS + 1];
+        for (s, &(a, b)) in spans[1..].iter_mut().zip(gaps) {
+            *s = (a, b, Slot::Str);
         }
-        let rest = payload.strip_prefix(&self.bytes[self.head..self.tail])?;
-        let tail = &self.bytes[self.tail..];
-        // The template's bytes are UTF-8 and end or start at a quote, so the payload is
-        // UTF-8 when the new strings are (`string_token` checks them).
-        let (mut at, new) = string_token(rest, 0)?;
-        // An empty text is no delta at all: the whole reader decides that one.
-        if new.raw.is_empty() {
-            return None;
-        }
-        let mut from = 0;
-        for &gap in &self.gaps[..self.gaps_n] {
-            let lit = &tail[from..gap];
-            if !rest[at..].starts_with(lit) {
+        spans[0] = (hole.0, hole.1, Slot::Hole);
+        let spans = &mut spans[..gaps.len() + 1];
+        spans.sort_unstable_by_key(|s| s.0);
+        self.bytes.clear();
+        self.bytes.reserve(key.len() + payload.len());
+        self.bytes.extend_from_slice(key);
+        self.key = self.bytes.len();
+        self.slots_n = 0;
+        let mut at = 0;
+        for &(s, e, slot) in spans.iter() {
+            if s < at || e > payload.len() {
                 return None;
             }
-            at = string_token(rest, at + lit.len())?.0;
-            from = gap;
+            // The callers' spans are tokens (the tests check it in full): a string's ends
+            // are its quotes.
+            debug_assert!(
+                payload.get(s) != Some(&b'"') || string_token(payload, s).map(|t| t.0) == Some(e)
+            );
+            let slot = match (slot, payload[s..].first()) {
+                (_, Some(b'"')) if e > s + 1 && payload[e - 1] == b'"' => slot,
+                (Slot::Str, Some(b'0'..=b'9')) if int_token(payload, s) == Some(e) => Slot::Int,
+                _ => return None,
+            };
+            self.bytes.extend_from_slice(&payload[at..s]);
+            self.slots[self.slots_n] = (self.bytes.len(), slot);
+            self.slots_n += 1;
+            at = e;
         }
-        if rest[at..] != tail[from..] {
+        self.bytes.extend_from_slice(&payload[at..]);
+        // The delta without its string (no copy of it).
+        self.delta = with_string(delta, None);
+        Some(())
+    }
+
+    /// The delta of `payload` if it is this template around new tokens.
+    fn read(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
+        if key != &self.bytes[..self.key] {
             return None;
         }
-        Some(with_string(&self.delta, Some(new.cow().into_owned())))
+        // The template's bytes are UTF-8 and end or start at a quote or a digit, so the
+        // payload is UTF-8 when the new strings are (`string_token` checks them).
+        let mut new = None;
+        let mut at = 0;
+        let mut from = self.key;
+        for &(to, slot) in &self.slots[..self.slots_n] {
+            let lit = &self.bytes[from..to];
+            if !payload[at..].starts_with(lit) {
+                return None;
+            }
+            at += lit.len();
+            at = match slot {
+                Slot::Hole => {
+                    let (end, s) = string_token(payload, at)?;
+                    // An empty text is no delta at all: the whole reader decides that one.
+                    if s.raw.is_empty() {
+                        return None;
+                    }
+                    new = Some(s);
+                    end
+                }
+                Slot::Str => string_token(payload, at)?.0,
+                Slot::Int => int_token(payload, at)?,
+            };
+            from = to;
+        }
+        if payload[at..] != self.bytes[from..] {
+            return None;
+        }
+        Some(with_string(&self.delta, Some(new?.cow().into_owned())))
     }
 }
 
@@ -247,6 +385,113 @@ mod tests {
             choice: 0,
             text: t.to_string(),
         }]
+    }
+
+    fn call(args: &str) -> Vec<Delta> {
+        vec![Delta::Call {
+            choice: 0,
+            index: Some(1),
+            id: None,
+            name: None,
+            arguments: Some(args.to_string()),
+            complete: false,
+        }]
+    }
+
+    /// An OpenAI Responses arguments event (as OpenAI sends them: the counter before the
+    /// hole, the random string after it).
+    fn responses(seq: &str, delta: &str, obfuscation: &str) -> Vec<u8> {
+        format!(
+            r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_1","output_index":1,"delta":{delta},"obfuscation":{obfuscation}}}"#
+        )
+        .into_bytes()
+    }
+
+    const CHANGING: [&str; 2] = ["sequence_number", "obfuscation"];
+
+    #[test]
+    fn gaps_take_integers_and_strings_before_and_after_the_hole() {
+        let mut t = Templates::default();
+        let first = responses("3", r#""{\"""#, r#""nWru1""#);
+        t.learn_members(b"", &first, "delta", &CHANGING, &call("{\""));
+        t.learn_members(b"", &first, "delta", &CHANGING, &call("{\""));
+        assert!(t.has_one());
+        let read = |seq: &str, delta: &str, ob: &str| t.peek(b"", &responses(seq, delta, ob));
+        assert_eq!(
+            read("4", r#""loc""#, r#""SdSOtFre""#),
+            Some(call("loc").remove(0))
+        );
+        assert_eq!(read("0", r#""\u00e9""#, r#""""#), Some(call("é").remove(0)));
+        let long = "9".repeat(40);
+        assert_eq!(read(&long, r#""x""#, r#""y""#), Some(call("x").remove(0)));
+        // Not a non-negative integer without a leading zero, or not a string: the whole
+        // reader decides.
+        for seq in ["04", "-4", "4.5", "4e1", "\"4\"", "null", "", "4 "] {
+            assert_eq!(read(seq, r#""x""#, r#""y""#), None, "sequence_number {seq}");
+        }
+        for ob in ["7", "null", r#""a\x""#, "\"\u{1}\"", r#""a"#] {
+            assert_eq!(read("5", r#""x""#, ob), None, "obfuscation {ob}");
+        }
+        // A bad hole.
+        for delta in [r#""\ud800""#, r#""""#, "7"] {
+            assert_eq!(read("5", delta, r#""y""#), None, "delta {delta}");
+        }
+    }
+
+    #[test]
+    fn only_ignored_members_are_gaps() {
+        let mut t = Templates::default();
+        let p = responses("3", r#""a""#, r#""b""#);
+        // `output_index` is read by the decoder: not a gap, so another index is another
+        // template's business.
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("a"));
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("a"));
+        let other = String::from_utf8(responses("4", r#""c""#, r#""d""#))
+            .unwrap()
+            .replace("\"output_index\":1", "\"output_index\":2");
+        assert_eq!(t.peek(b"", other.as_bytes()), None);
+        // The hole member twice, or holding another value than the delta's: no template.
+        let twice = br#"{"delta":"a","delta":"a","sequence_number":1}"#;
+        t.learn_members(b"", twice, "delta", &CHANGING, &call("a"));
+        assert!(!t.has_one());
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("b"));
+        assert!(!t.has_one());
+        // More gaps than a template holds: none.
+        let many = br#"{"sequence_number":1,"sequence_number":2,"sequence_number":3,"obfuscation":"x","delta":"a","obfuscation":"y"}"#;
+        t.learn_members(b"", many, "delta", &CHANGING, &call("a"));
+        assert!(!t.has_one());
+        let four = br#"{"sequence_number":1,"sequence_number":2,"obfuscation":"x","delta":"a","obfuscation":"y"}"#;
+        t.learn_members(b"", four, "delta", &CHANGING, &call("a"));
+        assert!(t.has_one());
+    }
+
+    #[test]
+    fn payloads_that_decode_to_nothing_are_not_misses() {
+        let mut t = Templates::default();
+        let p = responses("3", r#""a""#, r#""b""#);
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("a"));
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("a"));
+        // Many events the decoder ignores (reasoning deltas, say) do not fit the template
+        // and decode to nothing: the template stays and still serves.
+        let reasoning = br#"{"type":"response.reasoning_summary_text.delta","delta":"x"}"#;
+        for _ in 0..2 * GIVE_UP {
+            assert_eq!(t.read(b"", reasoning), None);
+            t.learn_members(b"", reasoning, "delta", &CHANGING, &[]);
+        }
+        assert_eq!(
+            t.read(b"", &responses("9", r#""c""#, r#""d""#)),
+            Some(call("c").remove(0))
+        );
+        // Payloads with one delta that do not fit do count: after GIVE_UP of them in a
+        // row, no more templates.
+        for k in 0..GIVE_UP {
+            let shifted = format!(r#"{{"delta":"a","sequence_number":{k},"x":{k}}}"#);
+            assert_eq!(t.read(b"", shifted.as_bytes()), None);
+            t.learn_members(b"", shifted.as_bytes(), "delta", &CHANGING, &call("a"));
+        }
+        assert!(!t.has_one());
+        t.learn_members(b"", &p, "delta", &CHANGING, &call("a"));
+        assert!(!t.has_one());
     }
 
     #[test]
