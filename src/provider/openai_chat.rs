@@ -248,7 +248,9 @@ fn read_chunk(
             }
             _ => {
                 let v = c.skip()?;
-                // Only the ones after the text or arguments string can be a template's gaps.
+                // Only the ones after the text or arguments string are taken as a template's
+                // gaps: those before it (`id` to `system_fingerprint`) stay the same within a
+                // response.
                 if v.starts_with('"') && strings.hole.is_some() {
                     if strings.ignored_n < GAPS {
                         let end = c.offset();

@@ -166,7 +166,7 @@ impl Templates {
         ignored: &[&str],
         deltas: &[Delta],
     ) {
-        let mut gaps = [(0, 0); GAPS + 1];
+        let mut gaps = [(0, 0); GAPS];
         let mut n = 0;
         let span = delta_string(deltas)
             .and_then(|value| members(payload, hole, ignored, value, &mut gaps, &mut n));
@@ -187,13 +187,13 @@ fn delta_string(deltas: &[Delta]) -> Option<&str> {
 
 /// The span of the `hole` member's value in the flat object `payload` if it is there once,
 /// a string whose value is `value`; the spans of the `ignored` members' string and
-/// non-negative integer values go to `gaps` (`n` of them; `None` past [`GAPS`]).
+/// non-negative integer values go to `gaps` (`n` of them; `None` when there are more).
 fn members(
     payload: &[u8],
     hole: &str,
     ignored: &[&str],
     value: &str,
-    gaps: &mut [(usize, usize); GAPS + 1],
+    gaps: &mut [(usize, usize); GAPS],
     n: &mut usize,
 ) -> Option<(usize, usize)> {
     let text = std::str::from_utf8(payload).ok()?;
@@ -212,17 +212,14 @@ fn members(
         } else if ignored.iter().any(|&name| k.is(name))
             && (v.starts_with('"') || int_token(payload, at.0) == Some(end))
         {
-            if *n > GAPS {
-                return None;
-            }
-            gaps[*n] = at;
+            *gaps.get_mut(*n)? = at;
             *n += 1;
         }
     }
     c.end().ok()?;
     let (a, b) = span?;
     let (end, s) = string_token(payload, a)?;
-    (end == b && s.cow() == value && *n <= GAPS).then_some((a, b))
+    (end == b && s.cow() == value).then_some((a, b))
 }
 
 /// The non-negative integer token (`0` or a digit run without a leading zero) that starts
