@@ -14,9 +14,9 @@
 use libfuzzer_sys::fuzz_target;
 use toolstream::json::reference::Reference;
 use toolstream::json::{Limits, Mode};
-use toolstream::provider::{anthropic, openai_responses};
 use toolstream::provider::openai_chat::{decode_reference, Decoder};
 use toolstream::provider::Delta;
+use toolstream::provider::{anthropic, openai_responses};
 
 fn undecodable(d: &[Delta]) -> bool {
     matches!(d, [Delta::Error { message, .. }] if message.starts_with("undecodable payload"))
