@@ -55,56 +55,43 @@ fn bench_pipeline(c: &mut Criterion) {
     ];
     interleaved::run(c, "pipeline-interleaved", total, r.len(), calls, sides);
 
-    // The same calls streamed as Anthropic Messages events, beside the same kind of stack
-    // (eventsource-stream, typed serde_json, String accumulation), interleaved.
-    let (responses, calls) = anthropic_corpus(common::corpus_bytes(100) / 4);
-    let total: usize = responses.iter().map(Bytes::len).sum();
-    let r = &responses;
-    let sides: Vec<Side<'_>> = vec![
+    // The same calls streamed as Anthropic Messages events and as OpenAI Responses events,
+    // each beside the same kind of stack (eventsource-stream, typed serde_json, String
+    // accumulation), interleaved.
+    type Corpus = fn(usize) -> (Vec<Bytes>, usize);
+    type Reference = fn(&[Bytes], usize) -> usize;
+    let evented: [(&str, Corpus, Format, Reference); 2] = [
         (
-            "toolstream",
-            Box::new(|k| {
-                toolstream_pipeline_as(std::slice::from_ref(&r[k]), 4096, Format::Anthropic)
-            }),
+            "pipeline-anthropic-interleaved",
+            anthropic_corpus,
+            Format::Anthropic,
+            anthropic_reference,
         ),
         (
-            "reference",
-            Box::new(|k| anthropic_reference(std::slice::from_ref(&r[k]), 4096)),
-        ),
-    ];
-    interleaved::run(
-        c,
-        "pipeline-anthropic-interleaved",
-        total,
-        r.len(),
-        calls,
-        sides,
-    );
-
-    // And as OpenAI Responses events.
-    let (responses, calls) = responses_corpus(common::corpus_bytes(100) / 4);
-    let total: usize = responses.iter().map(Bytes::len).sum();
-    let r = &responses;
-    let sides: Vec<Side<'_>> = vec![
-        (
-            "toolstream",
-            Box::new(|k| {
-                toolstream_pipeline_as(std::slice::from_ref(&r[k]), 4096, Format::OpenAiResponses)
-            }),
-        ),
-        (
-            "reference",
-            Box::new(|k| responses_reference(std::slice::from_ref(&r[k]), 4096)),
+            "pipeline-responses-interleaved",
+            responses_corpus,
+            Format::OpenAiResponses,
+            responses_reference,
         ),
     ];
-    interleaved::run(
-        c,
-        "pipeline-responses-interleaved",
-        total,
-        r.len(),
-        calls,
-        sides,
-    );
+    for (group, corpus, format, reference) in evented {
+        let (responses, calls) = corpus(common::corpus_bytes(100) / 4);
+        let total: usize = responses.iter().map(Bytes::len).sum();
+        let r = &responses;
+        let sides: Vec<Side<'_>> = vec![
+            (
+                "toolstream",
+                Box::new(move |k| {
+                    toolstream_pipeline_as(std::slice::from_ref(&r[k]), 4096, format)
+                }),
+            ),
+            (
+                "reference",
+                Box::new(move |k| reference(std::slice::from_ref(&r[k]), 4096)),
+            ),
+        ];
+        interleaved::run(c, group, total, r.len(), calls, sides);
+    }
 }
 
 #[derive(Deserialize)]

@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 table() { python3 scripts/bench-table.py "$@"; }
+# An interleaved pipeline group: toolstream beside the reference stack.
+pipeline_grid() {
+  python3 scripts/interleaved-table.py grid "target/criterion/$1/totals.txt" \
+    eventsource+serde_json-typed=reference \
+    eventsource+serde_json-typed=reference toolstream
+}
 {
   cat scripts/benchmarks-head.md
   echo
@@ -58,25 +64,19 @@ table() { python3 scripts/bench-table.py "$@"; }
   echo "The same two pipelines interleaved (each timed pass runs both, response by response, so both"
   echo "see the same moments of the shared machine; sums over every pass criterion ran):"
   echo
-  python3 scripts/interleaved-table.py grid target/criterion/pipeline-interleaved/totals.txt \
-    eventsource+serde_json-typed=reference \
-    eventsource+serde_json-typed=reference toolstream
+  pipeline_grid pipeline-interleaved
   echo
   echo "The same calls as Anthropic Messages events (a quarter of the size), beside the same kind"
   echo "of stack (eventsource-stream, typed serde_json per \`content_block_delta\`, \`String\`"
   echo "accumulation, serde_json on the finished arguments), interleaved the same way:"
   echo
-  python3 scripts/interleaved-table.py grid target/criterion/pipeline-anthropic-interleaved/totals.txt \
-    eventsource+serde_json-typed=reference \
-    eventsource+serde_json-typed=reference toolstream
+  pipeline_grid pipeline-anthropic-interleaved
   echo
   echo "The same calls as OpenAI Responses events (\`sequence_number\` and \`obfuscation\` in every"
   echo "delta event, as OpenAI sends them; a quarter of the size), beside the same kind of stack"
   echo "(typed serde_json per \`response.function_call_arguments.delta\`), interleaved the same way:"
   echo
-  python3 scripts/interleaved-table.py grid target/criterion/pipeline-responses-interleaved/totals.txt \
-    eventsource+serde_json-typed=reference \
-    eventsource+serde_json-typed=reference toolstream
+  pipeline_grid pipeline-responses-interleaved
   echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo

@@ -376,10 +376,7 @@ fn templated_stream() -> impl Strategy<Value = Vec<Vec<u8>>> {
                         }
                     }
                     p.push(b'}');
-                    if let Some((at, byte)) = mutation {
-                        let i = at.index(p.len());
-                        p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
-                    }
+                    mutate(&mut p, mutation);
                     p
                 })
                 .collect()
@@ -467,6 +464,41 @@ fn check_stream(payloads: &[Vec<u8>]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A decoder's `decode` for one event (its type, its payload).
+type DecodeEvent<D> = fn(&mut D, Option<&[u8]>, &[u8], &mut Vec<Delta>);
+
+/// One decoder (`decode`) for the whole stream of `(event type, payload)` pairs — it reads
+/// an event from the template the event before left — against, for each event, a decoder
+/// in the same state that has no template (it reads the whole event).
+fn check_events<D: Default>(
+    events: &[(Vec<u8>, Vec<u8>)],
+    decode: DecodeEvent<D>,
+    forget_template: fn(&mut D),
+) -> Result<(), TestCaseError> {
+    let mut d = D::default();
+    let mut whole = D::default();
+    for (event, p) in events {
+        let mut ours = Vec::new();
+        decode(&mut d, Some(event), p, &mut ours);
+        // `whole` has read every event before, never from a template: forgetting its
+        // template leaves it in the same state as `d` but for the template.
+        let mut theirs = Vec::new();
+        forget_template(&mut whole);
+        decode(&mut whole, Some(event), p, &mut theirs);
+        prop_assert_eq!(&ours, &theirs, "on {}", String::from_utf8_lossy(p));
+    }
+    Ok(())
+}
+
+/// `p` with the byte at `mutation`'s index (if any) replaced by one of the bytes that
+/// matter to the grammar, picked by its second half.
+fn mutate(p: &mut [u8], mutation: Option<(prop::sample::Index, u8)>) {
+    if let Some((at, byte)) = mutation {
+        let i = at.index(p.len());
+        p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
+    }
+}
+
 /// Anthropic `content_block_delta` events of one text or one call's arguments: the same
 /// bytes around a changing string, each maybe mutated at one byte, with now and then an
 /// event of another kind between them.
@@ -504,10 +536,7 @@ fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
             let mut p = open.as_bytes().to_vec();
             p.extend_from_slice(&hole);
             p.extend_from_slice(close.as_bytes());
-            if let Some((at, byte)) = mutation {
-                let i = at.index(p.len());
-                p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
-            }
+            mutate(&mut p, mutation);
             out.push((b"content_block_delta".to_vec(), p));
         }
         out
@@ -524,18 +553,7 @@ proptest! {
     fn anthropic_events_around_one_string_decode_like_each_event_alone(
         events in anthropic_stream()
     ) {
-        let mut d = anthropic::Decoder::default();
-        let mut whole = anthropic::Decoder::default();
-        for (event, p) in &events {
-            let mut ours = Vec::new();
-            d.decode(Some(event), p, &mut ours);
-            // `whole` has read every event before, never from a template: forgetting its
-            // template leaves it the same state as `d` but for the template.
-            let mut theirs = Vec::new();
-            whole.forget_template();
-            whole.decode(Some(event), p, &mut theirs);
-            prop_assert_eq!(&ours, &theirs, "on {}", String::from_utf8_lossy(p));
-        }
+        check_events(&events, anthropic::Decoder::decode, anthropic::Decoder::forget_template)?;
     }
 }
 
@@ -615,10 +633,7 @@ fn responses_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
                 p.extend_from_slice(&ob);
                 p.extend_from_slice(rest.as_bytes());
             }
-            if let Some((at, byte)) = mutation {
-                let i = at.index(p.len());
-                p[i] = b"{}[]:,\"\\ 0a-\xC3"[byte as usize % 13];
-            }
+            mutate(&mut p, mutation);
             out.push((event.as_bytes().to_vec(), p));
         }
         out
@@ -636,16 +651,11 @@ proptest! {
     fn responses_events_around_one_string_decode_like_each_event_alone(
         events in responses_stream()
     ) {
-        let mut d = openai_responses::Decoder::default();
-        let mut whole = openai_responses::Decoder::default();
-        for (event, p) in &events {
-            let mut ours = Vec::new();
-            d.decode(Some(event), p, &mut ours);
-            let mut theirs = Vec::new();
-            whole.forget_template();
-            whole.decode(Some(event), p, &mut theirs);
-            prop_assert_eq!(&ours, &theirs, "on {}", String::from_utf8_lossy(p));
-        }
+        check_events(
+            &events,
+            openai_responses::Decoder::decode,
+            openai_responses::Decoder::forget_template,
+        )?;
     }
 }
 

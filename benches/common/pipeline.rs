@@ -248,27 +248,12 @@ struct AnthropicDelta {
 /// into a typed struct with serde_json, `partial_json` accumulated in a String per block,
 /// serde_json on the finished arguments at the block's `content_block_stop`.
 pub fn anthropic_reference(responses: &[Bytes], chunk: usize) -> usize {
-    let mut calls = 0;
-    for body in responses {
-        let mut args: BTreeMap<u32, String> = BTreeMap::new();
-        for_each_event(body, chunk, |ev| match ev.event.as_str() {
-            "content_block_delta" => {
-                let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
-                if let Some(p) = e.delta.and_then(|d| d.partial_json) {
-                    args.entry(e.index.unwrap_or(0)).or_default().push_str(&p);
-                }
-            }
-            "content_block_stop" => {
-                let e: AnthropicEvent = serde_json::from_str(&ev.data).expect("valid event");
-                if let Some(a) = args.remove(&e.index.unwrap_or(0)) {
-                    let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
-                    calls += 1;
-                }
-            }
-            _ => {}
-        });
-    }
-    calls
+    typed_events_reference(
+        responses,
+        chunk,
+        ("content_block_delta", "content_block_stop"),
+        |e: AnthropicEvent| (e.index, e.delta.and_then(|d| d.partial_json)),
+    )
 }
 
 #[derive(Deserialize)]
@@ -284,26 +269,46 @@ struct ResponsesEvent {
 /// accumulated in a String per output item, serde_json on the finished arguments at the
 /// item's `response.function_call_arguments.done`.
 pub fn responses_reference(responses: &[Bytes], chunk: usize) -> usize {
+    typed_events_reference(
+        responses,
+        chunk,
+        (
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+        ),
+        |e: ResponsesEvent| (e.output_index, e.delta),
+    )
+}
+
+/// The usual stack for a stream of typed SSE events: eventsource-stream, each event named
+/// `delta` or `end` into `E` with serde_json, what `fields` gives of a `delta` event (the
+/// call's index and an argument fragment) accumulated in a String per index, serde_json on
+/// the finished arguments at the index's `end` event.
+fn typed_events_reference<E: serde::de::DeserializeOwned>(
+    responses: &[Bytes],
+    chunk: usize,
+    (delta, end): (&str, &str),
+    fields: impl Fn(E) -> (Option<u32>, Option<String>),
+) -> usize {
     let mut calls = 0;
     for body in responses {
         let mut args: BTreeMap<u32, String> = BTreeMap::new();
-        for_each_event(body, chunk, |ev| match ev.event.as_str() {
-            "response.function_call_arguments.delta" => {
-                let e: ResponsesEvent = serde_json::from_str(&ev.data).expect("valid event");
-                if let Some(d) = e.delta {
-                    args.entry(e.output_index.unwrap_or(0))
-                        .or_default()
-                        .push_str(&d);
-                }
+        for_each_event(body, chunk, |ev| {
+            let name = ev.event.as_str();
+            if name != delta && name != end {
+                return;
             }
-            "response.function_call_arguments.done" => {
-                let e: ResponsesEvent = serde_json::from_str(&ev.data).expect("valid event");
-                if let Some(a) = args.remove(&e.output_index.unwrap_or(0)) {
-                    let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
-                    calls += 1;
+            let e: E = serde_json::from_str(&ev.data).expect("valid event");
+            let (index, fragment) = fields(e);
+            let index = index.unwrap_or(0);
+            if name == delta {
+                if let Some(f) = fragment {
+                    args.entry(index).or_default().push_str(&f);
                 }
+            } else if let Some(a) = args.remove(&index) {
+                let _: serde_json::Value = serde_json::from_str(&a).expect("valid arguments");
+                calls += 1;
             }
-            _ => {}
         });
     }
     calls

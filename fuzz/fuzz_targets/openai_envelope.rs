@@ -124,17 +124,13 @@ fuzz_target!(|data: &[u8]| {
                 d.decode(p, &mut ours);
                 check(p, &ours);
             }
-            // The same three as Anthropic events: the decoder that keeps templates against
-            // one in the same state made to read each event whole.
-            let mut a = anthropic::Decoder::default();
-            let mut whole = anthropic::Decoder::default();
-            for p in [first, first, &v[..]] {
-                let (mut x, mut y) = (Vec::new(), Vec::new());
-                a.decode(Some(b"content_block_delta"), p, &mut x);
-                whole.forget_template();
-                whole.decode(Some(b"content_block_delta"), p, &mut y);
-                assert_eq!(x, y);
-            }
+            // The same three as Anthropic events.
+            against_whole(
+                b"content_block_delta",
+                [first, first, &v[..]],
+                anthropic::Decoder::decode,
+                anthropic::Decoder::forget_template,
+            );
         }
         // As OpenAI Responses events, with a string or a digit run of the first payload
         // replaced by the second.
@@ -145,18 +141,37 @@ fuzz_target!(|data: &[u8]| {
             let mut v = first[..a].to_vec();
             v.extend_from_slice(second);
             v.extend_from_slice(&first[b..]);
-            let mut r = openai_responses::Decoder::default();
-            let mut whole = openai_responses::Decoder::default();
-            for p in [first, first, &v[..]] {
-                let (mut x, mut y) = (Vec::new(), Vec::new());
-                r.decode(Some(b"response.function_call_arguments.delta"), p, &mut x);
-                whole.forget_template();
-                whole.decode(Some(b"response.function_call_arguments.delta"), p, &mut y);
-                assert_eq!(x, y);
-            }
+            against_whole(
+                b"response.function_call_arguments.delta",
+                [first, first, &v[..]],
+                openai_responses::Decoder::decode,
+                openai_responses::Decoder::forget_template,
+            );
         }
     }
 });
+
+/// A decoder's `decode` for one event (its type, its payload).
+type DecodeEvent<D> = fn(&mut D, Option<&[u8]>, &[u8], &mut Vec<Delta>);
+
+/// The `payloads` as events of type `event`, read by one decoder that keeps templates and,
+/// each, by one in the same state made to read it whole: the same deltas.
+fn against_whole<D: Default>(
+    event: &[u8],
+    payloads: [&[u8]; 3],
+    decode: DecodeEvent<D>,
+    forget_template: fn(&mut D),
+) {
+    let mut d = D::default();
+    let mut whole = D::default();
+    for p in payloads {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        decode(&mut d, Some(event), p, &mut x);
+        forget_template(&mut whole);
+        decode(&mut whole, Some(event), p, &mut y);
+        assert_eq!(x, y);
+    }
+}
 
 /// The spans of the digit runs of `p` outside string tokens (by the same plain lexer).
 fn digit_runs(p: &[u8]) -> Vec<(usize, usize)> {
