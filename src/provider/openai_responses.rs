@@ -209,3 +209,63 @@ impl Decoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DELTA: &[u8] = b"response.function_call_arguments.delta";
+
+    /// An arguments event as the Azure OpenAI capture in `../shared/captures` has them.
+    fn event(seq: u32, delta: &str, obfuscation: &str) -> Vec<u8> {
+        format!(
+            r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_04041325ab8ae30400698c51c5468c8197a395f18875a5339f","output_index":0,"delta":{delta},"obfuscation":"{obfuscation}"}}"#
+        )
+        .into_bytes()
+    }
+
+    fn whole(p: &[u8]) -> Vec<Delta> {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(Some(DELTA), p, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_next_arguments_event_is_read_from_the_template() {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(
+            Some(DELTA),
+            &event(3, r#""{\"""#, "nWru1sTmaAzi9O"),
+            &mut out,
+        );
+        d.decode(
+            Some(DELTA),
+            &event(4, r#""location""#, "SdSOtFre"),
+            &mut out,
+        );
+        // Reasoning events between decode to nothing and leave the template be.
+        let reasoning = br#"{"type":"response.reasoning_summary_text.delta","sequence_number":5,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"hm"}"#;
+        for _ in 0..10 {
+            d.decode(
+                Some(b"response.reasoning_summary_text.delta"),
+                reasoning,
+                &mut out,
+            );
+        }
+        let next = event(16, r#""\":\"Par\u00eds""#, "y5ScOEy3kpvfM");
+        assert_eq!(
+            d.templates.peek(DELTA, &next),
+            Some(whole(&next)[0].clone())
+        );
+        out.clear();
+        d.decode(Some(DELTA), &next, &mut out);
+        assert_eq!(out, whole(&next));
+        // Another output index is not this template's.
+        let other = String::from_utf8(event(17, r#""x""#, "ab"))
+            .unwrap()
+            .replace("\"output_index\":0", "\"output_index\":1");
+        assert_eq!(d.templates.peek(DELTA, other.as_bytes()), None);
+    }
+}
