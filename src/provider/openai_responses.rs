@@ -267,5 +267,17 @@ mod tests {
             .unwrap()
             .replace("\"output_index\":0", "\"output_index\":1");
         assert_eq!(d.templates.peek(DELTA, other.as_bytes()), None);
+        // Reasoning before a new call's first event: the call still gets its template (the
+        // reasoning events were not misses).
+        for _ in 0..10 {
+            d.decode(
+                Some(b"response.reasoning_summary_text.delta"),
+                reasoning,
+                &mut out,
+            );
+        }
+        d.decode(Some(DELTA), other.as_bytes(), &mut out);
+        let after = other.replace("\"sequence_number\":17", "\"sequence_number\":18");
+        assert!(d.templates.peek(DELTA, after.as_bytes()).is_some());
     }
 }
