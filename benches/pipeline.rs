@@ -206,6 +206,83 @@ fn bench_envelopes(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // The same sides interleaved (`common::interleaved`), response by response: the
+    // back-to-back rows above drift with this machine's load (the simd-json row has read
+    // 0.30 and 0.54 GB/s in two runs of the same binary). The stream side keeps one decoder
+    // per response, as the pipeline does.
+    let per_response: Vec<&[Bytes]> = {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for (i, p) in payloads.iter().enumerate() {
+            let last = b"\"finish_reason\":\"";
+            if p.windows(last.len()).any(|w| w == last) {
+                out.push(&payloads[from..=i]);
+                from = i + 1;
+            }
+        }
+        assert_eq!(from, n, "every response ends with its finish reason");
+        out
+    };
+    let r = &per_response;
+    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::new(1024);
+    let sides: Vec<Side<'_>> = vec![
+        (
+            "serde",
+            Box::new(|k| {
+                for p in r[k] {
+                    let text = std::str::from_utf8(p).expect("utf-8");
+                    let c: EnvChunk<'_> = serde_json::from_str(text).expect("valid");
+                    for choice in c.choices {
+                        for call in choice.delta.and_then(|d| d.tool_calls).unwrap_or_default() {
+                            std::hint::black_box(call.function.and_then(|f| f.arguments));
+                        }
+                    }
+                }
+                r[k].len()
+            }),
+        ),
+        (
+            "cursor",
+            Box::new(|k| {
+                let mut out = Vec::new();
+                for p in r[k] {
+                    toolstream::provider::openai_chat::Decoder::default().decode(p, &mut out);
+                    assert!(matches!(out.first(), Some(d) if !matches!(d, Delta::Error { .. })));
+                    out.clear();
+                }
+                r[k].len()
+            }),
+        ),
+        (
+            "cursor-stream",
+            Box::new(|k| {
+                let mut out = Vec::new();
+                let mut d = toolstream::provider::openai_chat::Decoder::default();
+                for p in r[k] {
+                    d.decode(p, &mut out);
+                    assert!(matches!(out.first(), Some(d) if !matches!(d, Delta::Error { .. })));
+                    out.clear();
+                }
+                r[k].len()
+            }),
+        ),
+        (
+            "simd-json-tape",
+            Box::new(move |k| {
+                for p in r[k] {
+                    scratch.clear();
+                    scratch.extend_from_slice(p);
+                    let tape =
+                        simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).expect("valid");
+                    std::hint::black_box(&tape);
+                }
+                r[k].len()
+            }),
+        ),
+    ];
+    interleaved::run(c, "envelopes-interleaved", total, r.len(), n, sides);
 }
 
 criterion_group!(benches, bench_pipeline, bench_envelopes);

@@ -82,6 +82,14 @@ pipeline_grid() {
   echo
   table envelopes serde_json-borrowed-typed
   echo
+  echo "The same sides interleaved (each timed pass runs every side, response by response; the stream"
+  echo "side keeps one decoder per response, as the pipeline does):"
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/envelopes-interleaved/totals.txt \
+    serde_json-borrowed-typed=serde \
+    serde_json-borrowed-typed=serde simd-json-tape toolstream-cursor=cursor \
+    toolstream-cursor-stream=cursor-stream
+  echo
   echo "## NDJSON decoding"
   echo
   table ndjson serde_json-lines-IgnoredAny
