@@ -143,6 +143,28 @@ pub enum Event {
         /// The text.
         text: String,
     },
+    /// A fragment of the model's reasoning text ([`Delta::Reasoning`]).
+    Reasoning {
+        /// Choice index.
+        choice: u32,
+        /// The text.
+        text: String,
+    },
+    /// Opaque data to send back verbatim in the next request of a tool loop
+    /// ([`Delta::ReasoningSignature`]).
+    ReasoningSignature {
+        /// Choice index.
+        choice: u32,
+        /// The signature.
+        signature: String,
+    },
+    /// An encrypted reasoning block ([`Delta::RedactedReasoning`]).
+    RedactedReasoning {
+        /// Choice index.
+        choice: u32,
+        /// The data.
+        data: String,
+    },
     /// A complete tool call.
     ToolCall(ToolCall),
     /// A failed tool call (never executed).
@@ -288,6 +310,13 @@ impl ToolCallAssembler {
     pub fn push(&mut self, delta: Delta, out: &mut Vec<Event>) {
         match delta {
             Delta::Text { choice, text } => out.push(Event::Text { choice, text }),
+            Delta::Reasoning { choice, text } => out.push(Event::Reasoning { choice, text }),
+            Delta::ReasoningSignature { choice, signature } => {
+                out.push(Event::ReasoningSignature { choice, signature })
+            }
+            Delta::RedactedReasoning { choice, data } => {
+                out.push(Event::RedactedReasoning { choice, data })
+            }
             Delta::Call {
                 choice,
                 index,

@@ -499,7 +499,7 @@ fn mutate(p: &mut [u8], mutation: Option<(prop::sample::Index, u8)>) {
     }
 }
 
-/// Anthropic `content_block_delta` events of one text or one call's arguments: the same
+/// Anthropic `content_block_delta` events of one text, one thinking block or one call's arguments: the same
 /// bytes around a changing string, each maybe mutated at one byte, with now and then an
 /// event of another kind between them.
 fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
@@ -516,11 +516,15 @@ fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
             "{\"delta\":{\"partial_json\":",
             ",\"type\":\"input_json_delta\"},\"index\":2,\"type\":\"content_block_delta\"}"
         )),
+        Just((
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":",
+            "}}"
+        )),
     ];
     let one = (
         hole(),
         prop::option::weighted(0.15, (any::<prop::sample::Index>(), any::<u8>())),
-        prop::option::weighted(0.1, 0..3usize),
+        prop::option::weighted(0.1, 0..5usize),
     );
     (shape, prop::collection::vec(one, 1..8)).prop_map(|((open, close), events)| {
         let mut out = Vec::new();
@@ -530,6 +534,8 @@ fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
                     (&b"ping"[..], &b"{\"type\":\"ping\"}"[..]),
                     (b"content_block_stop", b"{\"type\":\"content_block_stop\",\"index\":1}"),
                     (b"content_block_start", b"{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}"),
+                    (b"content_block_delta", b"{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQB+/=\"}}"),
+                    (b"content_block_start", b"{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwK\"}}"),
                 ][k];
                 out.push((event.to_vec(), p.to_vec()));
             }

@@ -1,5 +1,6 @@
-//! Anthropic Messages streaming: `message_start`, `content_block_start` (`tool_use`),
-//! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
+//! Anthropic Messages streaming: `message_start`, `content_block_start` (`tool_use`,
+//! `redacted_thinking`), `content_block_delta` (`text_delta`, `input_json_delta`,
+//! `thinking_delta`, `signature_delta`), `content_block_stop`,
 //! `message_delta` (`stop_reason`), `message_stop`, `ping`, `error`.
 
 use std::borrow::Cow;
@@ -35,6 +36,8 @@ struct Block<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -46,12 +49,16 @@ struct BlockDelta<'a> {
     #[serde(borrow, default)]
     partial_json: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
     stop_reason: Option<Cow<'a, str>>,
 }
 
 /// Which content blocks are tool calls, and the payload template (`provider::template`):
-/// the `content_block_delta` events of one text or one call's arguments are the same bytes
-/// around one string (`text` or `partial_json`), so after one such event the next is read
+/// the `content_block_delta` events of one text, one thinking block or one call's arguments
+/// are the same bytes around one string (`text`, `thinking` or `partial_json`), so after one such event the next is read
 /// from its bytes, only the new string read and checked.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
@@ -96,7 +103,14 @@ impl Decoder {
                 let Some(block) = ev.content_block else {
                     return;
                 };
-                if block.kind.as_deref() == Some("tool_use") {
+                if block.kind.as_deref() == Some("redacted_thinking") {
+                    if let Some(data) = block.data {
+                        out.push(Delta::RedactedReasoning {
+                            choice: 0,
+                            data: data.into_owned(),
+                        });
+                    }
+                } else if block.kind.as_deref() == Some("tool_use") {
                     let index = ev.index.unwrap_or(0);
                     self.tool_blocks.insert(index);
                     // The `input: {}` placeholder is not the arguments: they stream next.
@@ -118,6 +132,22 @@ impl Decoder {
                             out.push(Delta::Text {
                                 choice: 0,
                                 text: t.into_owned(),
+                            });
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(t) = d.thinking.filter(|t| !t.is_empty()) {
+                            out.push(Delta::Reasoning {
+                                choice: 0,
+                                text: t.into_owned(),
+                            });
+                        }
+                    }
+                    Some("signature_delta") => {
+                        if let Some(s) = d.signature {
+                            out.push(Delta::ReasoningSignature {
+                                choice: 0,
+                                signature: s.into_owned(),
                             });
                         }
                     }

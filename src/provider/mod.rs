@@ -194,6 +194,34 @@ pub enum Delta {
         /// The text.
         text: String,
     },
+    /// A fragment of the model's reasoning ("thinking") text: `reasoning_content` or
+    /// `reasoning` in OpenAI-compatible chat (DeepSeek, xAI, OpenRouter, vLLM), Anthropic's
+    /// `thinking_delta`, the Responses API's reasoning text and reasoning summary deltas,
+    /// Gemini's `thought` parts.
+    Reasoning {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The text.
+        text: String,
+    },
+    /// Opaque data the provider needs back, verbatim, in the next request of a tool loop:
+    /// the signature that closes an Anthropic thinking block (`signature_delta`; the
+    /// reasoning before it is the block's text), or Gemini's `thoughtSignature` (it
+    /// belongs to the part that carried it: the text or call that comes right after).
+    ReasoningSignature {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The signature, as the provider sent it.
+        signature: String,
+    },
+    /// A reasoning block the provider sent encrypted (Anthropic's `redacted_thinking`):
+    /// its data, to be sent back as it is.
+    RedactedReasoning {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The data, as the provider sent it.
+        data: String,
+    },
     /// A piece of a tool call: any of its identity and an argument fragment (already
     /// unescaped from the envelope).
     Call {

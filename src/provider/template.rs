@@ -1,8 +1,9 @@
-//! Payload templates: while a response streams one text or one call's arguments, its
-//! consecutive payloads are the same bytes around one string (the text or the argument
-//! fragment), sometimes with other members that the decoder ignores and that change too
-//! (OpenAI's random `obfuscation` string, the Responses API's `sequence_number`). After a
-//! payload that decoded to exactly one text or call delta read from one string, a decoder
+//! Payload templates: while a response streams one text, one reasoning block or one call's
+//! arguments, its consecutive payloads are the same bytes around one string (the text or
+//! the argument fragment), sometimes with other members that the decoder ignores and that
+//! change too (OpenAI's random `obfuscation` string, the Responses API's
+//! `sequence_number`). After a payload that decoded to exactly one text, reasoning or call
+//! delta read from one string, a decoder
 //! keeps the payload's bytes with that string (the hole) and the ignored members' values
 //! (the gaps) taken out; a payload that is those very bytes around one valid JSON string in
 //! the hole and, in each gap, one valid JSON string or non-negative integer (whichever the
@@ -15,7 +16,7 @@
 use super::Delta;
 use crate::json::cursor::{string_token, Cursor};
 
-/// After this many payloads in a row that decoded to one text or call delta but did not
+/// After this many payloads in a row that decoded to one text, reasoning or call delta but did not
 /// fit the template, a decoder keeps no more templates for the stream (a provider that
 /// changes other bytes in every payload would otherwise have each payload's string read
 /// twice). Payloads that decode to nothing (keep-alives, reasoning deltas the decoder
@@ -35,7 +36,7 @@ pub(crate) struct Templates {
     /// Whether the template was tried on the payload being decoded and did not fit.
     tried: bool,
     /// Payloads in a row that the template was tried on and did not fit, though they
-    /// decoded to one text or call delta.
+    /// decoded to one text, reasoning or call delta.
     misses: u8,
 }
 
@@ -93,7 +94,7 @@ impl Templates {
     }
 
     /// After the whole reader decoded `payload` (given with `key`) to `deltas`: keep its
-    /// template if `deltas` is exactly one text or call delta whose text or arguments are
+    /// template if `deltas` is exactly one text, reasoning or call delta whose text or arguments are
     /// the string whose token spans `hole` (quotes included; the caller knows), with the
     /// values of members the decoder ignored at `gaps` (in order, none overlapping the
     /// hole; each a string or a non-negative integer token, else there is no template).
@@ -115,14 +116,7 @@ impl Templates {
         if deltas.is_empty() {
             return;
         }
-        let one = matches!(
-            deltas,
-            [Delta::Text { .. }
-                | Delta::Call {
-                    arguments: Some(_),
-                    ..
-                }]
-        );
+        let one = delta_string(deltas).is_some();
         if one && missed {
             self.misses = self.misses.saturating_add(1);
         }
@@ -174,10 +168,11 @@ impl Templates {
     }
 }
 
-/// The delta's text or arguments, if `deltas` is one text or call delta with them.
+/// The delta's text or arguments, if `deltas` is one text, reasoning or call delta with
+/// them.
 fn delta_string(deltas: &[Delta]) -> Option<&str> {
     match deltas {
-        [Delta::Text { text, .. }] => Some(text.as_str()),
+        [Delta::Text { text, .. } | Delta::Reasoning { text, .. }] => Some(text.as_str()),
         [Delta::Call {
             arguments: Some(a), ..
         }] => Some(a.as_str()),
@@ -258,10 +253,14 @@ fn unique_token(payload: &[u8], value: &str) -> Option<(usize, usize)> {
     found
 }
 
-/// A text or call delta `d` with `string` for its text (empty when `None`) or arguments.
+/// A text, reasoning or call delta `d` with `string` for its text (empty when `None`) or arguments.
 fn with_string(d: &Delta, string: Option<String>) -> Delta {
     match d {
         Delta::Text { choice, .. } => Delta::Text {
+            choice: *choice,
+            text: string.unwrap_or_default(),
+        },
+        Delta::Reasoning { choice, .. } => Delta::Reasoning {
             choice: *choice,
             text: string.unwrap_or_default(),
         },
@@ -280,7 +279,7 @@ fn with_string(d: &Delta, string: Option<String>) -> Delta {
             arguments: string,
             complete: *complete,
         },
-        _ => unreachable!("templates hold text or call deltas only"),
+        _ => unreachable!("templates hold text, reasoning or call deltas only"),
     }
 }
 

@@ -97,6 +97,13 @@ pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
             "type": "duplicate", "index": index, "id": id, "name": name,
         }),
         Event::Text { text, .. } => json!({"type": "text", "text": text}),
+        Event::Reasoning { text, .. } => json!({"type": "reasoning", "text": text}),
+        Event::ReasoningSignature { signature, .. } => {
+            json!({"type": "reasoning_signature", "signature": signature})
+        }
+        Event::RedactedReasoning { data, .. } => {
+            json!({"type": "redacted_reasoning", "data": data})
+        }
         Event::Finish { reason, raw } => {
             json!({"type": "finish", "reason": reason.as_str(), "raw": raw})
         }
@@ -141,6 +148,13 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             )
         }
         Event::Text { text, .. } => writeln!(out, "text: {text:?}"),
+        Event::Reasoning { text, .. } => writeln!(out, "reasoning: {text:?}"),
+        Event::ReasoningSignature { signature, .. } => {
+            writeln!(out, "reasoning signature: {} bytes", signature.len())
+        }
+        Event::RedactedReasoning { data, .. } => {
+            writeln!(out, "redacted reasoning: {} bytes", data.len())
+        }
         Event::Finish { reason, raw } => writeln!(out, "finish: {} ({raw})", reason.as_str()),
         Event::ProviderError {
             status, message, ..
