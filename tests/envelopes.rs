@@ -153,9 +153,19 @@ fn chunk() -> impl Strategy<Value = String> {
         ("type", Just("\"function\"".to_string()).boxed()),
         ("function", opt(function)),
     ]);
+    // Reasoning text is a string; servers have sent other values under these names too.
+    let reasoning = || {
+        prop_oneof![
+            4 => string_lit(),
+            1 => Just("{\"effort\":\"low\"}".to_string()),
+            1 => Just("7".to_string()),
+        ]
+    };
     let message = object(vec![
         ("role", Just("\"assistant\"".to_string()).boxed()),
         ("content", opt(string_lit())),
+        ("reasoning_content", opt(reasoning())),
+        ("reasoning", opt(reasoning())),
         ("tool_calls", opt(array(call))),
     ]);
     let finish = prop_oneof![
@@ -325,6 +335,8 @@ fn templated_stream() -> impl Strategy<Value = Vec<Vec<u8>>> {
         Just(("{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":".to_string(), "}}]}".to_string())),
         Just(("{\"tool_calls\":[{\"function\":{\"arguments\":".to_string(), "},\"index\":0,\"id\":\"\",\"type\":\"function\"}]}".to_string())),
         Just(("{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"f\",\"arguments\":".to_string(), "}}]}".to_string())),
+        Just(("{\"content\":null,\"reasoning_content\":".to_string(), "}".to_string())),
+        Just(("{\"role\":\"assistant\",\"reasoning\":".to_string(), ",\"content\":\"\"}".to_string())),
     ];
     let choice_end = prop_oneof![
         Just(",\"logprobs\":null,\"finish_reason\":null}]".to_string()),
@@ -499,9 +511,9 @@ fn mutate(p: &mut [u8], mutation: Option<(prop::sample::Index, u8)>) {
     }
 }
 
-/// Anthropic `content_block_delta` events of one text, one thinking block or one call's arguments: the same
-/// bytes around a changing string, each maybe mutated at one byte, with now and then an
-/// event of another kind between them.
+/// Anthropic `content_block_delta` events of one text, one thinking block or one call's
+/// arguments: the same bytes around a changing string, each maybe mutated at one byte, with
+/// now and then an event of another kind between them (a signature, a redacted block).
 fn anthropic_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
     let shape = prop_oneof![
         Just((

@@ -49,6 +49,8 @@ struct Seen {
     finish: Option<String>,
     complete: bool,
     text: String,
+    reasoning: String,
+    signatures: Vec<String>,
 }
 
 fn replay(input: &Bytes, chunk: usize) -> Seen {
@@ -68,6 +70,8 @@ fn replay(input: &Bytes, chunk: usize) -> Seen {
         finish: None,
         complete: false,
         text: String::new(),
+        reasoning: String::new(),
+        signatures: vec![],
     };
     for e in events {
         match e {
@@ -80,10 +84,71 @@ fn replay(input: &Bytes, chunk: usize) -> Seen {
             Event::Finish { reason, .. } => seen.finish = Some(reason.as_str().to_string()),
             Event::End { complete } => seen.complete = complete,
             Event::Text { text, .. } => seen.text.push_str(&text),
+            Event::Reasoning { text, .. } => seen.reasoning.push_str(&text),
+            Event::ReasoningSignature { signature, .. } => seen.signatures.push(signature),
             _ => {}
         }
     }
     seen
+}
+
+/// The reasoning text of a capture's payload lines, read with serde_json as each format
+/// documents it: OpenAI-compatible `reasoning_content` (or `reasoning`) strings, Anthropic
+/// `thinking_delta`s, the Responses API's reasoning text and summary deltas, Gemini's
+/// `thought` parts.
+fn reasoning_in(capture: &str) -> String {
+    let mut out = String::new();
+    let s = |v: &Value| v.as_str().filter(|t| !t.is_empty()).map(str::to_string);
+    for line in capture.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).expect("capture line is JSON");
+        for c in v["choices"].as_array().into_iter().flatten() {
+            let d = &c["delta"];
+            if let Some(t) = s(&d["reasoning_content"]).or_else(|| s(&d["reasoning"])) {
+                out.push_str(&t);
+            }
+        }
+        if v["delta"]["type"] == "thinking_delta" {
+            out.push_str(v["delta"]["thinking"].as_str().unwrap_or_default());
+        }
+        if v["type"] == "response.reasoning_text.delta"
+            || v["type"] == "response.reasoning_summary_text.delta"
+        {
+            out.push_str(v["delta"].as_str().unwrap_or_default());
+        }
+        for c in v["candidates"].as_array().into_iter().flatten() {
+            for p in c["content"]["parts"].as_array().into_iter().flatten() {
+                if p["thought"] == true {
+                    out.push_str(p["text"].as_str().unwrap_or_default());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The signatures a tool loop must send back, in the capture's order: Gemini's
+/// `thoughtSignature` of each part, Anthropic's `signature_delta`s.
+fn signatures_in(capture: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in capture.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).expect("capture line is JSON");
+        for c in v["candidates"].as_array().into_iter().flatten() {
+            for p in c["content"]["parts"].as_array().into_iter().flatten() {
+                if let Some(s) = p["thoughtSignature"].as_str().filter(|s| !s.is_empty()) {
+                    out.push(s.to_string());
+                }
+            }
+        }
+        if v["delta"]["type"] == "signature_delta" {
+            out.push(
+                v["delta"]["signature"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        }
+    }
+    out
 }
 
 /// A capture's name, the calls it must give (name, arguments), and its finish reason.
@@ -205,14 +270,18 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
                     &got.errors,
                     &got.finish,
                     got.complete,
-                    &got.text
+                    &got.text,
+                    &got.reasoning,
+                    &got.signatures
                 ),
                 (
                     whole.failures,
                     &whole.errors,
                     &whole.finish,
                     whole.complete,
-                    &whole.text
+                    &whole.text,
+                    &whole.reasoning,
+                    &whole.signatures
                 ),
                 "{name} at {chunk}"
             );
@@ -225,6 +294,8 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
         assert_eq!(whole.failures, 0, "{name}");
         assert_eq!(whole.finish.as_deref(), Some(*finish), "{name}");
         assert!(whole.complete, "{name} should end complete");
+        assert_eq!(whole.reasoning, reasoning_in(&text), "{name}: reasoning");
+        assert_eq!(whole.signatures, signatures_in(&text), "{name}: signatures");
         replayed += 1;
     }
     // The nested Vertex capture: one call, checked by shape.
@@ -298,10 +369,36 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
         7,
     );
     assert_eq!(ds.calls.len(), 1);
+    // Read off the capture by hand: the reasoning streams before the call.
+    assert!(ds.reasoning.starts_with(
+        "The user is asking for the weather in San Francisco. I need to use the weather tool"
+    ));
+    assert_eq!(ds.reasoning.len(), 191);
+    // Gemini 3: the call's part carries a thought signature, which Gemini wants back on
+    // that part; it comes as the event right before the call opens.
+    let name = "google__google-tool-call-gemini3";
+    let input = wire(
+        name,
+        &std::fs::read_to_string(dir.join(format!("{name}.chunks.txt"))).unwrap(),
+    );
+    let mut s = Stream::new(None);
+    let mut events = Vec::new();
+    s.push(input, &mut events);
+    s.finish(&mut events);
+    let at = events
+        .iter()
+        .position(|e| matches!(e, Event::CallStarted { name, .. } if name == "weather"))
+        .expect("the call");
+    assert!(
+        matches!(&events[at - 1], Event::ReasoningSignature { signature, .. } if signature.starts_with("EpEgCo4gAb4+9vvWwdN+")),
+        "{:?}",
+        &events[..at]
+    );
     assert_eq!(replayed, 18);
 }
 
-/// The same 18 captures through `toolstream inspect --json`, compared (text events aside)
+/// The same 18 captures through `toolstream inspect --json`, compared (text, reasoning and
+/// signature events aside: the replay test checks them against the captures)
 /// with hand-written expected files in tests/captures-expected/: names, ids, argument
 /// objects, failures, errors, finish reasons, completeness.
 #[test]
@@ -337,7 +434,10 @@ fn inspect_json_matches_the_expected_files() {
                 .unwrap()
                 .lines()
                 .map(|l| serde_json::from_str::<Value>(l).unwrap())
-                .filter(|v| v["type"] != "text")
+                .filter(|v| {
+                    !["text", "reasoning", "reasoning_signature"]
+                        .contains(&v["type"].as_str().unwrap_or(""))
+                })
                 .collect();
             assert_eq!(got, want, "{name} at chunk {chunk}");
         }

@@ -1,5 +1,6 @@
-//! Google Gemini `streamGenerateContent?alt=sse`: candidates whose parts carry text or
-//! complete `functionCall` objects; `finishReason`; errors as data events.
+//! Google Gemini `streamGenerateContent?alt=sse`: candidates whose parts carry text
+//! (`thought: true` for reasoning), complete `functionCall` objects or streamed
+//! `partialArgs`, and a part's `thoughtSignature`; `finishReason`; errors as data events.
 
 use std::borrow::Cow;
 
@@ -41,6 +42,9 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default)]
     thought: Option<bool>,
+    /// Opaque; Gemini 3 wants it back on the same part (a function call's above all).
+    #[serde(borrow, default, rename = "thoughtSignature")]
+    thought_signature: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "functionCall")]
     function_call: Option<FunctionCall<'a>>,
 }
@@ -113,15 +117,27 @@ impl Decoder {
         for cand in chunk.candidates.unwrap_or_default() {
             let c = cand.index.unwrap_or(0);
             for part in cand.content.and_then(|p| p.parts).unwrap_or_default() {
+                // The part's signature first: it belongs to what the part carries.
+                if let Some(sig) = part.thought_signature.filter(|s| !s.is_empty()) {
+                    out.push(Delta::ReasoningSignature {
+                        choice: c,
+                        signature: sig.into_owned(),
+                    });
+                }
                 if let Some(f) = part.function_call {
                     self.function_call(c, f, out);
                 } else if let Some(t) = part.text.filter(|t| !t.is_empty()) {
-                    if part.thought != Some(true) {
-                        out.push(Delta::Text {
+                    out.push(if part.thought == Some(true) {
+                        Delta::Reasoning {
                             choice: c,
                             text: t.into_owned(),
-                        });
-                    }
+                        }
+                    } else {
+                        Delta::Text {
+                            choice: c,
+                            text: t.into_owned(),
+                        }
+                    });
                 }
             }
             if let Some(raw) = cand.finish_reason {

@@ -42,8 +42,36 @@ struct Choice<'a> {
 struct Message<'a> {
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
+    /// Reasoning text (DeepSeek, xAI, vLLM before 0.10, LiteLLM); any other value is no
+    /// reasoning.
+    #[serde(borrow, default)]
+    reasoning_content: Option<&'a RawValue>,
+    /// The same under the name OpenRouter, Groq, Ollama and newer vLLM use.
+    #[serde(borrow, default)]
+    reasoning: Option<&'a RawValue>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolCall<'a>>>,
+}
+
+/// A message's reasoning text: `reasoning_content` when it is a non-empty string, else
+/// `reasoning` when that is (a server that sends both sends the same text twice).
+fn reasoning_text<'a>(
+    reasoning_content: Option<Cow<'a, str>>,
+    reasoning: Option<Cow<'a, str>>,
+) -> Option<Cow<'a, str>> {
+    reasoning_content
+        .filter(|t| !t.is_empty())
+        .or(reasoning.filter(|t| !t.is_empty()))
+}
+
+/// A JSON string value, unescaped; `None` for any other value.
+fn string_value(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    let text = raw?.get();
+    if text.starts_with('"') {
+        serde_json::from_str::<Cow<'_, str>>(text).ok()
+    } else {
+        None
+    }
 }
 
 #[derive(Deserialize)]
@@ -196,7 +224,10 @@ fn undecodable(payload: &[u8], why: &dyn std::fmt::Display) -> Delta {
 }
 
 fn set_choice(d: &mut Delta, c: u32) {
-    if let Delta::Text { choice, .. } | Delta::Call { choice, .. } = d {
+    if let Delta::Text { choice, .. }
+    | Delta::Reasoning { choice, .. }
+    | Delta::Call { choice, .. } = d
+    {
         *choice = c;
     }
 }
@@ -326,6 +357,8 @@ fn read_message(
     strings: &mut Strings,
 ) -> Result<(), Bad> {
     let mark = out.len();
+    // The reasoning strings, by name (the last of each).
+    let (mut reasoning_content, mut reasoning) = (None, None);
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
         let k = k.cow();
@@ -339,8 +372,24 @@ fn read_message(
                     choice: 0,
                     text: text.cow().into_owned(),
                 };
-                // Text comes before the calls, whatever the key order.
+                // Text comes before the calls, whatever the key order (and after the
+                // reasoning, which goes in front at the end).
                 out.insert(mark, d);
+            }
+        } else if k == "reasoning_content" || k == "reasoning" {
+            // A string is reasoning text; any other value is skipped.
+            let text = if c.peek() == Some(b'"') {
+                let t = c.string()?;
+                strings.hole(c.offset(), t.raw);
+                Some(t.cow())
+            } else {
+                c.skip()?;
+                None
+            };
+            if k == "reasoning" {
+                reasoning = text;
+            } else {
+                reasoning_content = text;
             }
         } else if k == "tool_calls" {
             if !c.null()? {
@@ -352,6 +401,15 @@ fn read_message(
         } else {
             c.skip()?;
         }
+    }
+    if let Some(text) = reasoning_text(reasoning_content, reasoning) {
+        out.insert(
+            mark,
+            Delta::Reasoning {
+                choice: 0,
+                text: text.into_owned(),
+            },
+        );
     }
     Ok(())
 }
@@ -428,6 +486,16 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
     for choice in chunk.choices.unwrap_or_default() {
         let c = choice.index.unwrap_or(0);
         if let Some(delta) = choice.delta {
+            let reasoning = reasoning_text(
+                string_value(delta.reasoning_content),
+                string_value(delta.reasoning),
+            );
+            if let Some(text) = reasoning {
+                out.push(Delta::Reasoning {
+                    choice: c,
+                    text: text.into_owned(),
+                });
+            }
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                 out.push(Delta::Text {
                     choice: c,

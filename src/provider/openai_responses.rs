@@ -1,5 +1,6 @@
 //! OpenAI Responses API streaming: `response.output_item.added` (`function_call` items),
 //! `response.function_call_arguments.delta` / `.done`, `response.output_text.delta`,
+//! `response.reasoning_text.delta`, `response.reasoning_summary_text.delta`,
 //! `response.completed` / `.incomplete` / `.failed`, `error`.
 
 use std::borrow::Cow;
@@ -153,6 +154,14 @@ impl Decoder {
                     index: Some(index),
                 });
             }
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Reasoning {
+                        choice: 0,
+                        text: t.into_owned(),
+                    });
+                }
+            }
             "response.output_text.delta" => {
                 if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
                     out.push(Delta::Text {
@@ -245,14 +254,10 @@ mod tests {
             &event(4, r#""location""#, "SdSOtFre"),
             &mut out,
         );
-        // Reasoning events between decode to nothing and leave the template be.
-        let reasoning = br#"{"type":"response.reasoning_summary_text.delta","sequence_number":5,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"hm"}"#;
+        // Events between that decode to nothing leave the template be.
+        let ignored = br#"{"type":"response.content_part.added","sequence_number":5,"item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":""}}"#;
         for _ in 0..10 {
-            d.decode(
-                Some(b"response.reasoning_summary_text.delta"),
-                reasoning,
-                &mut out,
-            );
+            d.decode(Some(b"response.content_part.added"), ignored, &mut out);
         }
         let next = event(16, r#""\":\"Par\u00eds""#, "y5ScOEy3kpvfM");
         assert_eq!(
@@ -267,17 +272,41 @@ mod tests {
             .unwrap()
             .replace("\"output_index\":0", "\"output_index\":1");
         assert_eq!(d.templates.peek(DELTA, other.as_bytes()), None);
-        // Reasoning before a new call's first event: the call still gets its template (the
-        // reasoning events were not misses).
+        // Such events before a new call's first event: the call still gets its template
+        // (they were not misses).
         for _ in 0..10 {
-            d.decode(
-                Some(b"response.reasoning_summary_text.delta"),
-                reasoning,
-                &mut out,
-            );
+            d.decode(Some(b"response.content_part.added"), ignored, &mut out);
         }
         d.decode(Some(DELTA), other.as_bytes(), &mut out);
         let after = other.replace("\"sequence_number\":17", "\"sequence_number\":18");
         assert!(d.templates.peek(DELTA, after.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn reasoning_deltas_are_reasoning_and_read_from_their_template() {
+        const SUMMARY: &[u8] = b"response.reasoning_summary_text.delta";
+        let reasoning = |seq: u32, delta: &str| {
+            format!(r#"{{"type":"response.reasoning_summary_text.delta","sequence_number":{seq},"item_id":"rs_1","output_index":0,"summary_index":0,"delta":{delta},"obfuscation":"ab"}}"#).into_bytes()
+        };
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(Some(SUMMARY), &reasoning(1, r#""**Plan""#), &mut out);
+        d.decode(Some(SUMMARY), &reasoning(2, r#""ning**\n""#), &mut out);
+        let next = reasoning(3, r#""I will \"call\" it.""#);
+        let want = Delta::Reasoning {
+            choice: 0,
+            text: "I will \"call\" it.".to_string(),
+        };
+        assert_eq!(d.templates.peek(SUMMARY, &next), Some(want.clone()));
+        d.decode(Some(SUMMARY), &next, &mut out);
+        let texts: Vec<Delta> = ["**Plan", "ning**\n"]
+            .iter()
+            .map(|t| Delta::Reasoning {
+                choice: 0,
+                text: t.to_string(),
+            })
+            .chain([want])
+            .collect();
+        assert_eq!(out, texts);
     }
 }
