@@ -1,4 +1,5 @@
-//! Ollama native `/api/chat` (NDJSON): `message.content`, `message.tool_calls[]` with
+//! Ollama native `/api/chat` (NDJSON): `message.content`, `message.thinking` (with
+//! `think`), `message.tool_calls[]` with
 //! `function.arguments` as objects, `done`, `done_reason`, `{"error": ...}` lines.
 
 use std::borrow::Cow;
@@ -25,6 +26,8 @@ struct Line<'a> {
 struct Message<'a> {
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolCall<'a>>>,
 }
@@ -67,6 +70,12 @@ impl Decoder {
             out.push(error_delta(err.get()));
         }
         if let Some(m) = line.message {
+            if let Some(t) = m.thinking.filter(|t| !t.is_empty()) {
+                out.push(Delta::Reasoning {
+                    choice: 0,
+                    text: t.into_owned(),
+                });
+            }
             if let Some(t) = m.content.filter(|t| !t.is_empty()) {
                 out.push(Delta::Text {
                     choice: 0,
@@ -100,5 +109,33 @@ impl Decoder {
             });
             out.push(Delta::Done);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinking_is_reasoning_before_the_text() {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(
+            br#"{"model":"qwen3","created_at":"2026-11-30T00:00:00Z","message":{"role":"assistant","content":"","thinking":"Let me think"},"done":false}"#,
+            &mut out,
+        );
+        d.decode(
+            br#"{"model":"qwen3","created_at":"2026-11-30T00:00:01Z","message":{"role":"assistant","content":"Hi","thinking":"."},"done":false}"#,
+            &mut out,
+        );
+        let r = |t: &str| Delta::Reasoning {
+            choice: 0,
+            text: t.to_string(),
+        };
+        let text = Delta::Text {
+            choice: 0,
+            text: "Hi".to_string(),
+        };
+        assert_eq!(out, [r("Let me think"), r("."), text]);
     }
 }
