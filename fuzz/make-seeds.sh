@@ -63,3 +63,12 @@ for f in ../examples/captures/openai-*.sse ../examples/captures/openrouter-*.sse
     prev="$p"
   done < "$f"
 done
+# Reasoning payloads (OpenAI-compatible names, an Anthropic thinking delta), alone and in
+# pairs, for the envelope target's cursor/serde and template checks.
+rc='{"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"Let me"},"logprobs":null,"finish_reason":null}]}'
+rr='{"id":"c1","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"role":"assistant","reasoning":" think","content":""}}]}'
+th='{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"I will"}}'
+printf '%s' "$rc" > corpus/openai_envelope/reasoning-content
+printf '%s' "$rr" > corpus/openai_envelope/reasoning
+{ printf '%s' "$rc"; printf '\0'; printf '%s' '" think\"s"'; } > corpus/openai_envelope/reasoning-pair
+{ printf '%s' "$th"; printf '\0'; printf '%s' '"more"'; } > corpus/openai_envelope/thinking-pair
