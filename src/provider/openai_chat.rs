@@ -364,7 +364,8 @@ fn read_message(
         let k = k.cow();
         if k == "content" {
             let text = c.opt_string()?;
-            if let Some(t) = text {
+            // An empty string gives no delta: it stays in a template's bytes as it is.
+            if let Some(t) = text.filter(|t| !t.raw.is_empty()) {
                 strings.hole(c.offset(), t.raw);
             }
             if let Some(text) = text.filter(|s| !s.raw.is_empty()) {
@@ -380,7 +381,9 @@ fn read_message(
             // A string is reasoning text; any other value is skipped.
             let text = if c.peek() == Some(b'"') {
                 let t = c.string()?;
-                strings.hole(c.offset(), t.raw);
+                if !t.raw.is_empty() {
+                    strings.hole(c.offset(), t.raw);
+                }
                 Some(t.cow())
             } else {
                 c.skip()?;
@@ -567,6 +570,34 @@ mod tests {
         out.clear();
         d.decode(&next, &mut out);
         assert_eq!(out, reference(&next));
+    }
+
+    #[test]
+    fn reasoning_is_read_from_the_template_beside_an_empty_content() {
+        // OpenRouter's shape: an empty `content` beside the reasoning.
+        let p = |r: &str| {
+            format!("{{\"id\":\"gen-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"deepseek/deepseek-r1\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\",\"reasoning\":{r}}},\"finish_reason\":null}}]}}").into_bytes()
+        };
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(&p("\"Let\""), &mut out);
+        d.decode(&p("\" me\""), &mut out);
+        let next = p("\" think\\n\"");
+        let want = reference(&next);
+        assert_eq!(
+            want,
+            [Delta::Reasoning {
+                choice: 0,
+                text: " think\n".to_string()
+            }]
+        );
+        assert_eq!(d.templates.peek(b"", &next), Some(want[0].clone()));
+        // The empty content is part of the template's bytes: a text there is not this
+        // template's.
+        let text = String::from_utf8(next)
+            .unwrap()
+            .replace("\"content\":\"\"", "\"content\":\"a\"");
+        assert_eq!(d.templates.peek(b"", text.as_bytes()), None);
     }
 
     #[test]
