@@ -38,50 +38,88 @@ fn fragments(args: &str, rng: &mut Rng) -> Vec<String> {
     out
 }
 
-/// Responses (each one a complete SSE body) and the total number of calls.
-pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+/// What a corpus writer is asked to append to a response's body.
+enum Part<'a> {
+    /// The response starts.
+    Open,
+    /// Call `k` of the response, its arguments and their fragments (each a JSON string).
+    Call {
+        k: usize,
+        args: &'a str,
+        fragments: Vec<String>,
+    },
+    /// The response ends.
+    Close,
+}
+
+/// Responses of 20 calls each, `bytes` in all (each a complete SSE body `write` appends
+/// its parts to), and the total number of calls. Every format gets the same calls from the
+/// same seed (`write` may draw from the generator too, after a call's fragments are cut).
+fn calls_corpus(
+    bytes: usize,
+    mut write: impl FnMut(&mut String, Part<'_>, &mut Rng),
+) -> (Vec<Bytes>, usize) {
     let mut rng = Rng(0xABCD_EF01_2345_6789);
     let mut responses = Vec::new();
     let mut total = 0;
     let mut calls = 0;
     while total < bytes {
         let mut body = String::new();
+        write(&mut body, Part::Open, &mut rng);
         for k in 0..20 {
             let args = arguments(&mut rng);
-            // The first delta names the call.
-            body.push_str(&format!(
-                "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"id\":\"call_{k:08}\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
-            ));
-            for frag in fragments(&args, &mut rng) {
-                body.push_str(&format!(
-                    "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"function\":{{\"arguments\":{frag}}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
-                ));
-            }
+            let fragments = fragments(&args, &mut rng);
+            write(
+                &mut body,
+                Part::Call {
+                    k,
+                    args: &args,
+                    fragments,
+                },
+                &mut rng,
+            );
             calls += 1;
         }
-        body.push_str("data: {\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+        write(&mut body, Part::Close, &mut rng);
         total += body.len();
         responses.push(Bytes::from(body));
     }
     (responses, calls)
 }
 
+/// Responses (each one a complete SSE body) and the total number of calls.
+pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    calls_corpus(bytes, |body, part, _| {
+        match part {
+        Part::Open => {}
+        Part::Call { k, fragments, .. } => {
+            // The first delta names the call.
+            body.push_str(&format!(
+                "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"id\":\"call_{k:08}\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+            ));
+            for frag in fragments {
+                body.push_str(&format!(
+                    "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"function\":{{\"arguments\":{frag}}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+                ));
+            }
+        }
+        Part::Close => body.push_str("data: {\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"),
+    }
+    })
+}
+
 /// The same calls as Anthropic Messages streams (a `content_block_start` per call, its
 /// arguments in the same `input_json_delta` fragments, `content_block_stop`), for the
 /// instruction counts.
 pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
-    let mut rng = Rng(0xABCD_EF01_2345_6789);
-    let mut responses = Vec::new();
-    let mut total = 0;
-    let mut calls = 0;
-    while total < bytes {
-        let mut body = String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01XFDUDYJgAACzvnptvVoYEL\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n");
-        for k in 0..20 {
-            let args = arguments(&mut rng);
+    calls_corpus(bytes, |body, part, _| {
+        match part {
+        Part::Open => body.push_str("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01XFDUDYJgAACzvnptvVoYEL\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n"),
+        Part::Call { k, fragments, .. } => {
             body.push_str(&format!(
                 "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{k},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{k:08}\",\"name\":\"write_file\",\"input\":{{}}}}}}\n\n"
             ));
-            for frag in fragments(&args, &mut rng) {
+            for frag in fragments {
                 body.push_str(&format!(
                     "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{k},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{frag}}}}}\n\n"
                 ));
@@ -89,13 +127,10 @@ pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
             body.push_str(&format!(
                 "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{k}}}\n\n"
             ));
-            calls += 1;
         }
-        body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":89}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
-        total += body.len();
-        responses.push(Bytes::from(body));
+        Part::Close => body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":89}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
     }
-    (responses, calls)
+    })
 }
 
 /// The same calls as OpenAI Responses API streams, as OpenAI sends them: a
@@ -105,28 +140,26 @@ pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
 /// arguments, `response.output_item.done`, and `response.completed` at the end.
 pub fn responses_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
     const OBFUSCATION: &str = "nWru1sTmaAzi9OSdSOtFrey5ScOEy3kpvfM";
-    let mut rng = Rng(0xABCD_EF01_2345_6789);
-    let mut responses = Vec::new();
-    let mut total = 0;
-    let mut calls = 0;
-    while total < bytes {
-        let mut seq = 0;
-        let mut body = String::from("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-4.1-2025-04-14\",\"output\":[]}}\n\n");
-        for k in 0..20 {
-            let args = arguments(&mut rng);
+    let mut seq = 0;
+    calls_corpus(bytes, |body, part, rng| match part {
+        Part::Open => {
+            seq = 0;
+            body.push_str("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-4.1-2025-04-14\",\"output\":[]}}\n\n");
+        }
+        Part::Call { k, args, fragments } => {
             let item = format!("fc_68ac6faa3ba881a0b6d3a4e1c0f2{k:08}");
             seq += 1;
             body.push_str(&format!(
                 "event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"sequence_number\":{seq},\"output_index\":{k},\"item\":{{\"id\":\"{item}\",\"type\":\"function_call\",\"status\":\"in_progress\",\"arguments\":\"\",\"call_id\":\"call_{k:08}\",\"name\":\"write_file\"}}}}\n\n"
             ));
-            for frag in fragments(&args, &mut rng) {
+            for frag in fragments {
                 seq += 1;
                 let ob = &OBFUSCATION[..4 + (rng.next() % 28) as usize];
                 body.push_str(&format!(
                     "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"sequence_number\":{seq},\"item_id\":\"{item}\",\"output_index\":{k},\"delta\":{frag},\"obfuscation\":\"{ob}\"}}\n\n"
                 ));
             }
-            let whole = serde_json::to_string(&args).unwrap();
+            let whole = serde_json::to_string(args).unwrap();
             seq += 1;
             body.push_str(&format!(
                 "event: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"sequence_number\":{seq},\"item_id\":\"{item}\",\"output_index\":{k},\"arguments\":{whole}}}\n\n"
@@ -135,14 +168,12 @@ pub fn responses_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
             body.push_str(&format!(
                 "event: response.output_item.done\ndata: {{\"type\":\"response.output_item.done\",\"sequence_number\":{seq},\"output_index\":{k},\"item\":{{\"id\":\"{item}\",\"type\":\"function_call\",\"status\":\"completed\",\"arguments\":{whole},\"call_id\":\"call_{k:08}\",\"name\":\"write_file\"}}}}\n\n"
             ));
-            calls += 1;
         }
-        seq += 1;
-        body.push_str(&format!("event: response.completed\ndata: {{\"type\":\"response.completed\",\"sequence_number\":{seq},\"response\":{{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-4.1-2025-04-14\",\"usage\":{{\"input_tokens\":291,\"output_tokens\":23,\"total_tokens\":314}}}}}}\n\n"));
-        total += body.len();
-        responses.push(Bytes::from(body));
-    }
-    (responses, calls)
+        Part::Close => {
+            seq += 1;
+            body.push_str(&format!("event: response.completed\ndata: {{\"type\":\"response.completed\",\"sequence_number\":{seq},\"response\":{{\"id\":\"resp_68ac6fa9b2e081a0a5c4c6ad8db3e46e\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-4.1-2025-04-14\",\"usage\":{{\"input_tokens\":291,\"output_tokens\":23,\"total_tokens\":314}}}}}}\n\n"));
+        }
+    })
 }
 
 /// The toolstream pipeline over OpenAI chat responses: the number of calls.
