@@ -207,7 +207,8 @@ pub enum Delta {
     /// Opaque data the provider needs back, verbatim, in the next request of a tool loop:
     /// the signature that closes an Anthropic thinking block (`signature_delta`; the
     /// reasoning before it is the block's text), or Gemini's `thoughtSignature` (it
-    /// belongs to the part that carried it: the text or call that comes right after).
+    /// belongs to the part that carried it: the text, reasoning or call that comes right
+    /// after, or an empty text part when nothing from that part follows).
     ReasoningSignature {
         /// Choice / candidate index.
         choice: u32,
