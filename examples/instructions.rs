@@ -8,8 +8,11 @@
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
 //! stream, `pipeline-anthropic-none` and `pipeline-anthropic` on the same calls streamed as
 //! Anthropic events, `pipeline-responses-none`, `pipeline-responses` and
-//! `pipeline-responses-reference` on them as OpenAI Responses events; or `envelopes-none`, `envelopes-fresh` (a decoder per payload),
-//! `envelopes-stream` (one per response) on that stream's `data:` payloads.
+//! `pipeline-responses-reference` on them as OpenAI Responses events,
+//! `pipeline-reasoning-none`, `pipeline-reasoning` and `pipeline-reasoning-reference` on
+//! the OpenAI chat stream with reasoning deltas before each call; or `envelopes-none`,
+//! `envelopes-fresh` (a decoder per payload), `envelopes-stream` (one per response) on that
+//! stream's `data:` payloads.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -63,13 +66,28 @@ fn main() {
 /// The pipeline benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) in 4 KiB chunks:
 /// `none` (building it only), `toolstream` or `reference`; or the same calls as an
 /// Anthropic stream: `anthropic-none`, `anthropic` (toolstream); or as an OpenAI Responses
-/// stream: `responses-none`, `responses` (toolstream), `responses-reference`.
+/// stream: `responses-none`, `responses` (toolstream), `responses-reference`; or the
+/// OpenAI chat stream of a reasoning model (reasoning deltas before each call):
+/// `reasoning-none`, `reasoning` (toolstream), `reasoning-reference`.
 fn pipeline(side: &str) {
     let (responses, calls) = common::pipeline::corpus(common::corpus_bytes(2));
     let found = match side {
         "none" => calls,
         "toolstream" => common::pipeline::toolstream_pipeline(&responses, 4096),
         "reference" => common::pipeline::reference(&responses, 4096),
+        "reasoning" | "reasoning-none" | "reasoning-reference" => {
+            let (responses, calls) = common::pipeline::reasoning_corpus(common::corpus_bytes(2));
+            let found = match side {
+                "reasoning" => common::pipeline::toolstream_pipeline(&responses, 4096),
+                "reasoning-reference" => common::pipeline::reference(&responses, 4096),
+                _ => calls,
+            };
+            assert_eq!(
+                found, calls,
+                "{side} found {found} calls, the stream has {calls}"
+            );
+            return;
+        }
         "anthropic" | "anthropic-none" | "responses" | "responses-none" | "responses-reference" => {
             let anthropic = side.starts_with("anthropic");
             let (responses, calls) = if anthropic {

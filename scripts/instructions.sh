@@ -56,4 +56,8 @@ echo "The same calls as an Anthropic Messages stream, toolstream pipeline: $aour
 rnone=$(count pipeline-responses-none)
 rours=$(( $(count pipeline-responses) - rnone ))
 rref=$(( $(count pipeline-responses-reference) - rnone ))
+gnone=$(count pipeline-reasoning-none)
+gours=$(( $(count pipeline-reasoning) - gnone ))
+gref=$(( $(count pipeline-reasoning-reference) - gnone ))
+echo "The OpenAI chat stream of a reasoning model (as many reasoning deltas as argument deltas): toolstream pipeline $gours instructions, the reference stack $gref ($(ratio "$gref" "$gours")× fewer)."
 echo "The same calls as an OpenAI Responses stream: toolstream pipeline $rours instructions, eventsource-stream + typed serde_json + String accumulation $rref ($(ratio "$rref" "$rours")× fewer)."

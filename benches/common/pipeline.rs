@@ -89,10 +89,27 @@ fn calls_corpus(
 
 /// Responses (each one a complete SSE body) and the total number of calls.
 pub fn corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    chat_corpus(bytes, false)
+}
+
+/// [`corpus`] from a reasoning model: before each call, as many `reasoning_content` deltas
+/// as the call has argument deltas (the same fragments, as text), in DeepSeek's shape.
+pub fn reasoning_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
+    chat_corpus(bytes, true)
+}
+
+fn chat_corpus(bytes: usize, reasoning: bool) -> (Vec<Bytes>, usize) {
     calls_corpus(bytes, |body, part, _| {
         match part {
         Part::Open => {}
         Part::Call { k, fragments, .. } => {
+            if reasoning {
+                for frag in &fragments {
+                    body.push_str(&format!(
+                        "data: {{\"id\":\"0c2f0c5e-6f5b-4a8e-9d1a-3a4c1f2e9b7d\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"deepseek-reasoner\",\"system_fingerprint\":\"fp_7e0991cad4_prod0820_fp8_kvcache\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":null,\"reasoning_content\":{frag}}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+                    ));
+                }
+            }
             // The first delta names the call.
             body.push_str(&format!(
                 "data: {{\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{k},\"id\":\"call_{k:08}\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
