@@ -99,8 +99,7 @@ pub fn reasoning_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
 }
 
 fn chat_corpus(bytes: usize, reasoning: bool) -> (Vec<Bytes>, usize) {
-    calls_corpus(bytes, |body, part, _| {
-        match part {
+    calls_corpus(bytes, |body, part, _| match part {
         Part::Open => {}
         Part::Call { k, fragments, .. } => {
             if reasoning {
@@ -120,8 +119,9 @@ fn chat_corpus(bytes: usize, reasoning: bool) -> (Vec<Bytes>, usize) {
                 ));
             }
         }
-        Part::Close => body.push_str("data: {\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"),
-    }
+        Part::Close => {
+            body.push_str("data: {\"id\":\"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT\",\"object\":\"chat.completion.chunk\",\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+        }
     })
 }
 
@@ -129,9 +129,10 @@ fn chat_corpus(bytes: usize, reasoning: bool) -> (Vec<Bytes>, usize) {
 /// arguments in the same `input_json_delta` fragments, `content_block_stop`), for the
 /// instruction counts.
 pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
-    calls_corpus(bytes, |body, part, _| {
-        match part {
-        Part::Open => body.push_str("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01XFDUDYJgAACzvnptvVoYEL\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n"),
+    calls_corpus(bytes, |body, part, _| match part {
+        Part::Open => {
+            body.push_str("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01XFDUDYJgAACzvnptvVoYEL\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n");
+        }
         Part::Call { k, fragments, .. } => {
             body.push_str(&format!(
                 "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{k},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{k:08}\",\"name\":\"write_file\",\"input\":{{}}}}}}\n\n"
@@ -145,8 +146,9 @@ pub fn anthropic_corpus(bytes: usize) -> (Vec<Bytes>, usize) {
                 "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{k}}}\n\n"
             ));
         }
-        Part::Close => body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":89}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
-    }
+        Part::Close => {
+            body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":89}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        }
     })
 }
 
