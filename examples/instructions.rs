@@ -65,54 +65,40 @@ fn main() {
 
 /// The pipeline benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) in 4 KiB chunks:
 /// `none` (building it only), `toolstream` or `reference`; or the same calls as an
-/// Anthropic stream: `anthropic-none`, `anthropic` (toolstream); or as an OpenAI Responses
-/// stream: `responses-none`, `responses` (toolstream), `responses-reference`; or the
-/// OpenAI chat stream of a reasoning model (reasoning deltas before each call):
-/// `reasoning-none`, `reasoning` (toolstream), `reasoning-reference`.
+/// Anthropic stream: `anthropic-none`, `anthropic` (toolstream), `anthropic-reference`; or
+/// as an OpenAI Responses stream: `responses-none`, `responses` (toolstream),
+/// `responses-reference`; or the OpenAI chat stream of a reasoning model (reasoning deltas
+/// before each call): `reasoning-none`, `reasoning` (toolstream), `reasoning-reference`.
 fn pipeline(side: &str) {
-    let (responses, calls) = common::pipeline::corpus(common::corpus_bytes(2));
-    let found = match side {
+    use common::pipeline as p;
+    use toolstream::provider::Format;
+    type Corpus = fn(usize) -> (Vec<bytes::Bytes>, usize);
+    type Reference = fn(&[bytes::Bytes], usize) -> usize;
+    // Which stream the side names, and what runs on it.
+    let (stream, run) = match side {
+        "none" | "toolstream" | "reference" => ("chat", side),
+        s => s.split_once('-').unwrap_or((s, "toolstream")),
+    };
+    let (corpus, format, reference): (Corpus, Format, Reference) = match stream {
+        "chat" => (p::corpus, Format::OpenAiChat, p::reference),
+        "reasoning" => (p::reasoning_corpus, Format::OpenAiChat, p::reference),
+        "anthropic" => (
+            p::anthropic_corpus,
+            Format::Anthropic,
+            p::anthropic_reference,
+        ),
+        "responses" => (
+            p::responses_corpus,
+            Format::OpenAiResponses,
+            p::responses_reference,
+        ),
+        _ => panic!("unknown pipeline side {side}"),
+    };
+    let (responses, calls) = corpus(common::corpus_bytes(2));
+    let found = match run {
         "none" => calls,
-        "toolstream" => common::pipeline::toolstream_pipeline(&responses, 4096),
-        "reference" => common::pipeline::reference(&responses, 4096),
-        "reasoning" | "reasoning-none" | "reasoning-reference" => {
-            let (responses, calls) = common::pipeline::reasoning_corpus(common::corpus_bytes(2));
-            let found = match side {
-                "reasoning" => common::pipeline::toolstream_pipeline(&responses, 4096),
-                "reasoning-reference" => common::pipeline::reference(&responses, 4096),
-                _ => calls,
-            };
-            assert_eq!(
-                found, calls,
-                "{side} found {found} calls, the stream has {calls}"
-            );
-            return;
-        }
-        "anthropic" | "anthropic-none" | "responses" | "responses-none" | "responses-reference" => {
-            let anthropic = side.starts_with("anthropic");
-            let (responses, calls) = if anthropic {
-                common::pipeline::anthropic_corpus(common::corpus_bytes(2))
-            } else {
-                common::pipeline::responses_corpus(common::corpus_bytes(2))
-            };
-            let format = if anthropic {
-                toolstream::provider::Format::Anthropic
-            } else {
-                toolstream::provider::Format::OpenAiResponses
-            };
-            let found = match side {
-                "anthropic" | "responses" => {
-                    common::pipeline::toolstream_pipeline_as(&responses, 4096, format)
-                }
-                "responses-reference" => common::pipeline::responses_reference(&responses, 4096),
-                _ => calls,
-            };
-            assert_eq!(
-                found, calls,
-                "{side} found {found} calls, the stream has {calls}"
-            );
-            return;
-        }
+        "toolstream" => p::toolstream_pipeline_as(&responses, 4096, format),
+        "reference" => reference(&responses, 4096),
         _ => panic!("unknown pipeline side {side}"),
     };
     assert_eq!(
