@@ -52,7 +52,8 @@ echo "| toolstream pipeline | $pours | $(ratio "$pref" "$pours")× fewer |"
 anone=$(count pipeline-anthropic-none)
 aours=$(( $(count pipeline-anthropic) - anone ))
 echo
-echo "The same calls as an Anthropic Messages stream, toolstream pipeline: $aours instructions."
+aref=$(( $(count pipeline-anthropic-reference) - anone ))
+echo "The same calls as an Anthropic Messages stream: toolstream pipeline $aours instructions, eventsource-stream + typed serde_json + String accumulation $aref ($(ratio "$aref" "$aours")× fewer)."
 rnone=$(count pipeline-responses-none)
 rours=$(( $(count pipeline-responses) - rnone ))
 rref=$(( $(count pipeline-responses-reference) - rnone ))
