@@ -95,12 +95,9 @@ struct Function<'a> {
 
 /// Arguments as JSON text: a JSON string is unescaped once; an object is taken as is.
 pub(crate) fn arguments_text(raw: Option<&RawValue>) -> Option<String> {
-    let raw = raw?;
-    let text = raw.get();
+    let text = raw?.get();
     if text.starts_with('"') {
-        serde_json::from_str::<Cow<'_, str>>(text)
-            .ok()
-            .map(|s| s.into_owned())
+        string_value(raw).map(Cow::into_owned)
     } else if text == "null" {
         None
     } else {
