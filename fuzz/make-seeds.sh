@@ -70,5 +70,7 @@ rr='{"id":"c1","object":"chat.completion.chunk","created":1,"model":"x","choices
 th='{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"I will"}}'
 printf '%s' "$rc" > corpus/openai_envelope/reasoning-content
 printf '%s' "$rr" > corpus/openai_envelope/reasoning
+gs='{"choices":[{"delta":{"role":"assistant","tool_calls":[{"extra_content":{"google":{"thought_signature":"CpoC=="}},"function":{"arguments":"{\"city\":\"Paris\"}","name":"get_weather"},"id":"function-call-1","index":0,"type":"function"}],"extra_content":{"google":{"thought_signature":"Ctsb"}}},"index":0}],"object":"chat.completion.chunk"}'
+printf '%s' "$gs" > corpus/openai_envelope/gemini-signature
 { printf '%s' "$rc"; printf '\0'; printf '%s' '" think\"s"'; } > corpus/openai_envelope/reasoning-pair
 { printf '%s' "$th"; printf '\0'; printf '%s' '"more"'; } > corpus/openai_envelope/thinking-pair

@@ -147,11 +147,29 @@ fn chunk() -> impl Strategy<Value = String> {
     ]
     .boxed();
     let function = object(vec![("name", opt(string_lit())), ("arguments", arguments)]);
+    // Gemini's thought signature in its OpenAI-compatible API, and shapes that are none.
+    let extra_content = || {
+        prop_oneof![
+            4 => string_lit().prop_map(|s| format!("{{\"google\":{{\"thought_signature\":{s}}}}}")),
+            1 => string_lit().prop_map(|s| format!(
+                "{{\"x\":[1],\"google\":{{\"a\":{{}},\"thought_signature\":{s},\"b\":null}}}}"
+            )),
+            1 => Just("{\"google\":{\"thought_signature\":7}}".to_string()),
+            1 => Just("{\"google\":{\"thought_signature\":\"A\",\"thought_signature\":\"B\"}}".to_string()),
+            1 => Just("{\"google\":{\"thought_signature\":\"A\"},\"google\":{\"x\":1}}".to_string()),
+            1 => Just("{\"google\":{\"thought_signature\":\"A\",\"thought_signature\":null}}".to_string()),
+            1 => Just("{\"google\":[\"thought_signature\"]}".to_string()),
+            1 => Just("{\"goo\\u0067le\":{\"thought_signature\":\"S\"}}".to_string()),
+            1 => Just("\"thought_signature\"".to_string()),
+        ]
+        .boxed()
+    };
     let call = object(vec![
         ("index", opt(number_lit())),
         ("id", opt(string_lit())),
         ("type", Just("\"function\"".to_string()).boxed()),
         ("function", opt(function)),
+        ("extra_content", opt(extra_content())),
     ]);
     // Reasoning text is a string; servers have sent other values under these names too.
     let reasoning = || {
@@ -167,6 +185,7 @@ fn chunk() -> impl Strategy<Value = String> {
         ("reasoning_content", opt(reasoning())),
         ("reasoning", opt(reasoning())),
         ("tool_calls", opt(array(call))),
+        ("extra_content", opt(extra_content())),
     ]);
     let finish = prop_oneof![
         Just("\"stop\"".to_string()),

@@ -208,7 +208,10 @@ pub enum Delta {
     /// the signature that closes an Anthropic thinking block (`signature_delta`; the
     /// reasoning before it is the block's text), or Gemini's `thoughtSignature` (it
     /// belongs to the part that carried it: the text, reasoning or call that comes right
-    /// after, or an empty text part when nothing from that part follows).
+    /// after, or an empty text part when nothing from that part follows). Through Gemini's
+    /// OpenAI-compatible API the same signature comes as `extra_content.google.thought_signature`
+    /// on a tool call (it comes right before that call, and goes back on it) or on the
+    /// delta (right before the delta's text and calls, after its reasoning).
     ReasoningSignature {
         /// Choice / candidate index.
         choice: u32,
