@@ -13,7 +13,7 @@
 //! | [`provider`] | OpenAI chat (and compatibles), OpenAI Responses, Anthropic, Gemini, Ollama → [`provider::Delta`] |
 //! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
 //! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
-//! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, fall back, surface |
+//! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
 //! Most users want [`pipeline::Stream`]:
 //!

@@ -259,6 +259,19 @@ const HTTP: &[V] = &[
     v!(Other, 400, NONE, r#"{"message":"You don't have access to the model with the specified model ID."}"#, PermissionDenied, Fallback),
     v!(Other, 400, NONE, r#"{"error":"The model text-davinci-003 has been decommissioned"}"#, ModelNotFound, Fallback),
     v!(Other, 400, NONE, r#"{"error":"Response blocked by safety filters"}"#, ContentPolicy, Surface),
+    // ---- Replayed reasoning refused (the request must change; bodies as reported) ----
+    // trap: mentions `tool_use` and `tool_result` (a tool-id mismatch rule) and "messages"
+    v!(Anthropic, 400, NONE, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"},"request_id":"req_vrtx_011CXHqiZPJzdrvgn43AHAoA"}"#, ReasoningReplay, RepairRequest),
+    v!(Anthropic, 400, NONE, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0: Invalid `signature` in `thinking` block"},"request_id":"req_011CWkB65DcNzK2MiofhXx8b"}"#, ReasoningReplay, RepairRequest),
+    v!(Anthropic, 400, NONE, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.3.content.11: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response."},"request_id":"req_011CbVJR3DSpsq426RyQ7HJ2"}"#, ReasoningReplay, RepairRequest),
+    // An Anthropic model behind Vertex: its error is the message of Google's.
+    v!(Gemini, 400, NONE, r#"{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.5.content.0: Invalid `signature` in `thinking` block\"},\"request_id\":\"req_vrtx_011CWcDAiLqXNmbGx1MH2UDE\"}","status":"INVALID_ARGUMENT"}}"#, ReasoningReplay, RepairRequest),
+    v!(Gemini, 400, NONE, r#"[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:shell` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.","status":"INVALID_ARGUMENT"}}]"#, ReasoningReplay, RepairRequest),
+    v!(Gemini, 400, NONE, r#"{"error":{"code":400,"message":"Corrupted thought signature.","status":"INVALID_ARGUMENT"}}"#, ReasoningReplay, RepairRequest),
+    v!(Openrouter, 400, NONE, r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Corrupted thought signature.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","provider_name":"Google AI Studio"}},"user_id":"user_2wBuDnJRIDXqz6yJxJBP7L22ds2"}"#, ReasoningReplay, RepairRequest),
+    v!(Openai, 400, NONE, r#"{"error":{"message":"Item 'rs_0c3876fcd4da19ef00692a14046bc8819eba6941c05c5ab7e7' of type 'reasoning' was provided without its required following item.","type":"invalid_request_error","param":"input","code":null}}"#, ReasoningReplay, RepairRequest),
+    v!(Openai, 400, NONE, r#"{"error":{"message":"Item 'fc_68b14140a1c08190' of type 'function_call' was provided without its required 'reasoning' item: 'rs_68b14140...'.","type":"invalid_request_error","param":"input","code":null}}"#, ReasoningReplay, RepairRequest),
+    v!(Openai, 400, NONE, r#"{"error":{"message":"The encrypted content gAAA...DQ== could not be verified.","type":"invalid_request_error","param":null,"code":"invalid_encrypted_content"}}"#, ReasoningReplay, RepairRequest),
     // Status only: bodies with nothing to go on.
     v!(Other, 402, NONE, "", QuotaExhausted, Fallback),
     v!(Other, 408, NONE, "", Timeout, Retry),
@@ -628,6 +641,41 @@ fn policy_turns_reasons_into_actions() {
     assert_eq!(
         (v.action, v.should_compress, v.should_fallback),
         (A::Compress, true, false)
+    );
+    // Refused replayed reasoning: repair the request once, with a hint, never fall back;
+    // a second refusal surfaces.
+    let body = r#"{"error":{"code":400,"message":"Corrupted thought signature.","status":"INVALID_ARGUMENT"}}"#;
+    let v = http(400, NONE, body, 0);
+    assert_eq!(
+        (v.reason, v.action, v.retryable, v.should_fallback),
+        (R::ReasoningReplay, A::RepairRequest, true, false)
+    );
+    assert!(
+        v.hint
+            .is_some_and(|h| h.contains("skip_thought_signature_validator")),
+        "{:?}",
+        v.hint
+    );
+    let v = http(400, NONE, body, 1);
+    assert_eq!(
+        (v.action, v.retryable, v.should_fallback),
+        (A::Surface, false, false)
+    );
+    let v = classify_http(
+        &HttpFailure {
+            provider: P::Gemini,
+            status: 400,
+            headers: NONE,
+            body: body.as_bytes(),
+            attempt: 0,
+        },
+        &lenient,
+    );
+    assert_eq!((v.action, v.should_fallback), (A::RepairRequest, false));
+    // Only such rules give a hint.
+    assert_eq!(
+        http(400, NONE, r#"{"error":"unknown parameter 'x'"}"#, 0).hint,
+        None
     );
     // Every reason has a documented default action.
     for r in Reason::ALL {

@@ -159,6 +159,21 @@ fn classify_prints_a_decision_as_json() {
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
+    assert_eq!(v["hint"], serde_json::Value::Null);
+
+    // A request to repair, with the rule's hint.
+    let (code, out, _) = run(
+        &["classify", "--provider", "anthropic", "--status", "400", "--json", "-"],
+        br#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0: Invalid `signature` in `thinking` block"}}"#,
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["reason"], "reasoning_replay");
+    assert_eq!(v["action"], "repair_request");
+    assert!(
+        v["hint"].as_str().is_some_and(|h| h.contains("thinking")),
+        "{v}"
+    );
 
     let (code, out, _) = run(
         &[

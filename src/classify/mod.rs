@@ -1,5 +1,6 @@
 //! Every failure becomes a decision: retry, retry with feedback to the model, compress the
-//! context, fall back to another provider, or surface the error.
+//! context, repair the request (the provider refused what it replays of the model's
+//! reasoning, and said how), fall back to another provider, or surface the error.
 //!
 //! Pure functions (no I/O, no clock) from a failure to a [`Verdict`]:
 //!
@@ -156,6 +157,13 @@ pub enum Reason {
     ModelOutput,
     /// The model's output was cut off (token limit) inside a tool call.
     TruncatedOutput,
+    /// The reasoning the request replays from earlier turns was refused: Anthropic thinking
+    /// blocks missing before a tool loop's calls, altered, or signed for another
+    /// conversation, model or account; Gemini thought signatures missing or corrupted;
+    /// Responses API reasoning items sent without the item they belong to, or with
+    /// encrypted content that cannot be verified. The request must change
+    /// ([`Verdict::hint`] says how); no other provider's or model's output is at fault.
+    ReasoningReplay,
     /// The stream ended without its terminal marker.
     StreamInterrupted,
     /// Nothing matched.
@@ -164,7 +172,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 18] = [
+    pub const ALL: [Reason; 19] = [
         Reason::RateLimit,
         Reason::QuotaExhausted,
         Reason::Overloaded,
@@ -181,6 +189,7 @@ impl Reason {
         Reason::InvalidRequest,
         Reason::ModelOutput,
         Reason::TruncatedOutput,
+        Reason::ReasoningReplay,
         Reason::StreamInterrupted,
         Reason::Unknown,
     ];
@@ -204,6 +213,7 @@ impl Reason {
             Reason::InvalidRequest => "invalid_request",
             Reason::ModelOutput => "model_output",
             Reason::TruncatedOutput => "truncated_output",
+            Reason::ReasoningReplay => "reasoning_replay",
             Reason::StreamInterrupted => "stream_interrupted",
             Reason::Unknown => "unknown",
         }
@@ -227,6 +237,7 @@ impl Reason {
             Reason::ContextOverflow | Reason::PayloadTooLarge => Action::Compress,
             Reason::ContentPolicy | Reason::InvalidRequest => Action::Surface,
             Reason::ModelOutput | Reason::TruncatedOutput => Action::RetryWithFeedback,
+            Reason::ReasoningReplay => Action::RepairRequest,
         }
     }
 
@@ -261,6 +272,9 @@ pub enum Action {
     RetryWithFeedback,
     /// Shrink the context (summarise, drop old turns) and retry.
     Compress,
+    /// Change the request as [`Verdict::hint`] says (the provider said what it refused)
+    /// and send it once more; if that fails too, the verdict is [`Action::Surface`].
+    RepairRequest,
     /// Try another provider or model.
     Fallback,
     /// Give up and show the error.
@@ -274,6 +288,7 @@ impl Action {
             Action::Retry => "retry",
             Action::RetryWithFeedback => "retry_with_feedback",
             Action::Compress => "compress",
+            Action::RepairRequest => "repair_request",
             Action::Fallback => "fallback",
             Action::Surface => "surface",
         }
@@ -334,8 +349,8 @@ pub struct Verdict {
     /// fallback, and for transient reasons (rate limit, overloaded, server error, timeout,
     /// connection, interrupted stream, unknown) once `attempt` reaches
     /// [`Policy::max_retries`]; never for `model_output`, `truncated_output`,
-    /// `invalid_request` (unless the policy allows it), `content_policy` or
-    /// `context_overflow`.
+    /// `reasoning_replay`, `invalid_request` (unless the policy allows it), `content_policy`
+    /// or `context_overflow`.
     pub should_fallback: bool,
     /// Whether the context should be shrunk before trying again.
     pub should_compress: bool,
@@ -348,6 +363,9 @@ pub struct Verdict {
     pub message: String,
     /// For model-output failures: text to send the model so that it can fix its call.
     pub feedback: Option<String>,
+    /// For a request the caller must change ([`Action::RepairRequest`]): what to change,
+    /// for the failure the rule recognised.
+    pub hint: Option<&'static str>,
     /// The id of the rule that decided (for logs and tests).
     pub rule: &'static str,
 }
@@ -370,9 +388,9 @@ pub struct HttpFailure<'a> {
 /// Classify an HTTP error response.
 pub fn classify_http(f: &HttpFailure<'_>, policy: &Policy) -> Verdict {
     let body = ErrorBody::parse(f.body, f.headers);
-    let (reason, rule) = rules::decide(f.provider, Some(f.status), &body);
+    let (reason, rule, hint) = rules::decide(f.provider, Some(f.status), &body);
     let retry_after = retry_after::find(f.headers, &body);
-    finish(
+    let v = finish(
         reason,
         rule,
         body.message(),
@@ -380,7 +398,8 @@ pub fn classify_http(f: &HttpFailure<'_>, policy: &Policy) -> Verdict {
         f.attempt,
         None,
         policy,
-    )
+    );
+    Verdict { hint, ..v }
 }
 
 /// Classify an error that arrived inside a 200 stream (the error event's JSON payload).
@@ -393,9 +412,9 @@ pub fn classify_stream_error(
 ) -> Verdict {
     let body = ErrorBody::parse(payload, &[]);
     let status = body.status_code();
-    let (reason, rule) = rules::decide(provider, status, &body);
+    let (reason, rule, hint) = rules::decide(provider, status, &body);
     let retry_after = retry_after::find(&[], &body);
-    finish(
+    let v = finish(
         reason,
         rule,
         body.message(),
@@ -403,7 +422,8 @@ pub fn classify_stream_error(
         attempt,
         Some(phase),
         policy,
-    )
+    );
+    Verdict { hint, ..v }
 }
 
 /// How a tool call's arguments failed (the assembler's failure kinds).
@@ -517,6 +537,10 @@ fn finish(
     if matches!(reason, Reason::ModelOutput | Reason::TruncatedOutput) && retries_spent {
         action = Action::Surface;
     }
+    // One repaired request; a second refusal means the repair did not take.
+    if reason == Reason::ReasoningReplay && attempt >= 1 {
+        action = Action::Surface;
+    }
     if phase == Some(Phase::AfterOutput) && !policy.restart_after_output {
         action = Action::Surface;
     }
@@ -526,6 +550,7 @@ fn finish(
             | Reason::TruncatedOutput
             | Reason::ContentPolicy
             | Reason::ContextOverflow
+            | Reason::ReasoningReplay
     ) || (reason == Reason::InvalidRequest
         && !policy.invalid_request_may_fall_back);
     Verdict {
@@ -533,7 +558,7 @@ fn finish(
         action,
         retryable: matches!(
             action,
-            Action::Retry | Action::RetryWithFeedback | Action::Compress
+            Action::Retry | Action::RetryWithFeedback | Action::Compress | Action::RepairRequest
         ),
         should_fallback: action == Action::Fallback && !never_fall_back,
         should_compress: action == Action::Compress,
@@ -541,6 +566,7 @@ fn finish(
         retry_after,
         message,
         feedback: None,
+        hint: None,
         rule,
     }
 }

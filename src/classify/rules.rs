@@ -37,6 +37,9 @@ pub struct Rule {
     pub test: Test,
     /// The reason it decides.
     pub reason: Reason,
+    /// What the caller can change for the request to succeed, when the rule knows
+    /// ([`Verdict::hint`](super::Verdict::hint)).
+    pub hint: Option<&'static str>,
 }
 
 const fn r(id: &'static str, test: Test, reason: Reason) -> Rule {
@@ -45,8 +48,49 @@ const fn r(id: &'static str, test: Test, reason: Reason) -> Rule {
         providers: &[],
         test,
         reason,
+        hint: None,
     }
 }
+
+/// A rule for a request the caller must change: [`Reason::ReasoningReplay`] and how.
+const fn fix(id: &'static str, test: Test, hint: &'static str) -> Rule {
+    Rule {
+        id,
+        providers: &[],
+        test,
+        reason: Reason::ReasoningReplay,
+        hint: Some(hint),
+    }
+}
+
+/// Anthropic: the thinking blocks a tool loop must send back are missing.
+const HINT_THINKING_MISSING: &str = "Send the assistant turn's thinking and redacted_thinking \
+blocks back before its tool_use blocks, unchanged and with their signatures (toolstream \
+gives them as Reasoning, ReasoningSignature and RedactedReasoning events, in order). When the \
+history has none to send (it came from another model or provider), send this request with \
+thinking disabled.";
+
+/// Anthropic: thinking blocks sent back altered, or made elsewhere.
+const HINT_THINKING_ALTERED: &str = "Send thinking blocks back byte for byte as this model \
+produced them in this conversation, with their signatures; leave out the ones made by \
+another model, provider, account or conversation, and send this request with thinking \
+disabled if the latest assistant turn's blocks are among them.";
+
+/// Gemini: a thought signature missing or not valid.
+const HINT_THOUGHT_SIGNATURE: &str = "Send each part's thoughtSignature back on the same \
+part, unchanged (toolstream gives it as a ReasoningSignature event right before the call or \
+text it belongs to; through the OpenAI-compatible API it goes back in the tool call's \
+extra_content.google.thought_signature). For calls no Gemini model made in this \
+conversation, Google documents the placeholder signature skip_thought_signature_validator.";
+
+/// OpenAI Responses: a reasoning item without the item it belongs to, or the reverse.
+const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with the output \
+item that followed it in the response (a function call or a message), in the same order, \
+or leave both out.";
+
+/// OpenAI Responses: encrypted reasoning that cannot be verified.
+const HINT_ENCRYPTED_CONTENT: &str = "Leave out the reasoning items whose encrypted_content \
+was made by another organization, model or conversation, and send the request again.";
 
 const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason: Reason) -> Rule {
     Rule {
@@ -54,6 +98,7 @@ const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason:
         providers,
         test,
         reason,
+        hint: None,
     }
 }
 
@@ -73,6 +118,11 @@ pub static CODE_RULES: &[Rule] = &[
         "code.malformed_function_call",
         Code("malformed_function_call"),
         R::ModelOutput,
+    ),
+    fix(
+        "code.invalid_encrypted_content",
+        Code("invalid_encrypted_content"),
+        HINT_ENCRYPTED_CONTENT,
     ),
     // Quota before rate limit: insufficient_quota arrives as a 429.
     r(
@@ -354,6 +404,38 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.extracting_tool_call",
         Message("extracting tool call"),
         R::ModelOutput,
+    ),
+    // Replayed reasoning refused: before "tool_use ... tool_result" and "messages", which
+    // Anthropic's messages about thinking blocks mention too.
+    fix(
+        "msg.thinking_block_expected",
+        Message("expected `thinking` or `redacted_thinking`"),
+        HINT_THINKING_MISSING,
+    ),
+    fix(
+        "msg.thinking_signature_invalid",
+        Message("invalid `signature` in `thinking` block"),
+        HINT_THINKING_ALTERED,
+    ),
+    fix(
+        "msg.thinking_blocks_modified",
+        MessageAll(&["`redacted_thinking` blocks", "cannot be modified"]),
+        HINT_THINKING_ALTERED,
+    ),
+    fix(
+        "msg.missing_thought_signature",
+        Message("missing a thought_signature"),
+        HINT_THOUGHT_SIGNATURE,
+    ),
+    fix(
+        "msg.corrupted_thought_signature",
+        Message("corrupted thought signature"),
+        HINT_THOUGHT_SIGNATURE,
+    ),
+    fix(
+        "msg.reasoning_item_pairing",
+        MessageAll(&["of type '", "was provided without its required"]),
+        HINT_REASONING_ITEMS,
     ),
     // Capabilities before "not found": "No endpoints found that support tool use".
     r(
@@ -742,19 +824,22 @@ fn matches(rule: &Rule, provider: Provider, status: Option<u16>, body: &ErrorBod
     }
 }
 
-/// The first matching rule of the four HTTP tables, or `unknown`.
+/// The first matching rule of the four HTTP tables (its reason, id and hint), or
+/// `unknown`.
 pub(crate) fn decide(
     provider: Provider,
     status: Option<u16>,
     body: &ErrorBody,
-) -> (Reason, &'static str) {
+) -> (Reason, &'static str, Option<&'static str>) {
     CODE_RULES
         .iter()
         .chain(PROVIDER_MESSAGE_RULES)
         .chain(MESSAGE_RULES)
         .chain(STATUS_RULES)
         .find(|rule| matches(rule, provider, status, body))
-        .map_or((Reason::Unknown, "unknown"), |rule| (rule.reason, rule.id))
+        .map_or((Reason::Unknown, "unknown", None), |rule| {
+            (rule.reason, rule.id, rule.hint)
+        })
 }
 
 /// The first matching transport rule, or `unknown`.

@@ -108,6 +108,7 @@ fn print(v: &Verdict, json: bool) {
             "retry_after_ms": retry_after_ms,
             "message": v.message,
             "feedback": v.feedback,
+            "hint": v.hint,
             "rule": v.rule,
         });
         println!("{out}");
@@ -138,6 +139,9 @@ fn print(v: &Verdict, json: bool) {
         }
         if !v.message.is_empty() {
             println!("message:  {}", v.message);
+        }
+        if let Some(hint) = v.hint {
+            println!("hint:     {hint}");
         }
         println!("rule:     {}", v.rule);
     }

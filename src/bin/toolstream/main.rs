@@ -37,8 +37,8 @@ and prints each value's exact bytes on its own line as soon as it is complete.
 Exit status: 0 on a clean end, 1 on invalid or truncated input (a one-line message with
 the byte offset and error kind goes to stderr), 2 on a usage error.
 
-classify turns a failure into a decision (retry, retry_with_feedback, compress, fallback,
-surface): an HTTP error (--status, --header, --body), an error event inside a stream
+classify turns a failure into a decision (retry, retry_with_feedback, compress,
+repair_request, fallback, surface): an HTTP error (--status, --header, --body), an error event inside a stream
 (--phase, with the event's JSON as the body), or a transport error (--transport).
 Providers: openai azure anthropic gemini ollama openrouter bedrock mistral groq deepseek
 xai vllm llamacpp other (default). Exit status 0, or 2 on a usage error.";
