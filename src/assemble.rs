@@ -165,6 +165,13 @@ pub enum Event {
         /// The data.
         data: String,
     },
+    /// A reasoning output item to send back as it is ([`Delta::ReasoningItem`]).
+    ReasoningItem {
+        /// Choice index.
+        choice: u32,
+        /// The item's JSON text.
+        raw: String,
+    },
     /// A complete tool call.
     ToolCall(ToolCall),
     /// A failed tool call (never executed).
@@ -317,6 +324,7 @@ impl ToolCallAssembler {
             Delta::RedactedReasoning { choice, data } => {
                 out.push(Event::RedactedReasoning { choice, data })
             }
+            Delta::ReasoningItem { choice, raw } => out.push(Event::ReasoningItem { choice, raw }),
             Delta::Call {
                 choice,
                 index,

@@ -271,6 +271,8 @@ const HTTP: &[V] = &[
     v!(Openrouter, 400, NONE, r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Corrupted thought signature.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","provider_name":"Google AI Studio"}},"user_id":"user_2wBuDnJRIDXqz6yJxJBP7L22ds2"}"#, ReasoningReplay, RepairRequest),
     v!(Openai, 400, NONE, r#"{"error":{"message":"Item 'rs_0c3876fcd4da19ef00692a14046bc8819eba6941c05c5ab7e7' of type 'reasoning' was provided without its required following item.","type":"invalid_request_error","param":"input","code":null}}"#, ReasoningReplay, RepairRequest),
     v!(Openai, 400, NONE, r#"{"error":{"message":"Item 'fc_68b14140a1c08190' of type 'function_call' was provided without its required 'reasoning' item: 'rs_68b14140...'.","type":"invalid_request_error","param":"input","code":null}}"#, ReasoningReplay, RepairRequest),
+    // store=false: the ids of items the server never kept
+    v!(Openai, 400, NONE, r#"{"error":{"type":"invalid_request_error","message":"Item with id 'rs_03ede13b80370d1b016a5f56b4e5fc819690464244979892c9' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."}}"#, ReasoningReplay, RepairRequest),
     v!(Openai, 400, NONE, r#"{"error":{"message":"The encrypted content gAAA...DQ== could not be verified.","type":"invalid_request_error","param":null,"code":"invalid_encrypted_content"}}"#, ReasoningReplay, RepairRequest),
     // Status only: bodies with nothing to go on.
     v!(Other, 402, NONE, "", QuotaExhausted, Fallback),

@@ -615,8 +615,8 @@ fn sequence_number() -> impl Strategy<Value = String> {
 /// OpenAI Responses delta events of one call's arguments or one text: the same bytes
 /// around a changing `delta` string, a changing `sequence_number` and (mostly) a changing
 /// `obfuscation` string, each maybe mutated at one byte, with now and then an event of
-/// another kind between them (a call added or done, a reasoning delta the decoder ignores,
-/// the end).
+/// another kind between them (a call added or done, a reasoning delta, a reasoning item
+/// done, the end).
 fn responses_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
     // (event type, the members before `delta`, the members after it); `{seq}` is the
     // counter's place.
@@ -647,7 +647,7 @@ fn responses_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
         sequence_number(),
         hole(),
         prop::option::weighted(0.15, (any::<prop::sample::Index>(), any::<u8>())),
-        prop::option::weighted(0.15, 0..4usize),
+        prop::option::weighted(0.15, 0..5usize),
     );
     (shape, prop::collection::vec(one, 1..8)).prop_map(|((event, open, close), events)| {
         let mut out = Vec::new();
@@ -658,6 +658,7 @@ fn responses_stream() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
                     (b"response.function_call_arguments.done", br#"{"type":"response.function_call_arguments.done","sequence_number":9,"item_id":"fc_1","output_index":1,"arguments":"{}"}"#),
                     (b"response.reasoning_summary_text.delta", br#"{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"hm"}"#),
                     (b"response.completed", br#"{"type":"response.completed","sequence_number":30,"response":{"status":"completed","usage":null}}"#),
+                    (b"response.output_item.done", br#"{"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA==","summary":[]}}"#),
                 ][k];
                 out.push((event.to_vec(), p.to_vec()));
             }

@@ -51,6 +51,7 @@ struct Seen {
     text: String,
     reasoning: String,
     signatures: Vec<String>,
+    reasoning_items: Vec<Value>,
 }
 
 fn replay(input: &Bytes, chunk: usize) -> Seen {
@@ -72,6 +73,7 @@ fn replay(input: &Bytes, chunk: usize) -> Seen {
         text: String::new(),
         reasoning: String::new(),
         signatures: vec![],
+        reasoning_items: vec![],
     };
     for e in events {
         match e {
@@ -86,6 +88,9 @@ fn replay(input: &Bytes, chunk: usize) -> Seen {
             Event::Text { text, .. } => seen.text.push_str(&text),
             Event::Reasoning { text, .. } => seen.reasoning.push_str(&text),
             Event::ReasoningSignature { signature, .. } => seen.signatures.push(signature),
+            Event::ReasoningItem { raw, .. } => seen
+                .reasoning_items
+                .push(serde_json::from_str(&raw).expect("a reasoning item is JSON")),
             _ => {}
         }
     }
@@ -149,6 +154,18 @@ fn signatures_in(capture: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The reasoning items a stateless client must send back, in the capture's order: the
+/// Responses API's `response.output_item.done` events whose item is a `reasoning` item.
+fn reasoning_items_in(capture: &str) -> Vec<Value> {
+    capture
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).expect("capture line is JSON"))
+        .filter(|v| v["type"] == "response.output_item.done" && v["item"]["type"] == "reasoning")
+        .map(|v| v["item"].clone())
+        .collect()
 }
 
 /// A capture's name, the calls it must give (name, arguments), and its finish reason.
@@ -272,7 +289,8 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
                     got.complete,
                     &got.text,
                     &got.reasoning,
-                    &got.signatures
+                    &got.signatures,
+                    &got.reasoning_items
                 ),
                 (
                     whole.failures,
@@ -281,7 +299,8 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
                     whole.complete,
                     &whole.text,
                     &whole.reasoning,
-                    &whole.signatures
+                    &whole.signatures,
+                    &whole.reasoning_items
                 ),
                 "{name} at {chunk}"
             );
@@ -296,6 +315,11 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
         assert!(whole.complete, "{name} should end complete");
         assert_eq!(whole.reasoning, reasoning_in(&text), "{name}: reasoning");
         assert_eq!(whole.signatures, signatures_in(&text), "{name}: signatures");
+        assert_eq!(
+            whole.reasoning_items,
+            reasoning_items_in(&text),
+            "{name}: reasoning items"
+        );
         replayed += 1;
     }
     // The nested Vertex capture: one call, checked by shape.
@@ -397,8 +421,9 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
     assert_eq!(replayed, 18);
 }
 
-/// The same 18 captures through `toolstream inspect --json`, compared (text, reasoning and
-/// signature events aside: the replay test checks them against the captures)
+/// The same 18 captures through `toolstream inspect --json`, compared (text, reasoning,
+/// signature and reasoning item events aside: the replay test checks them against the
+/// captures)
 /// with hand-written expected files in tests/captures-expected/: names, ids, argument
 /// objects, failures, errors, finish reasons, completeness.
 #[test]
@@ -435,7 +460,7 @@ fn inspect_json_matches_the_expected_files() {
                 .lines()
                 .map(|l| serde_json::from_str::<Value>(l).unwrap())
                 .filter(|v| {
-                    !["text", "reasoning", "reasoning_signature"]
+                    !["text", "reasoning", "reasoning_signature", "reasoning_item"]
                         .contains(&v["type"].as_str().unwrap_or(""))
                 })
                 .collect();

@@ -88,6 +88,12 @@ const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with 
 item that followed it in the response (a function call or a message), in the same order, \
 or leave both out.";
 
+/// OpenAI Responses: items referred to by id that a `store: false` response never kept.
+const HINT_ITEMS_NOT_STORED: &str = "With store=false the server keeps no items: send \
+reasoning items back whole, with their encrypted_content (ask for it with include: \
+[\"reasoning.encrypted_content\"]; toolstream gives each as a ReasoningItem event), and leave \
+out item references and the ids of the other items; or send store=true.";
+
 /// OpenAI Responses: encrypted reasoning that cannot be verified.
 const HINT_ENCRYPTED_CONTENT: &str = "Leave out the reasoning items whose encrypted_content \
 was made by another organization, model or conversation, and send the request again.";
@@ -431,6 +437,11 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.corrupted_thought_signature",
         Message("corrupted thought signature"),
         HINT_THOUGHT_SIGNATURE,
+    ),
+    fix(
+        "msg.items_not_persisted",
+        Message("items are not persisted when `store` is set to false"),
+        HINT_ITEMS_NOT_STORED,
     ),
     fix(
         "msg.reasoning_item_pairing",

@@ -226,6 +226,18 @@ pub enum Delta {
         /// The data, as the provider sent it.
         data: String,
     },
+    /// A finished reasoning output item as the provider sent it, for a client that keeps
+    /// the conversation itself to put back in the next request's input as it is: the
+    /// Responses API's `reasoning` items (from `response.output_item.done`: the item's `id`,
+    /// its `summary` and, when the request included `reasoning.encrypted_content`, its
+    /// `encrypted_content`). It comes before the items that followed it in the response;
+    /// the API wants it back before them too.
+    ReasoningItem {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The item's JSON text, as it stood in the event.
+        raw: String,
+    },
     /// A piece of a tool call: any of its identity and an argument fragment (already
     /// unescaped from the envelope).
     Call {

@@ -1,6 +1,7 @@
 //! OpenAI Responses API streaming: `response.output_item.added` (`function_call` items),
 //! `response.function_call_arguments.delta` / `.done`, `response.output_text.delta`,
 //! `response.reasoning_text.delta`, `response.reasoning_summary_text.delta`,
+//! `response.output_item.done` (`reasoning` items, passed on whole),
 //! `response.completed` / `.incomplete` / `.failed`, `error`.
 
 use std::borrow::Cow;
@@ -18,8 +19,10 @@ struct Event<'a> {
     kind: Option<Cow<'a, str>>,
     #[serde(default)]
     output_index: Option<u32>,
+    /// The item's text: read as an [`Item`] where the decoder needs its members, passed on
+    /// whole where it is a reasoning item.
     #[serde(borrow, default)]
-    item: Option<Item<'a>>,
+    item: Option<&'a RawValue>,
     #[serde(borrow, default)]
     delta: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -40,6 +43,21 @@ struct Item<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+}
+
+/// An item's members the decoder reads. When the item is not an object of them, the
+/// error the whole event's payload gives read with the item typed (the rest of the event
+/// was read already), as when the event was read with the item typed.
+fn parse_item<'a>(raw: &'a RawValue, payload: &[u8]) -> Result<Item<'a>, Delta> {
+    #[derive(Deserialize)]
+    struct Typed<'a> {
+        #[serde(borrow, default, rename = "item")]
+        _item: Option<Item<'a>>,
+    }
+    serde_json::from_str(raw.get()).map_err(|e| match parse::<Typed<'_>>(payload) {
+        Err(d) => d,
+        Ok(_) => super::malformed(payload, &e),
+    })
 }
 
 #[derive(Deserialize)]
@@ -110,7 +128,13 @@ impl Decoder {
         let index = ev.output_index.unwrap_or(0);
         match kind.as_str() {
             "response.output_item.added" => {
-                let Some(item) = ev.item else { return };
+                let Some(item) = ev.item.map(|raw| parse_item(raw, payload)) else {
+                    return;
+                };
+                let item = match item {
+                    Ok(item) => item,
+                    Err(d) => return out.push(d),
+                };
                 if item.kind.as_deref() == Some("function_call") {
                     self.calls.insert(index, false);
                     self.saw_call = true;
@@ -122,6 +146,24 @@ impl Decoder {
                         arguments: None,
                         complete: false,
                     });
+                }
+            }
+            "response.output_item.done" => {
+                let Some(raw) = ev.item else { return };
+                match parse_item(raw, payload) {
+                    // serde takes an array for the item's members in order: an item
+                    // passed on whole must be an object.
+                    Ok(item)
+                        if item.kind.as_deref() == Some("reasoning")
+                            && raw.get().starts_with('{') =>
+                    {
+                        out.push(Delta::ReasoningItem {
+                            choice: 0,
+                            raw: raw.get().to_string(),
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(d) => out.push(d),
                 }
             }
             "response.function_call_arguments.delta" => {
@@ -308,5 +350,53 @@ mod tests {
             .chain([want])
             .collect();
         assert_eq!(out, texts);
+    }
+
+    #[test]
+    fn a_reasoning_item_is_passed_on_whole_when_it_is_done() {
+        let done = |item: &str| {
+            let p = format!(
+                r#"{{"type":"response.output_item.done","sequence_number":4,"output_index":0,"item":{item}}}"#
+            );
+            let mut out = Vec::new();
+            Decoder::default().decode(Some(b"response.output_item.done"), p.as_bytes(), &mut out);
+            out
+        };
+        // The item's bytes as they stood, spacing and member order kept.
+        let item =
+            r#"{"id":"rs_1", "type":"reasoning","encrypted_content":"gAAAA\u002b==","summary":[]}"#;
+        assert_eq!(
+            done(item),
+            [Delta::ReasoningItem {
+                choice: 0,
+                raw: item.to_string()
+            }]
+        );
+        // Other items are not passed on.
+        assert_eq!(
+            done(
+                r#"{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"{}"}"#
+            ),
+            []
+        );
+        assert_eq!(done(r#"{"id":"msg_1","type":"message","content":[]}"#), []);
+        // An item that is not an object of its members is an undecodable payload, as it
+        // was when the whole event was read with the item typed.
+        for bad in [r#"{"type":5}"#, "7"] {
+            assert!(
+                matches!(&done(bad)[..], [Delta::Error { message, .. }] if message.starts_with("undecodable payload")),
+                "{bad}: {:?}",
+                done(bad)
+            );
+        }
+        // serde reads an array as the members in order; it is no item to pass on.
+        assert_eq!(done(r#"["reasoning"]"#), []);
+        let mut out = Vec::new();
+        Decoder::default().decode(
+            Some(b"response.output_item.added"),
+            br#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","name":3}}"#,
+            &mut out,
+        );
+        assert!(matches!(&out[..], [Delta::Error { .. }]), "{out:?}");
     }
 }

@@ -104,6 +104,9 @@ pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
         Event::RedactedReasoning { data, .. } => {
             json!({"type": "redacted_reasoning", "data": data})
         }
+        Event::ReasoningItem { raw, .. } => {
+            json!({"type": "reasoning_item", "item": json_or_string(raw)})
+        }
         Event::Finish { reason, raw } => {
             json!({"type": "finish", "reason": reason.as_str(), "raw": raw})
         }
@@ -155,6 +158,7 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
         Event::RedactedReasoning { data, .. } => {
             writeln!(out, "redacted reasoning: {} bytes", data.len())
         }
+        Event::ReasoningItem { raw, .. } => writeln!(out, "reasoning item: {} bytes", raw.len()),
         Event::Finish { reason, raw } => writeln!(out, "finish: {} ({raw})", reason.as_str()),
         Event::ProviderError {
             status, message, ..
