@@ -172,6 +172,20 @@ pub enum Event {
         /// The item's JSON text.
         raw: String,
     },
+    /// OpenRouter's `reasoning_details` for a choice, merged from the fragments its deltas
+    /// carried ([`Delta::ReasoningDetail`]): the array to send back as the assistant
+    /// message's `reasoning_details` in a tool loop. Fragments of the same `type` and
+    /// `index` make one detail: their `text`, `summary` and `data` strings joined in order,
+    /// any other member the last one given (a `null` never replacing a value). Comes right before the choice's
+    /// [`Event::Finish`] (or at the end of a stream without one). A choice whose fragments
+    /// pass the arguments limit ([`Policy::json`]'s value limit) in all gets none: a detail
+    /// cut short would only be refused.
+    ReasoningDetails {
+        /// Choice index.
+        choice: u32,
+        /// The array's JSON text.
+        raw: String,
+    },
     /// A complete tool call.
     ToolCall(ToolCall),
     /// A failed tool call (never executed).
@@ -237,8 +251,66 @@ pub struct ToolCallAssembler {
     saw_finish: bool,
     over_limit: bool,
     values: Vec<json::Value>,
+    details: Vec<Details>,
 }
 
+/// The reasoning details of one choice being merged.
+#[derive(Clone, Debug, Default)]
+struct Details {
+    choice: u32,
+    /// Each detail with its key (`type`, `index`), in order of first appearance.
+    merged: Vec<(DetailKey, serde_json::Map<String, serde_json::Value>)>,
+    /// The fragments' bytes so far; `None` once past the limit (the choice gets none).
+    bytes: Option<u64>,
+}
+
+type DetailKey = (Option<String>, Option<serde_json::Value>);
+
+impl Details {
+    fn add(&mut self, raw: &str, limit: u64) {
+        let Some(bytes) = self.bytes else { return };
+        let bytes = bytes + raw.len() as u64;
+        if bytes > limit {
+            self.bytes = None;
+            self.merged = Vec::new();
+            return;
+        }
+        self.bytes = Some(bytes);
+        let Ok(serde_json::Value::Object(fragment)) = serde_json::from_str(raw) else {
+            return;
+        };
+        let key = (
+            fragment
+                .get("type")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned),
+            fragment.get("index").cloned(),
+        );
+        let detail = match self.merged.iter().position(|(k, _)| *k == key) {
+            Some(i) => &mut self.merged[i].1,
+            None => {
+                self.merged.push((key, serde_json::Map::new()));
+                &mut self.merged.last_mut().expect("just pushed").1
+            }
+        };
+        for (name, value) in fragment {
+            let joined = matches!(name.as_str(), "text" | "summary" | "data");
+            match (detail.get_mut(&name), value) {
+                (Some(serde_json::Value::String(have)), serde_json::Value::String(more))
+                    if joined =>
+                {
+                    have.push_str(&more)
+                }
+                // A null never takes the place of what was given (fragments carry
+                // `"signature":null` or `"text":null` beside what they do carry).
+                (Some(_), serde_json::Value::Null) => {}
+                (_, value) => {
+                    detail.insert(name, value);
+                }
+            }
+        }
+    }
+}
 impl Default for Slot {
     fn default() -> Self {
         Slot {
@@ -325,6 +397,21 @@ impl ToolCallAssembler {
                 out.push(Event::RedactedReasoning { choice, data })
             }
             Delta::ReasoningItem { choice, raw } => out.push(Event::ReasoningItem { choice, raw }),
+            Delta::ReasoningDetail { choice, raw } => {
+                let limit = self.policy.json.max_value_bytes;
+                let i = match self.details.iter().position(|d| d.choice == choice) {
+                    Some(i) => i,
+                    None => {
+                        self.details.push(Details {
+                            choice,
+                            merged: Vec::new(),
+                            bytes: Some(0),
+                        });
+                        self.details.len() - 1
+                    }
+                };
+                self.details[i].add(&raw, limit);
+            }
             Delta::Call {
                 choice,
                 index,
@@ -419,6 +506,7 @@ impl ToolCallAssembler {
                         raw: Bytes::new(),
                     }));
                 }
+                self.flush_details(Some(choice), out);
                 out.push(Event::Finish { reason, raw });
             }
             Delta::Usage { raw } => out.push(Event::Usage { raw }),
@@ -442,6 +530,31 @@ impl ToolCallAssembler {
             if self.slots[s].open {
                 self.close(s, complete, out);
             }
+        }
+        self.flush_details(None, out);
+    }
+
+    /// The merged reasoning details of `choice` (of every choice: `None`), as events.
+    fn flush_details(&mut self, choice: Option<u32>, out: &mut Vec<Event>) {
+        let mut i = 0;
+        while i < self.details.len() {
+            if choice.is_some_and(|c| c != self.details[i].choice) {
+                i += 1;
+                continue;
+            }
+            let d = self.details.remove(i);
+            if d.merged.is_empty() {
+                continue;
+            }
+            let array: Vec<serde_json::Value> = d
+                .merged
+                .into_iter()
+                .map(|(_, detail)| serde_json::Value::Object(detail))
+                .collect();
+            out.push(Event::ReasoningDetails {
+                choice: d.choice,
+                raw: serde_json::Value::Array(array).to_string(),
+            });
         }
     }
 

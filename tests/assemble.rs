@@ -420,3 +420,136 @@ fn an_error_event_cut_by_a_dropped_connection_is_not_lost() {
     );
     assert_eq!(out.last(), Some(&Event::End { complete: false }));
 }
+
+fn detail(choice: u32, raw: &str) -> Delta {
+    Delta::ReasoningDetail {
+        choice,
+        raw: raw.to_string(),
+    }
+}
+
+/// The merged reasoning details the assembler gives, as (choice, JSON value), with the
+/// position of each among all events and of the finish events.
+fn details_of(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<String> {
+    let mut a = ToolCallAssembler::new(policy);
+    let mut out = Vec::new();
+    for d in deltas {
+        a.push(d, &mut out);
+    }
+    a.finish(complete, &mut out);
+    out.iter()
+        .filter_map(|e| match e {
+            Event::ReasoningDetails { choice, raw } => {
+                let v: serde_json::Value = serde_json::from_str(raw).expect("an array");
+                Some(format!("details {choice} {v}"))
+            }
+            Event::Finish { raw, .. } => Some(format!("finish {raw}")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn reasoning_detail_fragments_merge_by_type_and_index() {
+    let finish1 = Delta::Finish {
+        choice: 1,
+        reason: FinishReason::from_raw("stop"),
+        raw: "stop".into(),
+    };
+    let got = details_of(
+        Policy::default(),
+        vec![
+            detail(
+                0,
+                r#"{"type":"reasoning.text","text":"Let me ","format":"anthropic-claude-v1","index":0}"#,
+            ),
+            detail(
+                1,
+                r#"{"type":"reasoning.summary","summary":"Plan","index":0}"#,
+            ),
+            detail(
+                0,
+                r#"{"type":"reasoning.text","text":"think.","signature":null,"index":0}"#,
+            ),
+            // Another type at the same index, and another index of the same type.
+            detail(
+                0,
+                r#"{"type":"reasoning.encrypted","data":"gAAA","index":0}"#,
+            ),
+            detail(0, r#"{"type":"reasoning.text","text":"Second.","index":1}"#),
+            detail(
+                0,
+                r#"{"type":"reasoning.encrypted","data":"BBB=","id":"rs_1","index":0}"#,
+            ),
+            // The signature comes last, beside a null text that must not replace the text.
+            detail(
+                0,
+                r#"{"type":"reasoning.text","text":null,"signature":"Sig","index":0}"#,
+            ),
+            detail(0, r#"{"type":"reasoning.text","signature":null,"index":0}"#),
+            finish1,
+            finish("tool_calls"),
+        ],
+        true,
+    );
+    assert_eq!(
+        got,
+        [
+            r#"details 1 [{"index":0,"summary":"Plan","type":"reasoning.summary"}]"#,
+            "finish stop",
+            concat!(
+                r#"details 0 [{"format":"anthropic-claude-v1","index":0,"signature":"Sig","text":"Let me think.","type":"reasoning.text"},"#,
+                r#"{"data":"gAAABBB=","id":"rs_1","index":0,"type":"reasoning.encrypted"},"#,
+                r#"{"index":1,"text":"Second.","type":"reasoning.text"}]"#
+            ),
+            "finish tool_calls",
+        ]
+    );
+}
+
+#[test]
+fn reasoning_details_come_at_the_end_without_a_finish_and_not_past_the_limit() {
+    // No finish: at the end of the stream, whole or cut.
+    for complete in [true, false] {
+        assert_eq!(
+            details_of(
+                Policy::default(),
+                vec![detail(
+                    0,
+                    r#"{"type":"reasoning.text","text":"a","index":0}"#
+                )],
+                complete,
+            ),
+            [r#"details 0 [{"index":0,"text":"a","type":"reasoning.text"}]"#]
+        );
+    }
+    // Past the limit, the choice gets none (a detail cut short would be refused); the other
+    // choice is not affected.
+    let policy = Policy {
+        json: toolstream::json::Limits::default().max_value_bytes(100),
+        ..Policy::default()
+    };
+    let long = format!(
+        r#"{{"type":"reasoning.text","text":"{}","index":0}}"#,
+        "x".repeat(40)
+    );
+    let got = details_of(
+        policy,
+        vec![
+            detail(0, &long),
+            detail(1, r#"{"type":"reasoning.text","text":"ok","index":0}"#),
+            detail(0, &long),
+            detail(0, r#"{"type":"reasoning.text","signature":"S","index":0}"#),
+        ],
+        true,
+    );
+    assert_eq!(
+        got,
+        [r#"details 1 [{"index":0,"text":"ok","type":"reasoning.text"}]"#]
+    );
+    // Nothing given, nothing sent.
+    assert_eq!(
+        details_of(Policy::default(), vec![finish("stop")], true),
+        ["finish stop"]
+    );
+}

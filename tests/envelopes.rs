@@ -186,6 +186,29 @@ fn chunk() -> impl Strategy<Value = String> {
         ("reasoning", opt(reasoning())),
         ("tool_calls", opt(array(call))),
         ("extra_content", opt(extra_content())),
+        // OpenRouter's reasoning fragments: objects passed on as they stand, anything
+        // else none.
+        (
+            "reasoning_details",
+            opt(prop_oneof![
+                4 => array(
+                    prop_oneof![
+                        3 => string_lit().prop_map(|t| format!(
+                            "{{\"type\":\"reasoning.text\",\"text\":{t},\"format\":\"anthropic-claude-v1\",\"index\":0}}"
+                        )),
+                        1 => string_lit().prop_map(|d| format!(
+                            "{{ \"type\" : \"reasoning.encrypted\", \"data\":{d},\"index\":1 }}"
+                        )),
+                        1 => number_lit(),
+                        1 => Just("[{}]".to_string()),
+                    ]
+                    .boxed()
+                ),
+                1 => Just("{\"type\":\"reasoning.text\"}".to_string()),
+                1 => string_lit(),
+            ]
+            .boxed()),
+        ),
     ]);
     let finish = prop_oneof![
         Just("\"stop\"".to_string()),

@@ -238,6 +238,16 @@ pub enum Delta {
         /// The item's JSON text, as it stood in the event.
         raw: String,
     },
+    /// One element of OpenRouter's `reasoning_details` array as a delta carried it: a
+    /// fragment of one reasoning detail (its text, summary or encrypted data in pieces, its
+    /// signature in a later element of the same `type` and `index`). The assembler merges
+    /// them into the array a tool loop must send back ([`crate::assemble::Event::ReasoningDetails`]).
+    ReasoningDetail {
+        /// Choice / candidate index.
+        choice: u32,
+        /// The element's JSON text (an object), as it stood in the payload.
+        raw: String,
+    },
     /// A piece of a tool call: any of its identity and an argument fragment (already
     /// unescaped from the envelope).
     Call {

@@ -54,6 +54,23 @@ struct Message<'a> {
     /// Gemini's OpenAI-compatible API: `{"google":{"thought_signature":...}}`.
     #[serde(borrow, default)]
     extra_content: Option<&'a RawValue>,
+    /// OpenRouter's reasoning fragments: an array of objects.
+    #[serde(borrow, default)]
+    reasoning_details: Option<&'a RawValue>,
+}
+
+/// The object elements of a `reasoning_details` array, as they stand (any other value, or
+/// element, is none): the reference's reading.
+fn reasoning_details(raw: Option<&RawValue>) -> Vec<&str> {
+    let Some(raw) = raw.filter(|r| r.get().starts_with('[')) else {
+        return Vec::new();
+    };
+    serde_json::from_str::<Vec<&RawValue>>(raw.get())
+        .unwrap_or_default()
+        .into_iter()
+        .map(RawValue::get)
+        .filter(|e| e.starts_with('{'))
+        .collect()
 }
 
 /// A message's reasoning text: `reasoning_content` when it is a non-empty string, else
@@ -240,6 +257,7 @@ fn set_choice(d: &mut Delta, c: u32) {
     if let Delta::Text { choice, .. }
     | Delta::Reasoning { choice, .. }
     | Delta::ReasoningSignature { choice, .. }
+    | Delta::ReasoningDetail { choice, .. }
     | Delta::Call { choice, .. } = d
     {
         *choice = c;
@@ -415,6 +433,7 @@ fn read_message(
     // The reasoning strings, by name (the last of each).
     let (mut reasoning_content, mut reasoning) = (None, None);
     let mut signature = None;
+    let mut details: Vec<&str> = Vec::new();
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
         let k = k.cow();
@@ -459,13 +478,32 @@ fn read_message(
             }
         } else if k == "extra_content" {
             signature = read_extra_content(c)?;
+        } else if k == "reasoning_details" && c.peek() == Some(b'[') {
+            let mut e = c.array()?;
+            while c.element(&mut e)? {
+                let is_object = c.peek() == Some(b'{');
+                let raw = c.skip()?;
+                if is_object {
+                    details.push(raw);
+                }
+            }
         } else {
             c.skip()?;
         }
     }
-    // The delta's own signature comes before its text and calls, after its reasoning.
+    // The delta's own signature comes before its text and calls, after its reasoning and
+    // reasoning details.
     if let Some(s) = signature {
         out.insert(mark, signature_delta(s));
+    }
+    for raw in details.into_iter().rev() {
+        out.insert(
+            mark,
+            Delta::ReasoningDetail {
+                choice: 0,
+                raw: raw.to_string(),
+            },
+        );
     }
     if let Some(text) = reasoning_text(reasoning_content, reasoning) {
         out.insert(
@@ -566,6 +604,12 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
                 out.push(Delta::Reasoning {
                     choice: c,
                     text: text.into_owned(),
+                });
+            }
+            for raw in reasoning_details(delta.reasoning_details) {
+                out.push(Delta::ReasoningDetail {
+                    choice: c,
+                    raw: raw.to_string(),
                 });
             }
             if let Some(signature) = thought_signature(delta.extra_content) {

@@ -107,6 +107,9 @@ pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
         Event::ReasoningItem { raw, .. } => {
             json!({"type": "reasoning_item", "item": json_or_string(raw)})
         }
+        Event::ReasoningDetails { raw, .. } => {
+            json!({"type": "reasoning_details", "details": json_or_string(raw)})
+        }
         Event::Finish { reason, raw } => {
             json!({"type": "finish", "reason": reason.as_str(), "raw": raw})
         }
@@ -159,6 +162,9 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "redacted reasoning: {} bytes", data.len())
         }
         Event::ReasoningItem { raw, .. } => writeln!(out, "reasoning item: {} bytes", raw.len()),
+        Event::ReasoningDetails { raw, .. } => {
+            writeln!(out, "reasoning details: {} bytes", raw.len())
+        }
         Event::Finish { reason, raw } => writeln!(out, "finish: {} ({raw})", reason.as_str()),
         Event::ProviderError {
             status, message, ..
