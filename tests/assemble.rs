@@ -25,15 +25,21 @@ fn finish(raw: &str) -> Delta {
     }
 }
 
-/// Run deltas, end the stream (`complete`), and describe the calls and failures.
-fn run_with(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<String> {
+/// Run deltas and end the stream (`complete`): the events.
+fn events(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<Event> {
     let mut a = ToolCallAssembler::new(policy);
     let mut out = Vec::new();
     for d in deltas {
         a.push(d, &mut out);
     }
     a.finish(complete, &mut out);
-    out.iter()
+    out
+}
+
+/// Run deltas, end the stream (`complete`), and describe the calls and failures.
+fn run_with(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<String> {
+    events(policy, deltas, complete)
+        .iter()
         .filter_map(|e| match e {
             Event::ToolCall(c) => Some(format!(
                 "call {} {} {} {}",
@@ -428,16 +434,11 @@ fn detail(choice: u32, raw: &str) -> Delta {
     }
 }
 
-/// The merged reasoning details the assembler gives, as (choice, JSON value), with the
-/// position of each among all events and of the finish events.
+/// The merged reasoning details the assembler gives (choice, JSON value) and the finish
+/// events, in order.
 fn details_of(policy: Policy, deltas: Vec<Delta>, complete: bool) -> Vec<String> {
-    let mut a = ToolCallAssembler::new(policy);
-    let mut out = Vec::new();
-    for d in deltas {
-        a.push(d, &mut out);
-    }
-    a.finish(complete, &mut out);
-    out.iter()
+    events(policy, deltas, complete)
+        .iter()
         .filter_map(|e| match e {
             Event::ReasoningDetails { choice, raw } => {
                 let v: serde_json::Value = serde_json::from_str(raw).expect("an array");
