@@ -83,6 +83,11 @@ text it belongs to; through the OpenAI-compatible API it goes back in the tool c
 extra_content.google.thought_signature). For calls no Gemini model made in this \
 conversation, Google documents the placeholder signature skip_thought_signature_validator.";
 
+/// DeepSeek (thinking mode): a tool-call turn's reasoning text missing.
+const HINT_REASONING_CONTENT: &str = "Send every assistant message that has tool_calls back \
+with its reasoning_content, in every later request: the turn's reasoning text as it came \
+(toolstream's Reasoning events, joined), an empty string when the turn had none.";
+
 /// OpenAI Responses: a reasoning item without the item it belongs to, or the reverse.
 const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with the output \
 item that followed it in the response (a function call or a message), in the same order, \
@@ -437,6 +442,11 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.corrupted_thought_signature",
         Message("corrupted thought signature"),
         HINT_THOUGHT_SIGNATURE,
+    ),
+    fix(
+        "msg.reasoning_content_passed_back",
+        MessageAll(&["reasoning_content", "must be passed back"]),
+        HINT_REASONING_CONTENT,
     ),
     fix(
         "msg.items_not_persisted",
