@@ -13,6 +13,7 @@
 //! | [`provider`] | OpenAI chat (and compatibles), OpenAI Responses, Anthropic, Gemini, Ollama → [`provider::Delta`] |
 //! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
 //! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
+//! | [`replay`] | [`replay::Turn`]: the assistant turn a tool loop sends back, with the reasoning and signatures the provider checks |
 //! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
 //! Most users want [`pipeline::Stream`]:
@@ -90,6 +91,7 @@ pub mod json;
 pub mod ndjson;
 pub mod pipeline;
 pub mod provider;
+pub mod replay;
 #[allow(unsafe_code)]
 pub mod scan;
 pub mod sse;

@@ -656,8 +656,9 @@ fn policy_turns_reasons_into_actions() {
         (R::ReasoningReplay, A::RepairRequest, true, false)
     );
     assert!(
-        v.hint
-            .is_some_and(|h| h.contains("skip_thought_signature_validator")),
+        v.hint.is_some_and(
+            |h| h.contains("skip_thought_signature_validator") && h.contains("replay::Turn")
+        ),
         "{:?}",
         v.hint
     );

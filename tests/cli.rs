@@ -233,3 +233,24 @@ fn classify_usage_errors_exit_2() {
         2
     );
 }
+
+#[test]
+fn inspect_turn_prints_the_message_to_send_back() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/captures/responses-encrypted-reasoning.sse"
+    );
+    let (code, out, err) = run(&["inspect", "--turn", path], b"");
+    assert_eq!((code, err.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON value");
+    assert_eq!(v[0]["type"], "reasoning");
+    assert_eq!(
+        v[0]["encrypted_content"],
+        "gAAAAABpK3vQ9x2mZ1eL0a7Rk3TqWfYb8Uo4sNcD5hJv6EiP=="
+    );
+    assert_eq!(v[1]["type"], "function_call");
+    assert_eq!(v[1]["call_id"], "call_w1");
+    // Two outputs asked for: a usage error; input with no format: unreadable.
+    assert_eq!(run(&["inspect", "--turn", "--json", path], b"").0, 2);
+    assert_eq!(run(&["inspect", "--turn", "-"], b"not a stream").0, 1);
+}

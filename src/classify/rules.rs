@@ -65,8 +65,8 @@ const fn fix(id: &'static str, test: Test, hint: &'static str) -> Rule {
 
 /// Anthropic: the thinking blocks a tool loop must send back are missing.
 const HINT_THINKING_MISSING: &str = "Send the assistant turn's thinking and redacted_thinking \
-blocks back before its tool_use blocks, unchanged and with their signatures (toolstream \
-gives them as Reasoning, ReasoningSignature and RedactedReasoning events, in order). When the \
+blocks back before its tool_use blocks, unchanged and with their signatures (toolstream's \
+replay::Turn builds that message from the response's events). When the \
 history has none to send (it came from another model or provider), send this request with \
 thinking disabled.";
 
@@ -78,25 +78,25 @@ disabled if the latest assistant turn's blocks are among them.";
 
 /// Gemini: a thought signature missing or not valid.
 const HINT_THOUGHT_SIGNATURE: &str = "Send each part's thoughtSignature back on the same \
-part, unchanged (toolstream gives it as a ReasoningSignature event right before the call or \
-text it belongs to; through the OpenAI-compatible API it goes back in the tool call's \
-extra_content.google.thought_signature). For calls no Gemini model made in this \
+part, unchanged (through the OpenAI-compatible API, in the tool call's \
+extra_content.google.thought_signature; toolstream's replay::Turn puts each where it \
+belongs). For calls no Gemini model made in this \
 conversation, Google documents the placeholder signature skip_thought_signature_validator.";
 
 /// DeepSeek (thinking mode): a tool-call turn's reasoning text missing.
 const HINT_REASONING_CONTENT: &str = "Send every assistant message that has tool_calls back \
 with its reasoning_content, in every later request: the turn's reasoning text as it came \
-(toolstream's Reasoning events, joined), an empty string when the turn had none.";
+(toolstream's replay::Turn puts it in), an empty string when the turn had none.";
 
 /// OpenAI Responses: a reasoning item without the item it belongs to, or the reverse.
 const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with the output \
 item that followed it in the response (a function call or a message), in the same order, \
-or leave both out.";
+or leave both out (toolstream's replay::Turn gives the items in the response's order).";
 
 /// OpenAI Responses: items referred to by id that a `store: false` response never kept.
 const HINT_ITEMS_NOT_STORED: &str = "With store=false the server keeps no items: send \
 reasoning items back whole, with their encrypted_content (ask for it with include: \
-[\"reasoning.encrypted_content\"]; toolstream gives each as a ReasoningItem event), and leave \
+[\"reasoning.encrypted_content\"]; toolstream's replay::Turn keeps them whole), and leave \
 out item references and the ids of the other items; or send store=true.";
 
 /// OpenAI Responses: encrypted reasoning that cannot be verified.

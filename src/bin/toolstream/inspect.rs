@@ -6,11 +6,13 @@ use bytes::Bytes;
 use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
+use toolstream::replay::Turn;
 
 pub(crate) struct Args {
     format: Option<Format>,
     chunk: usize,
     json: bool,
+    turn: bool,
     path: Option<String>,
 }
 
@@ -19,6 +21,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         format: None,
         chunk: 0,
         json: false,
+        turn: false,
         path: None,
     };
     let mut it = args.iter();
@@ -43,6 +46,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
                     .ok_or(format!("bad chunk size '{v}'"))?;
             }
             "--json" => out.json = true,
+            "--turn" => out.turn = true,
             s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.replace(s.to_string()).is_some() {
@@ -51,12 +55,19 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             }
         }
     }
+    if out.json && out.turn {
+        return Err("--json and --turn are two outputs: choose one".into());
+    }
     Ok(out)
 }
 
 /// Run the pipeline over `input`, cut into `chunk`-byte pushes (0: whole), and return the
-/// events. Shared with the tests through the JSON rendering below.
-pub(crate) fn run(input: &[u8], format: Option<Format>, chunk: usize) -> Vec<Event> {
+/// events and the format (as given, or detected).
+pub(crate) fn run(
+    input: &[u8],
+    format: Option<Format>,
+    chunk: usize,
+) -> (Vec<Event>, Option<Format>) {
     let bytes = Bytes::copy_from_slice(input);
     let mut s = Stream::new(format);
     let mut events = Vec::new();
@@ -71,8 +82,9 @@ pub(crate) fn run(input: &[u8], format: Option<Format>, chunk: usize) -> Vec<Eve
         s.push(bytes.slice(i..j), &mut events);
         i = j;
     }
+    let format = s.format();
     s.finish(&mut events);
-    events
+    (events, format)
 }
 
 fn json_or_string(text: &str) -> serde_json::Value {
@@ -191,9 +203,23 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
         None | Some("-") => io::stdin().read_to_end(&mut input)?,
         Some(p) => std::fs::File::open(p)?.read_to_end(&mut input)?,
     };
-    let events = run(&input, args.format, args.chunk);
+    let (events, format) = run(&input, args.format, args.chunk);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
+    if args.turn {
+        let Some(format) = format else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "no response format recognised: nothing to send back",
+            ));
+        };
+        let mut turn = Turn::new(format);
+        for e in &events {
+            turn.push(e);
+        }
+        writeln!(out, "{:#}", turn.to_json())?;
+        return out.flush();
+    }
     for e in &events {
         if args.json {
             if let Some(v) = to_json(e) {

@@ -15,7 +15,7 @@ mod classify;
 mod inspect;
 
 const USAGE: &str = "\
-usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [FILE|-]
+usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn] [FILE|-]
        toolstream split [--any] [--json] [FILE|-]
        toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
                            [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
@@ -24,8 +24,11 @@ usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [FILE|-]
 inspect runs a captured streaming response (SSE or NDJSON) through the pipeline and lists
 its tool calls (each as soon as its arguments closed), text, finish, errors and whether the
 stream ended properly. --chunk N re-cuts the input into N-byte pushes (results must not
-change). Formats: openai, responses, anthropic, gemini, ollama, auto (default). Exit 0 when
-the stream was read (even with failed calls), 1 on unreadable input, 2 on usage errors.
+change). --turn prints instead the assistant turn a tool loop sends back in its next
+request, in the format's request shape, with the reasoning, signatures and items the
+provider checks. Formats: openai, responses, anthropic, gemini, ollama, auto (default).
+Exit 0 when the stream was read (even with failed calls), 1 on unreadable input, 2 on usage
+errors.
 
 split reads a stream of concatenated JSON values (from FILE, or stdin when FILE is - or absent)
 and prints each value's exact bytes on its own line as soon as it is complete.
