@@ -177,9 +177,10 @@ pub enum Event {
     /// message's `reasoning_details` in a tool loop. Fragments of the same `type` and
     /// `index` make one detail: their `text`, `summary` and `data` strings joined in order,
     /// any other member the last one given (a `null` never replacing a value). Comes right before the choice's
-    /// [`Event::Finish`] (or at the end of a stream without one). A choice whose fragments
-    /// pass the arguments limit ([`Policy::json`]'s value limit) in all gets none: a detail
-    /// cut short would only be refused.
+    /// [`Event::Finish`] (or at the end of a stream without one). Once the fragments held
+    /// (of all choices together) would pass the arguments limit ([`Policy::json`]'s value
+    /// limit), the stream's details are given up: none are sent, since a detail cut short
+    /// would only be refused.
     ReasoningDetails {
         /// Choice index.
         choice: u32,
@@ -252,6 +253,10 @@ pub struct ToolCallAssembler {
     over_limit: bool,
     values: Vec<json::Value>,
     details: Vec<Details>,
+    /// The bytes the details hold (fragments, and a fixed cost per choice).
+    details_held: u64,
+    /// The stream's details were given up (they would have passed the limit).
+    details_given_up: bool,
 }
 
 /// The reasoning details of one choice being merged.
@@ -260,22 +265,17 @@ struct Details {
     choice: u32,
     /// Each detail with its key (`type`, `index`), in order of first appearance.
     merged: Vec<(DetailKey, serde_json::Map<String, serde_json::Value>)>,
-    /// The fragments' bytes so far; `None` once past the limit (the choice gets none).
-    bytes: Option<u64>,
+    /// What it counts for in [`ToolCallAssembler::details_held`].
+    held: u64,
 }
+
+/// What a choice's details are counted as holding beyond their fragments' bytes.
+const DETAILS_OVERHEAD: u64 = 64;
 
 type DetailKey = (Option<String>, Option<serde_json::Value>);
 
 impl Details {
-    fn add(&mut self, raw: &str, limit: u64) {
-        let Some(bytes) = self.bytes else { return };
-        let bytes = bytes + raw.len() as u64;
-        if bytes > limit {
-            self.bytes = None;
-            self.merged = Vec::new();
-            return;
-        }
-        self.bytes = Some(bytes);
+    fn add(&mut self, raw: &str) {
         let Ok(serde_json::Value::Object(fragment)) = serde_json::from_str(raw) else {
             return;
         };
@@ -361,13 +361,17 @@ impl ToolCallAssembler {
     }
 
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
-    /// number of calls is bounded by [`Policy::max_calls`]).
+    /// number of calls is bounded by [`Policy::max_calls`]) and by the reasoning details
+    /// being merged (their fragments' bytes and 64 per choice, bounded by the arguments
+    /// limit in all).
     pub fn buffered(&self) -> usize {
-        self.slots
+        let calls: usize = self
+            .slots
             .iter()
             .filter_map(|s| s.splitter.as_ref())
             .map(Splitter::buffered)
-            .sum()
+            .sum();
+        calls + self.details_held as usize
     }
 
     /// Whether any tool call slot was seen (the truth, whatever `finish_reason` said).
@@ -398,19 +402,28 @@ impl ToolCallAssembler {
             }
             Delta::ReasoningItem { choice, raw } => out.push(Event::ReasoningItem { choice, raw }),
             Delta::ReasoningDetail { choice, raw } => {
-                let limit = self.policy.json.max_value_bytes;
-                let i = match self.details.iter().position(|d| d.choice == choice) {
-                    Some(i) => i,
-                    None => {
-                        self.details.push(Details {
-                            choice,
-                            merged: Vec::new(),
-                            bytes: Some(0),
-                        });
-                        self.details.len() - 1
-                    }
-                };
-                self.details[i].add(&raw, limit);
+                if self.details_given_up {
+                    return;
+                }
+                let found = self.details.iter().position(|d| d.choice == choice);
+                let cost = raw.len() as u64 + if found.is_some() { 0 } else { DETAILS_OVERHEAD };
+                if self.details_held + cost > self.policy.json.max_value_bytes {
+                    self.details_given_up = true;
+                    self.details = Vec::new();
+                    self.details_held = 0;
+                    return;
+                }
+                self.details_held += cost;
+                let i = found.unwrap_or_else(|| {
+                    self.details.push(Details {
+                        choice,
+                        merged: Vec::new(),
+                        held: 0,
+                    });
+                    self.details.len() - 1
+                });
+                self.details[i].held += cost;
+                self.details[i].add(&raw);
             }
             Delta::Call {
                 choice,
@@ -543,6 +556,7 @@ impl ToolCallAssembler {
                 continue;
             }
             let d = self.details.remove(i);
+            self.details_held -= d.held;
             if d.merged.is_empty() {
                 continue;
             }

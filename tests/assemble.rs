@@ -524,29 +524,37 @@ fn reasoning_details_come_at_the_end_without_a_finish_and_not_past_the_limit() {
             [r#"details 0 [{"index":0,"text":"a","type":"reasoning.text"}]"#]
         );
     }
-    // Past the limit, the choice gets none (a detail cut short would be refused); the other
-    // choice is not affected.
+    // Past the limit (all choices together, 64 bytes counted for each), the stream's
+    // details are given up: none are sent.
     let policy = Policy {
-        json: toolstream::json::Limits::default().max_value_bytes(100),
+        json: toolstream::json::Limits::default().max_value_bytes(200),
         ..Policy::default()
     };
-    let long = format!(
-        r#"{{"type":"reasoning.text","text":"{}","index":0}}"#,
-        "x".repeat(40)
-    );
+    let fragment = r#"{"type":"reasoning.text","text":"ok","index":0}"#;
+    assert!(2 * (fragment.len() + 64) > 200 && fragment.len() + 64 <= 200);
     let got = details_of(
         policy,
         vec![
-            detail(0, &long),
-            detail(1, r#"{"type":"reasoning.text","text":"ok","index":0}"#),
-            detail(0, &long),
+            detail(0, fragment),
+            detail(1, fragment),
             detail(0, r#"{"type":"reasoning.text","signature":"S","index":0}"#),
         ],
         true,
     );
+    assert_eq!(got, Vec::<String>::new());
+    // What a finished choice held is given back.
+    let got = details_of(
+        policy,
+        vec![detail(0, fragment), finish("stop"), detail(1, fragment)],
+        true,
+    );
     assert_eq!(
         got,
-        [r#"details 1 [{"index":0,"text":"ok","type":"reasoning.text"}]"#]
+        [
+            r#"details 0 [{"index":0,"text":"ok","type":"reasoning.text"}]"#,
+            "finish stop",
+            r#"details 1 [{"index":0,"text":"ok","type":"reasoning.text"}]"#,
+        ]
     );
     // Nothing given, nothing sent.
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Bytes through the whole pipeline with tiny limits (depth 8, line 64 B, event 256 B,
 //! value 128 B, 4 calls): never panics, buffered memory stays under the limits, and cutting
-//! the input differently gives the same events.
+//! the input differently gives the same events, and the same turn to send back.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -9,6 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use toolstream::assemble::Policy;
 use toolstream::json::Limits;
 use toolstream::pipeline::Stream;
+use toolstream::replay::Turn;
 use toolstream::sse;
 
 #[derive(Arbitrary, Debug)]
@@ -34,17 +35,25 @@ fuzz_target!(|input: Input| {
         let mut prev = 0;
         for &c in cuts.iter().chain(std::iter::once(&data.len())) {
             s.push(data.slice(prev..c.max(prev)), &mut out);
-            // Framing line + event, and 4 calls of at most 128 bytes each (+1 for the
-            // byte that failed).
+            // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte
+            // that failed), and 128 bytes of reasoning details.
             assert!(
-                s.buffered() <= 64 + 256 + 4 * 129,
+                s.buffered() <= 64 + 256 + 4 * 129 + 128,
                 "buffered {}",
                 s.buffered()
             );
             prev = c.max(prev);
         }
+        let format = s.format();
         s.finish(&mut out);
-        out
+        let turn = format.map(|f| {
+            let mut t = Turn::new(f);
+            for e in &out {
+                t.push(e);
+            }
+            t.to_json()
+        });
+        (out, turn)
     };
     assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
 });
