@@ -19,10 +19,8 @@ struct Event<'a> {
     kind: Option<Cow<'a, str>>,
     #[serde(default)]
     output_index: Option<u32>,
-    /// The item's text: read as an [`Item`] where the decoder needs its members, passed on
-    /// whole where it is a reasoning item.
     #[serde(borrow, default)]
-    item: Option<&'a RawValue>,
+    item: Option<Item<'a>>,
     #[serde(borrow, default)]
     delta: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -45,19 +43,13 @@ struct Item<'a> {
     name: Option<Cow<'a, str>>,
 }
 
-/// An item's members the decoder reads. When the item is not an object of them, the
-/// error the whole event's payload gives read with the item typed (the rest of the event
-/// was read already), as when the event was read with the item typed.
-fn parse_item<'a>(raw: &'a RawValue, payload: &[u8]) -> Result<Item<'a>, Delta> {
-    #[derive(Deserialize)]
-    struct Typed<'a> {
-        #[serde(borrow, default, rename = "item")]
-        _item: Option<Item<'a>>,
-    }
-    serde_json::from_str(raw.get()).map_err(|e| match parse::<Typed<'_>>(payload) {
-        Err(d) => d,
-        Ok(_) => super::malformed(payload, &e),
-    })
+/// An event's item as its text: read again, after the event was read with the item typed,
+/// for the rare item passed on whole (a reasoning item), so that the common events are read
+/// once.
+#[derive(Deserialize)]
+struct ItemText<'a> {
+    #[serde(borrow, default)]
+    item: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -128,13 +120,7 @@ impl Decoder {
         let index = ev.output_index.unwrap_or(0);
         match kind.as_str() {
             "response.output_item.added" => {
-                let Some(item) = ev.item.map(|raw| parse_item(raw, payload)) else {
-                    return;
-                };
-                let item = match item {
-                    Ok(item) => item,
-                    Err(d) => return out.push(d),
-                };
+                let Some(item) = ev.item else { return };
                 if item.kind.as_deref() == Some("function_call") {
                     self.calls.insert(index, false);
                     self.saw_call = true;
@@ -149,21 +135,18 @@ impl Decoder {
                 }
             }
             "response.output_item.done" => {
-                let Some(raw) = ev.item else { return };
-                match parse_item(raw, payload) {
-                    // serde takes an array for the item's members in order: an item
-                    // passed on whole must be an object.
-                    Ok(item)
-                        if item.kind.as_deref() == Some("reasoning")
-                            && raw.get().starts_with('{') =>
-                    {
-                        out.push(Delta::ReasoningItem {
-                            choice: 0,
-                            raw: raw.get().to_string(),
-                        });
-                    }
-                    Ok(_) => {}
-                    Err(d) => out.push(d),
+                if ev.item.and_then(|i| i.kind).as_deref() != Some("reasoning") {
+                    return;
+                }
+                // The payload was read once already: this cannot fail.
+                let raw = parse::<ItemText<'_>>(payload).ok().and_then(|t| t.item);
+                // serde takes an array for the item's members in order: an item passed on
+                // whole must be an object.
+                if let Some(raw) = raw.filter(|r| r.get().starts_with('{')) {
+                    out.push(Delta::ReasoningItem {
+                        choice: 0,
+                        raw: raw.get().to_string(),
+                    });
                 }
             }
             "response.function_call_arguments.delta" => {
