@@ -110,6 +110,8 @@ impl Turn {
     /// events that carry nothing to send back, are passed over).
     pub fn push(&mut self, event: &Event) {
         match event {
+            // Nothing to send (the decoders give none; a caller's event may).
+            Event::Reasoning { text, .. } | Event::Text { text, .. } if text.is_empty() => {}
             Event::Reasoning { choice: 0, text } => {
                 // Anthropic's signature closes its block; Gemini's opens its part.
                 let anthropic = self.format == Format::Anthropic;

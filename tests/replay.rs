@@ -163,3 +163,132 @@ fn failed_and_duplicate_calls_are_not_sent_back() {
         ]})
     );
 }
+
+mod properties {
+    use bytes::Bytes;
+    use proptest::prelude::*;
+    use serde_json::Value;
+    use toolstream::assemble::{Event, ToolCall};
+    use toolstream::provider::Format;
+    use toolstream::replay::Turn;
+
+    fn event() -> impl Strategy<Value = Event> {
+        let text = || "[a-z \"\\\\]{0,6}";
+        prop_oneof![
+            text().prop_map(|text| Event::Text { choice: 0, text }),
+            text().prop_map(|text| Event::Reasoning { choice: 0, text }),
+            "[A-Za-z0-9+/=]{1,8}".prop_map(|signature| Event::ReasoningSignature {
+                choice: 0,
+                signature
+            }),
+            "[A-Za-z0-9]{1,8}".prop_map(|data| Event::RedactedReasoning { choice: 0, data }),
+            ("[a-z0-9]{0,4}", "[a-z]{1,4}", 0u32..100).prop_map(|(id, name, n)| {
+                Event::ToolCall(ToolCall {
+                    index: 0,
+                    part: 1,
+                    id,
+                    name,
+                    arguments: Bytes::from(format!("{{\"n\":{n}}}")),
+                })
+            }),
+            // Another choice's: never in the turn.
+            text().prop_map(|text| Event::Text {
+                choice: 1,
+                text: format!("other:{text}")
+            }),
+            "[A-Za-z0-9]{1,8}".prop_map(|signature| Event::ReasoningSignature {
+                choice: 1,
+                signature: format!("other:{signature}")
+            }),
+        ]
+    }
+
+    /// Every string value anywhere in `v`, in document order.
+    fn strings(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+
+    fn turn(format: Format, events: &[Event]) -> Value {
+        let mut t = Turn::new(format);
+        for e in events {
+            t.push(e);
+        }
+        t.to_json()
+    }
+
+    proptest! {
+        /// Nothing the provider checks is lost or invented: in Gemini's shape (every part
+        /// kept) each signature of the first choice is on exactly one part, in order, and
+        /// the parts' text, thought text and calls are the events', in order; in
+        /// Anthropic's, the same for the signed thinking, and the calls' ids and inputs.
+        #[test]
+        fn signatures_calls_and_text_survive_in_order(events in prop::collection::vec(event(), 0..24)) {
+            let sigs: Vec<String> = events.iter().filter_map(|e| match e {
+                Event::ReasoningSignature { choice: 0, signature } => Some(signature.clone()),
+                _ => None,
+            }).collect();
+            let text: String = events.iter().filter_map(|e| match e {
+                Event::Text { choice: 0, text } => Some(text.as_str()),
+                _ => None,
+            }).collect();
+            let thought: String = events.iter().filter_map(|e| match e {
+                Event::Reasoning { choice: 0, text } => Some(text.as_str()),
+                _ => None,
+            }).collect();
+            let calls: Vec<(String, Value)> = events.iter().filter_map(|e| match e {
+                Event::ToolCall(c) => Some((c.name.clone(), serde_json::from_slice(&c.arguments).unwrap())),
+                _ => None,
+            }).collect();
+
+            let g = turn(Format::Gemini, &events);
+            let parts = g["parts"].as_array().unwrap();
+            let got_sigs: Vec<String> = parts.iter()
+                .filter_map(|p| p["thoughtSignature"].as_str().map(str::to_owned)).collect();
+            prop_assert_eq!(&got_sigs, &sigs);
+            let part_text = |thought: bool| -> String {
+                parts.iter()
+                    .filter(|p| p["thought"].as_bool().unwrap_or(false) == thought)
+                    .filter_map(|p| p["text"].as_str()).collect()
+            };
+            prop_assert_eq!(part_text(false), text.clone());
+            prop_assert_eq!(part_text(true), thought);
+            let got_calls: Vec<(String, Value)> = parts.iter().filter_map(|p| {
+                let c = p.get("functionCall")?;
+                Some((c["name"].as_str()?.to_owned(), c["args"].clone()))
+            }).collect();
+            prop_assert_eq!(&got_calls, &calls);
+            // No part is empty but for a signature's.
+            for p in parts {
+                prop_assert!(p.get("functionCall").is_some()
+                    || p["text"].as_str() != Some("")
+                    || p.get("thoughtSignature").is_some(), "{}", p);
+            }
+
+            let a = turn(Format::Anthropic, &events);
+            let blocks = a["content"].as_array().unwrap();
+            let signed: Vec<String> = blocks.iter()
+                .filter(|b| b["type"] == "thinking")
+                .map(|b| b["signature"].as_str().unwrap().to_owned()).collect();
+            prop_assert_eq!(&signed, &sigs);
+            let got_calls: Vec<(String, Value)> = blocks.iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| (b["name"].as_str().unwrap().to_owned(), b["input"].clone())).collect();
+            prop_assert_eq!(&got_calls, &calls);
+            let a_text: String = blocks.iter()
+                .filter(|b| b["type"] == "text")
+                .map(|b| b["text"].as_str().unwrap()).collect();
+            prop_assert_eq!(a_text, text);
+            // Nothing of the other choice anywhere, in any shape.
+            for format in [Format::Gemini, Format::Anthropic, Format::OpenAiChat, Format::OpenAiResponses, Format::Ollama] {
+                let mut all = Vec::new();
+                strings(&turn(format, &events), &mut all);
+                prop_assert!(!all.iter().any(|s| s.contains("other:")), "{:?}: {:?}", format, all);
+            }
+        }
+    }
+}
