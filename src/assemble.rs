@@ -252,7 +252,8 @@ pub struct ToolCallAssembler {
     saw_finish: bool,
     over_limit: bool,
     values: Vec<json::Value>,
-    details: Vec<Details>,
+    /// By choice.
+    details: std::collections::BTreeMap<u32, Details>,
     /// The bytes the details hold (fragments, and a fixed cost per choice).
     details_held: u64,
     /// The stream's details were given up (they would have passed the limit).
@@ -262,9 +263,11 @@ pub struct ToolCallAssembler {
 /// The reasoning details of one choice being merged.
 #[derive(Clone, Debug, Default)]
 struct Details {
-    choice: u32,
-    /// Each detail with its key (`type`, `index`), in order of first appearance.
-    merged: Vec<(DetailKey, serde_json::Map<String, serde_json::Value>)>,
+    /// Each detail, in order of first appearance.
+    merged: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// Where each key (`type`, `index` as JSON text) is in `merged` (a lookup per fragment
+    /// that does not grow with the details).
+    keys: std::collections::HashMap<DetailKey, usize>,
     /// What it counts for in [`ToolCallAssembler::details_held`].
     held: u64,
 }
@@ -272,7 +275,7 @@ struct Details {
 /// What a choice's details are counted as holding beyond their fragments' bytes.
 const DETAILS_OVERHEAD: u64 = 64;
 
-type DetailKey = (Option<String>, Option<serde_json::Value>);
+type DetailKey = (Option<String>, Option<String>);
 
 impl Details {
     fn add(&mut self, raw: &str) {
@@ -284,15 +287,14 @@ impl Details {
                 .get("type")
                 .and_then(|t| t.as_str())
                 .map(str::to_owned),
-            fragment.get("index").cloned(),
+            fragment.get("index").map(|i| i.to_string()),
         );
-        let detail = match self.merged.iter().position(|(k, _)| *k == key) {
-            Some(i) => &mut self.merged[i].1,
-            None => {
-                self.merged.push((key, serde_json::Map::new()));
-                &mut self.merged.last_mut().expect("just pushed").1
-            }
-        };
+        let next = self.merged.len();
+        let i = *self.keys.entry(key).or_insert(next);
+        if i == next {
+            self.merged.push(serde_json::Map::new());
+        }
+        let detail = &mut self.merged[i];
         for (name, value) in fragment {
             let joined = matches!(name.as_str(), "text" | "summary" | "data");
             match (detail.get_mut(&name), value) {
@@ -405,25 +407,18 @@ impl ToolCallAssembler {
                 if self.details_given_up {
                     return;
                 }
-                let found = self.details.iter().position(|d| d.choice == choice);
-                let cost = raw.len() as u64 + if found.is_some() { 0 } else { DETAILS_OVERHEAD };
+                let found = self.details.contains_key(&choice);
+                let cost = raw.len() as u64 + if found { 0 } else { DETAILS_OVERHEAD };
                 if self.details_held + cost > self.policy.json.max_value_bytes {
                     self.details_given_up = true;
-                    self.details = Vec::new();
+                    self.details.clear();
                     self.details_held = 0;
                     return;
                 }
                 self.details_held += cost;
-                let i = found.unwrap_or_else(|| {
-                    self.details.push(Details {
-                        choice,
-                        merged: Vec::new(),
-                        held: 0,
-                    });
-                    self.details.len() - 1
-                });
-                self.details[i].held += cost;
-                self.details[i].add(&raw);
+                let d = self.details.entry(choice).or_default();
+                d.held += cost;
+                d.add(&raw);
             }
             Delta::Call {
                 choice,
@@ -547,26 +542,21 @@ impl ToolCallAssembler {
         self.flush_details(None, out);
     }
 
-    /// The merged reasoning details of `choice` (of every choice: `None`), as events.
+    /// The merged reasoning details of `choice` (of every choice, in choice order: `None`),
+    /// as events.
     fn flush_details(&mut self, choice: Option<u32>, out: &mut Vec<Event>) {
-        let mut i = 0;
-        while i < self.details.len() {
-            if choice.is_some_and(|c| c != self.details[i].choice) {
-                i += 1;
-                continue;
-            }
-            let d = self.details.remove(i);
+        let taken = match choice {
+            Some(c) => self.details.remove(&c).map(|d| (c, d)).into_iter().collect(),
+            None => std::mem::take(&mut self.details).into_iter().collect::<Vec<_>>(),
+        };
+        for (choice, d) in taken {
             self.details_held -= d.held;
             if d.merged.is_empty() {
                 continue;
             }
-            let array: Vec<serde_json::Value> = d
-                .merged
-                .into_iter()
-                .map(|(_, detail)| serde_json::Value::Object(detail))
-                .collect();
+            let array = d.merged.into_iter().map(serde_json::Value::Object).collect();
             out.push(Event::ReasoningDetails {
-                choice: d.choice,
+                choice,
                 raw: serde_json::Value::Array(array).to_string(),
             });
         }
