@@ -546,15 +546,26 @@ impl ToolCallAssembler {
     /// as events.
     fn flush_details(&mut self, choice: Option<u32>, out: &mut Vec<Event>) {
         let taken = match choice {
-            Some(c) => self.details.remove(&c).map(|d| (c, d)).into_iter().collect(),
-            None => std::mem::take(&mut self.details).into_iter().collect::<Vec<_>>(),
+            Some(c) => self
+                .details
+                .remove(&c)
+                .map(|d| (c, d))
+                .into_iter()
+                .collect(),
+            None => std::mem::take(&mut self.details)
+                .into_iter()
+                .collect::<Vec<_>>(),
         };
         for (choice, d) in taken {
             self.details_held -= d.held;
             if d.merged.is_empty() {
                 continue;
             }
-            let array = d.merged.into_iter().map(serde_json::Value::Object).collect();
+            let array = d
+                .merged
+                .into_iter()
+                .map(serde_json::Value::Object)
+                .collect();
             out.push(Event::ReasoningDetails {
                 choice,
                 raw: serde_json::Value::Array(array).to_string(),

@@ -91,6 +91,10 @@ pub struct Turn {
     blocks: Vec<Block>,
     /// Gemini's signature for the part that comes next.
     pending: Option<String>,
+    /// Signatures of calls that started but whose arguments have not closed yet, by slot:
+    /// a call's part is the one that opened its slot, and other parts may come before its
+    /// arguments close.
+    call_signatures: std::collections::HashMap<u32, String>,
     /// OpenRouter's merged reasoning details.
     details: Option<String>,
 }
@@ -102,6 +106,7 @@ impl Turn {
             format,
             blocks: Vec::new(),
             pending: None,
+            call_signatures: std::collections::HashMap::new(),
             details: None,
         }
     }
@@ -175,8 +180,19 @@ impl Turn {
                     signature,
                 });
             }
+            Event::CallStarted { index, .. } => {
+                if let Some(signature) = self.pending.take() {
+                    self.call_signatures.insert(*index, signature);
+                }
+            }
             Event::ToolCall(c) => {
-                let signature = self.pending.take();
+                // The first object of the slot has the signature of the part that opened it
+                // (glued objects after it are calls the provider did not sign).
+                let signature = if c.part <= 1 {
+                    self.call_signatures.remove(&c.index)
+                } else {
+                    None
+                };
                 self.blocks.push(Block::Call {
                     id: c.id.clone(),
                     name: c.name.clone(),

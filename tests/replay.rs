@@ -291,4 +291,108 @@ mod properties {
             }
         }
     }
+
+    /// Text, free signatures, and calls whose part carried (or not) a signature, each call
+    /// opening its slot at once and closing its arguments `delay` atoms later (other parts
+    /// streaming meanwhile), as the assembler gives them: `(events, call signatures)`.
+    fn signed_calls() -> impl Strategy<Value = (Vec<Event>, Vec<Option<String>>)> {
+        #[derive(Clone, Debug)]
+        enum Atom {
+            Text(String),
+            Sig(String),
+            Call(Option<String>, usize),
+        }
+        let atom = prop_oneof![
+            "[a-z]{1,4}".prop_map(Atom::Text),
+            "[A-Z]{1,4}".prop_map(|s| Atom::Sig(format!("free:{s}"))),
+            (prop::option::of("[A-Z]{1,4}"), 0usize..4)
+                .prop_map(|(s, d)| Atom::Call(s.map(|s| format!("call:{s}")), d)),
+        ];
+        prop::collection::vec(atom, 0..16).prop_map(|atoms| {
+            let mut events = Vec::new();
+            let mut sigs = Vec::new();
+            let mut due: Vec<(usize, Event)> = Vec::new();
+            let n = atoms.len();
+            for (i, a) in atoms.into_iter().enumerate() {
+                match a {
+                    Atom::Text(text) => events.push(Event::Text { choice: 0, text }),
+                    Atom::Sig(signature) => events.push(Event::ReasoningSignature {
+                        choice: 0,
+                        signature,
+                    }),
+                    Atom::Call(sig, delay) => {
+                        let k = sigs.len() as u32;
+                        if let Some(signature) = sig.clone() {
+                            events.push(Event::ReasoningSignature {
+                                choice: 0,
+                                signature,
+                            });
+                        }
+                        sigs.push(sig);
+                        events.push(Event::CallStarted {
+                            index: k,
+                            id: format!("id{k}"),
+                            name: format!("c{k}"),
+                        });
+                        due.push((
+                            i + delay,
+                            Event::ToolCall(ToolCall {
+                                index: k,
+                                part: 1,
+                                id: format!("id{k}"),
+                                name: format!("c{k}"),
+                                arguments: Bytes::from(format!("{{\"k\":{k}}}")),
+                            }),
+                        ));
+                    }
+                }
+                let (now, later): (Vec<_>, Vec<_>) =
+                    due.into_iter().partition(|(at, _)| *at <= i || i + 1 == n);
+                events.extend(now.into_iter().map(|(_, e)| e));
+                due = later;
+            }
+            (events, sigs)
+        })
+    }
+
+    proptest! {
+        /// A call's signature stays with the call however late its arguments close, in
+        /// Gemini's parts and in the OpenAI-compatible tool calls, and no signature is lost
+        /// or invented.
+        #[test]
+        fn a_call_keeps_the_signature_of_its_part((events, call_sigs) in signed_calls()) {
+            let mut want: Vec<String> = events.iter().filter_map(|e| match e {
+                Event::ReasoningSignature { signature, .. } => Some(signature.clone()),
+                _ => None,
+            }).collect();
+            want.sort();
+
+            let g = turn(Format::Gemini, &events);
+            let parts = g["parts"].as_array().unwrap();
+            let mut got: Vec<String> = parts.iter()
+                .filter_map(|p| p["thoughtSignature"].as_str().map(str::to_owned)).collect();
+            got.sort();
+            prop_assert_eq!(&got, &want);
+            for (k, sig) in call_sigs.iter().enumerate() {
+                let Some(sig) = sig else { continue };
+                let part = parts.iter()
+                    .find(|p| p["functionCall"]["name"] == format!("c{k}").as_str());
+                prop_assert_eq!(part.and_then(|p| p["thoughtSignature"].as_str()), Some(sig.as_str()), "{}", g);
+            }
+
+            let o = turn(Format::OpenAiChat, &events);
+            for (k, sig) in call_sigs.iter().enumerate() {
+                let Some(sig) = sig else { continue };
+                let call = o["tool_calls"].as_array().and_then(|c| {
+                    c.iter().find(|c| c["function"]["name"] == format!("c{k}").as_str())
+                });
+                prop_assert_eq!(
+                    call.and_then(|c| c["extra_content"]["google"]["thought_signature"].as_str()),
+                    Some(sig.as_str()),
+                    "{}",
+                    o
+                );
+            }
+        }
+    }
 }
