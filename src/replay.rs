@@ -97,6 +97,8 @@ pub struct Turn {
     call_signatures: std::collections::HashMap<u32, String>,
     /// OpenRouter's merged reasoning details.
     details: Option<String>,
+    /// [`Turn::reasoning_content_on_every_call_turn`].
+    reasoning_content_always: bool,
 }
 
 impl Turn {
@@ -108,7 +110,17 @@ impl Turn {
             pending: None,
             call_signatures: std::collections::HashMap::new(),
             details: None,
+            reasoning_content_always: false,
         }
+    }
+
+    /// OpenAI chat: give a turn with tool calls a `reasoning_content` even when the turn had
+    /// no reasoning (an empty string). DeepSeek's thinking mode refuses a history whose
+    /// tool-call turns lack it; other servers may refuse a member they do not know, so by
+    /// default it is there only when the turn had reasoning.
+    pub fn reasoning_content_on_every_call_turn(mut self, yes: bool) -> Turn {
+        self.reasoning_content_always = yes;
+        self
     }
 
     /// Take one event of the response (events of other choices than the first, and
@@ -221,7 +233,11 @@ impl Turn {
             Format::Anthropic => anthropic(&blocks),
             Format::Gemini => gemini(&blocks),
             Format::OpenAiResponses => responses(&blocks),
-            Format::OpenAiChat => openai_chat(&blocks, self.details.as_deref()),
+            Format::OpenAiChat => openai_chat(
+                &blocks,
+                self.details.as_deref(),
+                self.reasoning_content_always,
+            ),
             Format::Ollama => ollama(&blocks),
         }
     }
@@ -310,12 +326,19 @@ fn gemini(blocks: &[Block]) -> Value {
     json!({"role": "model", "parts": parts})
 }
 
-fn openai_chat(blocks: &[Block], details: Option<&str>) -> Value {
+fn openai_chat(blocks: &[Block], details: Option<&str>, reasoning_always: bool) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), json!("assistant"));
     m.insert("content".into(), json!(joined(blocks, false)));
-    if let Some(reasoning) = joined(blocks, true) {
-        m.insert("reasoning_content".into(), json!(reasoning));
+    let has_calls = blocks.iter().any(|b| matches!(b, Block::Call { .. }));
+    match joined(blocks, true) {
+        Some(reasoning) => {
+            m.insert("reasoning_content".into(), json!(reasoning));
+        }
+        None if reasoning_always && has_calls => {
+            m.insert("reasoning_content".into(), json!(""));
+        }
+        None => {}
     }
     if let Some(d) = details {
         m.insert(

@@ -148,6 +148,35 @@ fn gemini_native_signatures_go_back_on_the_part_that_carried_them() {
 }
 
 #[test]
+fn deepseek_tool_call_turns_can_always_carry_reasoning_content() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let mut stream = Stream::new(Some(Format::OpenAiChat));
+    let mut events = Vec::new();
+    stream.push(Bytes::from(sse), &mut events);
+    stream.finish(&mut events);
+    let turn = |always: bool| {
+        let mut t = Turn::new(Format::OpenAiChat).reasoning_content_on_every_call_turn(always);
+        for e in &events {
+            t.push(e);
+        }
+        t.to_json()
+    };
+    // Off by default: no member the server may not know.
+    assert_eq!(turn(false).get("reasoning_content"), None);
+    assert_eq!(turn(true)["reasoning_content"], "");
+    // A turn without calls never gets an empty one.
+    let mut t = Turn::new(Format::OpenAiChat).reasoning_content_on_every_call_turn(true);
+    t.push(&toolstream::assemble::Event::Text {
+        choice: 0,
+        text: "hi".into(),
+    });
+    assert_eq!(t.to_json().get("reasoning_content"), None);
+}
+
+#[test]
 fn failed_and_duplicate_calls_are_not_sent_back() {
     // The second object of a glued call repeats the first: dropped; the third call's
     // arguments are cut off: failed. Neither was executed, so neither goes back.

@@ -86,7 +86,8 @@ conversation, Google documents the placeholder signature skip_thought_signature_
 /// DeepSeek (thinking mode): a tool-call turn's reasoning text missing.
 const HINT_REASONING_CONTENT: &str = "Send every assistant message that has tool_calls back \
 with its reasoning_content, in every later request: the turn's reasoning text as it came \
-(toolstream's replay::Turn puts it in), an empty string when the turn had none.";
+(toolstream's replay::Turn puts it in; with reasoning_content_on_every_call_turn, an empty \
+string when the turn had none).";
 
 /// OpenAI Responses: a reasoning item without the item it belongs to, or the reverse.
 const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with the output \
