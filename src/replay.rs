@@ -129,23 +129,7 @@ impl Turn {
         match event {
             // Nothing to send (the decoders give none; a caller's event may).
             Event::Reasoning { text, .. } | Event::Text { text, .. } if text.is_empty() => {}
-            Event::Reasoning { choice: 0, text } => {
-                // Anthropic's signature closes its block; Gemini's opens its part.
-                let anthropic = self.format == Format::Anthropic;
-                if self.pending.is_none() {
-                    if let Some(Block::Thinking { text: t, signature }) = self.blocks.last_mut() {
-                        if !anthropic || signature.is_none() {
-                            t.push_str(text);
-                            return;
-                        }
-                    }
-                }
-                let signature = self.pending.take();
-                self.blocks.push(Block::Thinking {
-                    text: text.clone(),
-                    signature,
-                });
-            }
+            Event::Reasoning { choice: 0, text } => self.push_text(true, text),
             Event::ReasoningSignature {
                 choice: 0,
                 signature,
@@ -179,19 +163,7 @@ impl Turn {
                 self.blocks.push(Block::Item { raw: raw.clone() })
             }
             Event::ReasoningDetails { choice: 0, raw } => self.details = Some(raw.clone()),
-            Event::Text { choice: 0, text } => {
-                if self.pending.is_none() {
-                    if let Some(Block::Text { text: t, .. }) = self.blocks.last_mut() {
-                        t.push_str(text);
-                        return;
-                    }
-                }
-                let signature = self.pending.take();
-                self.blocks.push(Block::Text {
-                    text: text.clone(),
-                    signature,
-                });
-            }
+            Event::Text { choice: 0, text } => self.push_text(false, text),
             Event::CallStarted { index, .. } => {
                 if let Some(signature) = self.pending.take() {
                     self.call_signatures.insert(*index, signature);
@@ -214,6 +186,28 @@ impl Turn {
             }
             _ => {}
         }
+    }
+
+    /// Reasoning (`thought`) or text: onto the block of its kind before it, unless a
+    /// signature waits for a part of its own (Gemini's) or closed that block (Anthropic's).
+    fn push_text(&mut self, thought: bool, text: &str) {
+        let closed =
+            |signature: &Option<String>| self.format == Format::Anthropic && signature.is_some();
+        if self.pending.is_none() {
+            match self.blocks.last_mut() {
+                Some(Block::Thinking { text: t, signature }) if thought && !closed(signature) => {
+                    return t.push_str(text);
+                }
+                Some(Block::Text { text: t, .. }) if !thought => return t.push_str(text),
+                _ => {}
+            }
+        }
+        let (text, signature) = (text.to_owned(), self.pending.take());
+        self.blocks.push(if thought {
+            Block::Thinking { text, signature }
+        } else {
+            Block::Text { text, signature }
+        });
     }
 
     /// The turn in the request shape of its format: Anthropic's and OpenAI chat's
