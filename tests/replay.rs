@@ -2,26 +2,19 @@
 //! captures at every chunk size and compared with messages written by hand from each
 //! provider's documented request shape.
 
+mod common;
+
 use std::path::Path;
 
 use bytes::Bytes;
 use serde_json::{json, Value};
-use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::replay::Turn;
 
 /// The turn of `input` fed in `chunk`-byte pieces.
 fn turn_of(format: Format, input: &[u8], chunk: usize) -> Value {
     let input = Bytes::copy_from_slice(input);
-    let mut stream = Stream::new(Some(format));
-    let mut events = Vec::new();
-    let mut i = 0;
-    while i < input.len() {
-        let j = (i + chunk).min(input.len());
-        stream.push(input.slice(i..j), &mut events);
-        i = j;
-    }
-    stream.finish(&mut events);
+    let events = common::pipeline_events(Some(format), &input, chunk);
     let mut turn = Turn::new(format);
     for e in &events {
         turn.push(e);
@@ -153,10 +146,7 @@ fn deepseek_tool_call_turns_can_always_carry_reasoning_content() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
         "data: [DONE]\n\n",
     );
-    let mut stream = Stream::new(Some(Format::OpenAiChat));
-    let mut events = Vec::new();
-    stream.push(Bytes::from(sse), &mut events);
-    stream.finish(&mut events);
+    let events = common::pipeline_events(Some(Format::OpenAiChat), &Bytes::from(sse), sse.len());
     let turn = |always: bool| {
         let mut t = Turn::new(Format::OpenAiChat).reasoning_content_on_every_call_turn(always);
         for e in &events {

@@ -55,15 +55,7 @@ struct Seen {
 }
 
 fn replay(input: &Bytes, chunk: usize) -> Seen {
-    let mut s = Stream::new(None);
-    let mut events = Vec::new();
-    let mut i = 0;
-    while i < input.len() {
-        let j = (i + chunk).min(input.len());
-        s.push(input.slice(i..j), &mut events);
-        i = j;
-    }
-    s.finish(&mut events);
+    let events = common::pipeline_events(None, input, chunk);
     let mut seen = Seen {
         calls: vec![],
         failures: 0,

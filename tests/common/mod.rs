@@ -222,3 +222,22 @@ pub fn cli(bin: &str) -> std::process::Command {
         _ => std::process::Command::new(bin),
     }
 }
+
+/// The pipeline's events for `input` in `chunk`-byte pushes (`format`: as given, or
+/// detected when `None`).
+pub fn pipeline_events(
+    format: Option<toolstream::provider::Format>,
+    input: &Bytes,
+    chunk: usize,
+) -> Vec<toolstream::assemble::Event> {
+    let mut stream = toolstream::pipeline::Stream::new(format);
+    let mut events = Vec::new();
+    let mut i = 0;
+    while i < input.len() {
+        let j = (i + chunk.max(1)).min(input.len());
+        stream.push(input.slice(i..j), &mut events);
+        i = j;
+    }
+    stream.finish(&mut events);
+    events
+}
