@@ -13,50 +13,15 @@
 
 mod common;
 
-use std::convert::Infallible;
-use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
 use common::interleaved::{self, Side};
+use common::sse::{
+    cut, eventsource_stream_peer, sse_corpus, sse_stream_peer, toolstream_sse, FRAGMENTS,
+};
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use futures::StreamExt;
-
-const FRAGMENTS: &[&str] = &[
-    "{\\\"",
-    "path",
-    "\\\": \\\"",
-    "src/main.rs",
-    "\\\", \\\"content\\\": \\\"",
-    "fn main() {\\\\n    println!(\\\\\\\"hello\\\\\\\");\\\\n}",
-    "caf\\u00e9 ",
-    "\\\"}",
-    " the quick brown fox",
-    "\\\\t",
-    "12345",
-];
-
-/// The SSE corpus and its number of `data` events.
-fn sse_corpus(bytes: usize) -> (Bytes, usize) {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut out = String::with_capacity(bytes + 1024);
-    let mut events = 0;
-    while out.len() < bytes {
-        if rng.next() % 64 == 0 {
-            out.push_str(": OPENROUTER PROCESSING\n\n");
-        }
-        let frag = rng.pick(FRAGMENTS);
-        out.push_str(
-            "data: {\"id\":\"chatcmpl-AbC123\",\"object\":\"chat.completion.chunk\",\"created\":1733000000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"",
-        );
-        out.push_str(frag);
-        out.push_str("\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
-        events += 1;
-    }
-    out.push_str("data: [DONE]\n\n");
-    (Bytes::from(out), events + 1)
-}
 
 /// The NDJSON corpus (Ollama /api/chat style) and its number of lines.
 fn ndjson_corpus(bytes: usize) -> (Bytes, usize) {
@@ -72,13 +37,6 @@ fn ndjson_corpus(bytes: usize) -> (Bytes, usize) {
     (Bytes::from(out), lines)
 }
 
-fn cut(input: &Bytes, size: usize) -> Vec<Bytes> {
-    (0..input.len())
-        .step_by(size)
-        .map(|i| input.slice(i..(i + size).min(input.len())))
-        .collect()
-}
-
 const CHUNKS: &[(&str, usize)] = &[
     ("whole", usize::MAX),
     ("64KiB", 64 << 10),
@@ -86,41 +44,6 @@ const CHUNKS: &[(&str, usize)] = &[
     ("4KiB", 4 << 10),
     ("1KiB", 1 << 10),
 ];
-
-fn toolstream_sse(chunks: &[Bytes]) -> usize {
-    let mut d = toolstream::sse::Decoder::new();
-    let mut n = 0;
-    for c in chunks {
-        d.feed(c.clone());
-        while let Some(it) = d.next_item() {
-            if let toolstream::sse::Item::Event(e) = it {
-                black_box(e.data());
-                n += 1;
-            }
-        }
-    }
-    assert!(d.finish(&mut Vec::new()).is_ok());
-    n
-}
-
-fn sse_stream_peer(chunks: &[Bytes]) -> usize {
-    let s = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, std::io::Error>));
-    futures::executor::block_on(
-        sse_stream::SseByteStream::new(s)
-            .filter(|r| futures::future::ready(matches!(r, Ok(e) if e.data.is_some())))
-            .count(),
-    )
-}
-
-fn eventsource_stream_peer(chunks: &[Bytes]) -> usize {
-    use eventsource_stream::Eventsource;
-    let s = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, Infallible>));
-    futures::executor::block_on(
-        s.eventsource()
-            .filter(|r| futures::future::ready(r.is_ok()))
-            .count(),
-    )
-}
 
 /// The ceiling: find every line end with memchr and do nothing else.
 fn memchr_lines(chunks: &[Bytes]) -> usize {

@@ -12,7 +12,8 @@
 //! `pipeline-reasoning-none`, `pipeline-reasoning` and `pipeline-reasoning-reference` on
 //! the OpenAI chat stream with reasoning deltas before each call; or `envelopes-none`,
 //! `envelopes-fresh` (a decoder per payload), `envelopes-stream` (one per response) on that
-//! stream's `data:` payloads.
+//! stream's `data:` payloads; or `sse-none`, `sse-toolstream`, `sse-sse-stream`, each
+//! with a chunk size in bytes, on the SSE benches' stream.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -27,6 +28,9 @@ fn main() {
     }
     if let Some(side) = mode.strip_prefix("envelopes-") {
         return envelopes(side);
+    }
+    if let Some(side) = mode.strip_prefix("sse-") {
+        return sse(side, args.get(2).map(String::as_str));
     }
     let chunk = args
         .get(2)
@@ -138,4 +142,23 @@ fn envelopes(side: &str) {
         }
     }
     std::hint::black_box(deltas);
+}
+
+/// The SSE benches' stream (`TOOLSTREAM_BENCH_MB` MiB, default 2) cut into `chunk`-byte
+/// chunks: `none` (building and cutting it only), `toolstream` or `sse-stream`.
+fn sse(side: &str, chunk: Option<&str>) {
+    use common::sse as s;
+    let chunk: usize = chunk
+        .map(|c| c.parse().expect("CHUNK is a number of bytes"))
+        .unwrap_or(1024);
+    let (input, events) = s::sse_corpus(common::corpus_bytes(2));
+    let chunks = s::cut(&input, chunk);
+    let found = match side {
+        "none" => events,
+        "toolstream" => s::toolstream_sse(&chunks),
+        "sse-stream" => s::sse_stream_peer(&chunks),
+        _ => panic!("unknown sse side {side}"),
+    };
+    assert_eq!(found, events, "{side} found {found} events");
+    std::hint::black_box(&chunks);
 }

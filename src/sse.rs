@@ -54,7 +54,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// Bounds on what the decoder buffers. Each has its own [`SkipReason`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,8 +417,22 @@ impl Decoder {
                 if self.skipping.is_some() {
                     self.skipped_line(self.line_len == 0, at, &mut out);
                 } else {
-                    let line = self.line.split().freeze();
+                    let mut line = self.line.split().freeze();
                     let len = line.len();
+                    // The same one-step path for a `data:` line that a chunk end cut in two
+                    // (at 1 KiB chunks, about one event in four of a chat stream).
+                    if end + 1 < n
+                        && chunk[end] == b'\n'
+                        && chunk[end + 1] == b'\n'
+                        && matches!(self.data, Data::Empty)
+                        && line.starts_with(b"data:")
+                        && self.event_bytes + len as u64 <= self.limits.max_event
+                    {
+                        line.advance(if line.get(5) == Some(&b' ') { 6 } else { 5 });
+                        out = Some(self.event_out(line, base + end as u64 + 1));
+                        self.pos = end + 2;
+                        break;
+                    }
                     self.line_done(&line, 0, len, at, &mut out);
                 }
             } else {

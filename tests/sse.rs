@@ -286,6 +286,19 @@ fn limits_skip_and_resynchronise() {
         &["S event@18+26", "E message|ok|", "END ok"],
     );
     check_with(l, b"data: 1234567890", &["END incomplete 16/true/"]);
+    // An `event` line counts towards the event's size before a lone `data:` line (whose
+    // one-step path, whole or cut by a chunk end, must count it too).
+    let l = Limits::default().max_line_bytes(16).max_event_bytes(20);
+    check_with(
+        l,
+        b"event: abcdefgh\ndata: 12345678\n\ndata:ok\n\n",
+        &["S event@21+31", "E message|ok|", "END ok"],
+    );
+    check_with(
+        l,
+        b"event: abc\ndata:12345\n\n",
+        &["E abc|12345|", "END ok"],
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 pub mod interleaved;
 pub mod pipeline;
 pub mod splitter;
+pub mod sse;
 
 /// xorshift64: deterministic corpora with no files and no dependency.
 pub struct Rng(pub u64);
