@@ -359,12 +359,87 @@ fn bench_chunks_interleaved(c: &mut Criterion) {
     interleaved::run(c, "chunks-interleaved", input.len(), p.len(), n, sides);
 }
 
+/// An edit list: many small objects in an array, each with two short strings and a number
+/// (the tree grows by many nodes rather than one long string).
+fn edits_object(size: usize) -> Bytes {
+    let mut s = String::from("{\"path\":\"a.rs\",\"edits\":[");
+    let mut line = 0;
+    while s.len() + 120 < size {
+        if line > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!(
+            "{{\"line\":{line},\"old\":\"let x = {line};\",\"new\":\"let x = {};\\n\"}}",
+            line + 1
+        ));
+        line += 1;
+    }
+    s.push_str("]}");
+    Bytes::from(s)
+}
+
+/// The view of arguments in progress after every 16-byte delta, as a UI shows them:
+/// `json::Preview` (the tree changed by each delta) beside jiter's partial mode (pydantic's
+/// way: re-parse the accumulated text with `allow_partial` after every delta; only up to
+/// 256 KiB, it is quadratic).
+fn bench_preview(c: &mut Criterion) {
+    use toolstream::json::Preview;
+    let mut g = c.benchmark_group("preview");
+    group_config(&mut g);
+    let cases = [
+        ("string-1KiB", one_object(1 << 10)),
+        ("string-64KiB", one_object(64 << 10)),
+        ("string-1MiB", one_object(1 << 20)),
+        ("edits-64KiB", edits_object(64 << 10)),
+        ("edits-1MiB", edits_object(1 << 20)),
+    ];
+    for (name, obj) in cases {
+        g.throughput(Throughput::Bytes(obj.len() as u64));
+        g.bench_function(BenchmarkId::new("toolstream-16B-deltas", name), |b| {
+            b.iter(|| {
+                let mut p = Preview::new(Mode::Objects);
+                let mut done = Vec::new();
+                for d in obj.chunks(16) {
+                    p.push(d, &mut done).expect("valid");
+                    black_box(p.partial());
+                }
+                assert_eq!(done.len(), 1)
+            })
+        });
+        if obj.len() <= 256 << 10 {
+            g.bench_function(
+                BenchmarkId::new("jiter-partial-reparse-every-16B", name),
+                |b| {
+                    b.iter(|| {
+                        let mut end = 0;
+                        let mut last = None;
+                        while end < obj.len() {
+                            end = (end + 16).min(obj.len());
+                            last = Some(
+                                jiter::JsonValue::parse_with_config(
+                                    &obj[..end],
+                                    false,
+                                    jiter::PartialMode::TrailingStrings,
+                                )
+                                .expect("a valid prefix"),
+                            );
+                        }
+                        assert!(matches!(last, Some(jiter::JsonValue::Object(_))))
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_splitter,
     bench_peers,
     bench_peers_interleaved,
     bench_chunks_interleaved,
-    bench_linear
+    bench_linear,
+    bench_preview
 );
 criterion_main!(benches);

@@ -10,8 +10,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::check_chunkings;
 use toolstream::json::{Limits, Mode};
 
@@ -19,22 +17,10 @@ fn accepted(input: &[u8]) -> bool {
     check_chunkings(Mode::Any, Limits::default(), input).one_clean_value()
 }
 
-fn suite_dir() -> Option<PathBuf> {
-    let shared = match std::env::var_os("TOOLSTREAM_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    let dir = shared.join("conformance/JSONTestSuite/test_parsing");
-    dir.is_dir().then_some(dir)
-}
-
 #[test]
 fn json_test_suite() {
-    let Some(dir) = suite_dir() else {
-        eprintln!(
-            "\n\n*** SKIPPED: JSONTestSuite not found (looked for ../shared/conformance/JSONTestSuite \
-             or $TOOLSTREAM_SHARED). Only the in-repo conformance cases ran. ***\n"
-        );
+    let Some(dir) = common::shared_dir("conformance/JSONTestSuite/test_parsing") else {
+        eprintln!("Only the in-repo conformance cases ran.");
         return;
     };
     let mut files: Vec<_> = std::fs::read_dir(&dir)

@@ -17,11 +17,13 @@
 pub(crate) mod cursor;
 mod error;
 mod machine;
+mod preview;
 #[doc(hidden)]
 pub mod reference;
 mod splitter;
 
 pub use error::{Error, ErrorKind};
+pub use preview::Preview;
 pub use splitter::{Splitter, State, Value};
 
 /// Which top-level values a [`Splitter`] accepts.

@@ -487,6 +487,211 @@ impl Reference {
     }
 }
 
+/// The reference for [`Preview`](super::Preview): what its view shows after `prefix`, the
+/// start of one JSON value (valid so far), read again from its first byte by recursive
+/// descent. Quadratic when called after every chunk, which is the point: it shares nothing
+/// with the incremental builder but the rules it documents.
+pub fn preview(prefix: &[u8]) -> Option<serde_json::Value> {
+    let mut i = 0;
+    match partial_value(prefix, &mut i) {
+        Shown::Nothing => None,
+        Shown::Partial(v) | Shown::Complete(v) => Some(v),
+    }
+}
+
+/// How much of a value a prefix shows.
+enum Shown {
+    /// Not begun, or a number or literal not known to be complete.
+    Nothing,
+    /// Begun and not ended.
+    Partial(serde_json::Value),
+    Complete(serde_json::Value),
+}
+
+fn skip_ws(b: &[u8], i: &mut usize) {
+    while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\n' | b'\r') {
+        *i += 1;
+    }
+}
+
+fn partial_value(b: &[u8], i: &mut usize) -> Shown {
+    use serde_json::Value as J;
+    // A byte order mark may start the stream.
+    if *i == 0 && b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        *i = 3;
+    }
+    skip_ws(b, i);
+    let Some(&first) = b.get(*i) else {
+        return Shown::Nothing;
+    };
+    match first {
+        b'{' => {
+            *i += 1;
+            let mut map = serde_json::Map::new();
+            loop {
+                skip_ws(b, i);
+                match b.get(*i) {
+                    None => return Shown::Partial(J::Object(map)),
+                    Some(b'}') => {
+                        *i += 1;
+                        return Shown::Complete(J::Object(map));
+                    }
+                    Some(b',') => *i += 1,
+                    Some(_) => {
+                        let (key, closed) = partial_string(b, i);
+                        skip_ws(b, i);
+                        if !closed || *i >= b.len() {
+                            return Shown::Partial(J::Object(map));
+                        }
+                        *i += 1; // the colon
+                        match partial_value(b, i) {
+                            Shown::Nothing => return Shown::Partial(J::Object(map)),
+                            Shown::Partial(v) => {
+                                map.insert(key, v);
+                                return Shown::Partial(J::Object(map));
+                            }
+                            Shown::Complete(v) => {
+                                map.insert(key, v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        b'[' => {
+            *i += 1;
+            let mut items = Vec::new();
+            loop {
+                skip_ws(b, i);
+                match b.get(*i) {
+                    None => return Shown::Partial(J::Array(items)),
+                    Some(b']') => {
+                        *i += 1;
+                        return Shown::Complete(J::Array(items));
+                    }
+                    Some(b',') => *i += 1,
+                    Some(_) => match partial_value(b, i) {
+                        Shown::Nothing => return Shown::Partial(J::Array(items)),
+                        Shown::Partial(v) => {
+                            items.push(v);
+                            return Shown::Partial(J::Array(items));
+                        }
+                        Shown::Complete(v) => items.push(v),
+                    },
+                }
+            }
+        }
+        b'"' => {
+            let (s, closed) = partial_string(b, i);
+            if closed {
+                Shown::Complete(J::String(s))
+            } else {
+                Shown::Partial(J::String(s))
+            }
+        }
+        b't' | b'f' | b'n' => {
+            let lit: &[u8] = match first {
+                b't' => b"true",
+                b'f' => b"false",
+                _ => b"null",
+            };
+            if b.len() - *i < lit.len() {
+                *i = b.len();
+                return Shown::Nothing;
+            }
+            *i += lit.len();
+            Shown::Complete(match first {
+                b't' => J::Bool(true),
+                b'f' => J::Bool(false),
+                _ => J::Null,
+            })
+        }
+        _ => {
+            let start = *i;
+            while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                *i += 1;
+            }
+            if *i == b.len() {
+                return Shown::Nothing; // more digits may come
+            }
+            std::str::from_utf8(&b[start..*i])
+                .ok()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .map_or(Shown::Nothing, Shown::Complete)
+        }
+    }
+}
+
+/// The string at `b[*i]` (its opening quote): its text so far and whether it closed. An
+/// escape or a UTF-8 sequence cut by the end of `b` is left out.
+fn partial_string(b: &[u8], i: &mut usize) -> (String, bool) {
+    *i += 1;
+    let mut out: Vec<u8> = Vec::new();
+    let mut closed = false;
+    while *i < b.len() {
+        match b[*i] {
+            b'"' => {
+                *i += 1;
+                closed = true;
+                break;
+            }
+            b'\\' => {
+                // The escape as written, read only when all of it is here.
+                let esc = &b[*i..];
+                let hex = |at: usize| {
+                    std::str::from_utf8(&esc[at..at + 4])
+                        .ok()
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                };
+                if esc.len() < 2 {
+                    *i = b.len();
+                    break;
+                }
+                let (c, n) = match esc[1] {
+                    b'u' => {
+                        if esc.len() < 6 {
+                            *i = b.len();
+                            break;
+                        }
+                        let unit = hex(2).unwrap_or(0xFFFD);
+                        if (0xD800..0xDC00).contains(&unit) {
+                            if esc.len() < 12 {
+                                *i = b.len();
+                                break;
+                            }
+                            let low = hex(8).unwrap_or(0xDC00);
+                            let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                            (char::from_u32(c).unwrap_or('\u{FFFD}'), 12)
+                        } else {
+                            (char::from_u32(unit).unwrap_or('\u{FFFD}'), 6)
+                        }
+                    }
+                    b'n' => ('\n', 2),
+                    b't' => ('\t', 2),
+                    b'r' => ('\r', 2),
+                    b'b' => ('\u{8}', 2),
+                    b'f' => ('\u{c}', 2),
+                    other => (char::from(other), 2),
+                };
+                out.extend_from_slice(c.to_string().as_bytes());
+                *i += n;
+            }
+            other => {
+                out.push(other);
+                *i += 1;
+            }
+        }
+    }
+    let text = match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => {
+            let good = e.utf8_error().valid_up_to();
+            String::from_utf8_lossy(&e.as_bytes()[..good]).into_owned()
+        }
+    };
+    (text, closed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
