@@ -21,6 +21,7 @@
 
 use bytes::Bytes;
 
+use crate::json::preview::{accepted, Builder};
 use crate::json::{self, ErrorKind, Mode, Splitter};
 use crate::provider::{Delta, FinishReason};
 
@@ -36,6 +37,9 @@ pub struct Policy {
     pub max_calls: usize,
     /// Limits for each call's arguments.
     pub json: json::Limits,
+    /// Keep a live view of each call's arguments while they stream,
+    /// [`ToolCallAssembler::preview`] (default false: it costs a tree per open call).
+    pub preview: bool,
 }
 
 impl Default for Policy {
@@ -45,6 +49,7 @@ impl Default for Policy {
             keep_duplicates: false,
             max_calls: 128,
             json: json::Limits::default().max_value_bytes(16 << 20),
+            preview: false,
         }
     }
 }
@@ -236,6 +241,8 @@ struct Slot {
     id: String,
     name: String,
     splitter: Option<Splitter>,
+    /// The live view of the arguments in progress, when the policy asks for it.
+    preview: Option<Box<Builder>>,
     parts: u32,
     /// The objects this call produced so far (shared bytes; compared in normalised form
     /// only when a second object arrives, which is rare).
@@ -322,6 +329,7 @@ impl Default for Slot {
             id: String::new(),
             name: String::new(),
             splitter: None,
+            preview: None,
             parts: 0,
             seen: Vec::new(),
             open: true,
@@ -363,7 +371,8 @@ impl ToolCallAssembler {
     }
 
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
-    /// number of calls is bounded by [`Policy::max_calls`]) and by the reasoning details
+    /// number of calls is bounded by [`Policy::max_calls`]), the input bytes behind each
+    /// [`ToolCallAssembler::preview`] (the same bound), and by the reasoning details
     /// being merged (their fragments' bytes and 64 per choice, bounded by the arguments
     /// limit in all).
     pub fn buffered(&self) -> usize {
@@ -373,7 +382,22 @@ impl ToolCallAssembler {
             .filter_map(|s| s.splitter.as_ref())
             .map(Splitter::buffered)
             .sum();
-        calls + self.details_held as usize
+        let previews: u64 = self
+            .slots
+            .iter()
+            .filter_map(|s| s.preview.as_ref())
+            .map(|p| p.held())
+            .sum();
+        calls + previews as usize + self.details_held as usize
+    }
+
+    /// The live view of call slot `index`'s arguments while they stream (see
+    /// [`json::Preview`] for what it shows), when [`Policy::preview`] is on: `None` before
+    /// its first byte, and once its object is complete (the [`Event::ToolCall`] has it).
+    /// A call that failed keeps the view of what arrived. Reading it costs nothing: each
+    /// fragment changes the tree, nothing is re-parsed.
+    pub fn preview(&self, index: u32) -> Option<&serde_json::Value> {
+        self.slots.get(index as usize)?.preview.as_ref()?.partial()
     }
 
     /// Whether any tool call slot was seen (the truth, whatever `finish_reason` said).
@@ -651,6 +675,7 @@ impl ToolCallAssembler {
             key: index,
             ordinal,
             splitter: Some(Splitter::with_limits(Mode::Objects, self.policy.json)),
+            preview: self.policy.preview.then(Box::default),
             ..Slot::default()
         });
         out.push(Event::CallStarted {
@@ -676,7 +701,13 @@ impl ToolCallAssembler {
             return; // already failed
         };
         let mut values = std::mem::take(&mut self.values);
+        let start = splitter.offset();
         let r = splitter.push_slice(args.as_bytes(), &mut values);
+        if let Some(p) = slot.preview.as_mut() {
+            let good = accepted(start, args.len(), &r);
+            // Completed objects come out of the splitter as calls; the view starts afresh.
+            p.feed(&args.as_bytes()[..good], &mut Vec::new());
+        }
         for v in values.drain(..) {
             self.emit(s, v, out);
         }

@@ -106,6 +106,13 @@ impl Stream {
         framing + self.assembler.buffered()
     }
 
+    /// The live view of call slot `index`'s arguments while they stream, when the policy's
+    /// [`Policy::preview`](crate::assemble::Policy::preview) is on; see
+    /// [`ToolCallAssembler::preview`].
+    pub fn preview(&self, index: u32) -> Option<&serde_json::Value> {
+        self.assembler.preview(index)
+    }
+
     /// The format in use (once known).
     pub fn format(&self) -> Option<Format> {
         self.format

@@ -562,3 +562,72 @@ fn reasoning_details_come_at_the_end_without_a_finish_and_not_past_the_limit() {
         ["finish stop"]
     );
 }
+
+/// With `Policy::preview`, each call's view after every fragment is what the reference
+/// reads from the argument bytes so far; it clears when the object completes, starts again
+/// for a glued second object, stays for a failed call, and is never there without the
+/// policy.
+#[test]
+fn preview_follows_each_calls_arguments() {
+    use serde_json::json;
+    use toolstream::json::reference;
+    let policy = Policy {
+        preview: true,
+        ..Policy::default()
+    };
+    let mut a = ToolCallAssembler::new(policy);
+    let mut out = Vec::new();
+    // Two parallel calls, their fragments interleaved; the second glues two objects.
+    let first = ["{\"ci", "ty\": \"Par", "is\", \"n\": 1", "2}"];
+    let second = ["{\"q\":[\"a", "\"]}{\"q\"", ":[]", "}"];
+    let (mut sent0, mut sent1) = (String::new(), String::new());
+    a.push(call(Some(0), "c0", "weather", None), &mut out);
+    a.push(call(Some(1), "c1", "search", None), &mut out);
+    assert_eq!((a.preview(0), a.preview(1)), (None, None));
+    for (f0, f1) in first.iter().zip(second) {
+        a.push(call(Some(0), "", "", Some(f0)), &mut out);
+        a.push(call(Some(1), "", "", Some(f1)), &mut out);
+        sent0.push_str(f0);
+        sent1.push_str(f1);
+        let want0 = if sent0.ends_with('}') {
+            None
+        } else {
+            reference::preview(sent0.as_bytes())
+        };
+        assert_eq!(a.preview(0), want0.as_ref(), "after {sent0:?}");
+        // The second call's view is of its latest object.
+        let latest = &sent1[sent1.rfind("}{").map_or(0, |k| k + 1)..];
+        let want1 = if latest.ends_with('}') {
+            None
+        } else {
+            reference::preview(latest.as_bytes())
+        };
+        assert_eq!(a.preview(1), want1.as_ref(), "after {sent1:?}");
+    }
+    assert_eq!(a.preview(1), None);
+    // A failed call keeps what arrived before the bad byte.
+    a.push(
+        call(
+            Some(2),
+            "c2",
+            "write",
+            Some("{\"path\":\"a.rs\",\"n\":[1,]"),
+        ),
+        &mut out,
+    );
+    assert!(matches!(out.last(), Some(Event::ToolCallFailed(_))));
+    assert_eq!(a.preview(2), Some(&json!({"path": "a.rs", "n": [1]})));
+    a.push(finish("tool_calls"), &mut out);
+    a.finish(true, &mut out);
+    let calls = out
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCall(_)))
+        .count();
+    assert_eq!(calls, 3);
+
+    // Off by default.
+    let mut a = ToolCallAssembler::new(Policy::default());
+    a.push(call(Some(0), "c0", "f", Some("{\"a\":\"x")), &mut out);
+    assert_eq!(a.preview(0), None);
+    assert_eq!(a.buffered(), 7);
+}

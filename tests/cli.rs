@@ -254,3 +254,31 @@ fn inspect_turn_prints_the_message_to_send_back() {
     assert_eq!(run(&["inspect", "--turn", "--json", path], b"").0, 2);
     assert_eq!(run(&["inspect", "--turn", "-"], b"not a stream").0, 1);
 }
+
+#[test]
+fn inspect_preview_shows_the_arguments_as_they_stream() {
+    // One OpenAI-style call whose arguments arrive in three deltas; 8-byte pushes.
+    let mut sse = String::new();
+    sse += "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"write\",\"arguments\":\"\"}}]}}]}\n\n";
+    for frag in [
+        "{\\\"path\\\":\\\"a.md\\\",",
+        "\\\"text\\\":\\\"Hel",
+        "lo\\\"}",
+    ] {
+        sse += &format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{frag}\"}}}}]}}}}]}}\n\n");
+    }
+    sse += "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let (code, out, err) = run(&["inspect", "--preview", "--chunk", "8"], sse.as_bytes());
+    assert_eq!((code, err.as_str()), (0, ""));
+    let views: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once(": ").filter(|(h, _)| h.contains("view of #0")))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(
+        views,
+        [r#"{"path":"a.md"}"#, r#"{"path":"a.md","text":"Hel"}"#]
+    );
+    assert!(out.contains("tool call #0 part 1: write("), "{out}");
+    assert_eq!(run(&["inspect", "--preview", "--turn", "-"], b"").0, 2);
+}

@@ -1,6 +1,7 @@
 //! Bytes through the whole pipeline with tiny limits (depth 8, line 64 B, event 256 B,
 //! value 128 B, 4 calls): never panics, buffered memory stays under the limits, and cutting
-//! the input differently gives the same events, and the same turn to send back.
+//! the input differently gives the same events, the same turn to send back and the same
+//! views of the calls' arguments.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -22,6 +23,7 @@ fuzz_target!(|input: Input| {
     let policy = Policy {
         json: Limits::default().max_depth(8).max_value_bytes(128),
         max_calls: 4,
+        preview: true,
         ..Policy::default()
     };
     let framing = sse::Limits::default()
@@ -36,14 +38,17 @@ fuzz_target!(|input: Input| {
         for &c in cuts.iter().chain(std::iter::once(&data.len())) {
             s.push(data.slice(prev..c.max(prev)), &mut out);
             // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte
-            // that failed), and 128 bytes of reasoning details.
+            // that failed) in their splitters and as many behind their previews, and 128
+            // bytes of reasoning details.
             assert!(
-                s.buffered() <= 64 + 256 + 4 * 129 + 128,
+                s.buffered() <= 64 + 256 + 2 * 4 * 129 + 128,
                 "buffered {}",
                 s.buffered()
             );
             prev = c.max(prev);
         }
+        // The views of the calls still open at the end do not depend on the chunking.
+        let views: Vec<_> = (0..4).map(|i| s.preview(i).cloned()).collect();
         let format = s.format();
         s.finish(&mut out);
         let turn = format.map(|f| {
@@ -53,7 +58,7 @@ fuzz_target!(|input: Input| {
             }
             t.to_json()
         });
-        (out, turn)
+        (out, turn, views)
     };
     assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
 });

@@ -17,7 +17,7 @@
 pub(crate) mod cursor;
 mod error;
 mod machine;
-mod preview;
+pub(crate) mod preview;
 #[doc(hidden)]
 pub mod reference;
 mod splitter;

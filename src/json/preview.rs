@@ -81,15 +81,8 @@ impl Preview {
         let start = self.splitter.offset();
         let checked = self.splitter.push_slice(chunk, &mut self.scratch);
         self.scratch.clear();
-        let good = match &checked {
-            Ok(()) => chunk.len(),
-            // Fused before this push: nothing of it was taken.
-            Err(e) if e.offset() < start => 0,
-            Err(e) => {
-                usize::try_from(e.offset() - start).map_or(chunk.len(), |n| n.min(chunk.len()))
-            }
-        };
-        self.builder.feed(&chunk[..good], out);
+        self.builder
+            .feed(&chunk[..accepted(start, chunk.len(), &checked)], out);
         checked
     }
 
@@ -124,6 +117,17 @@ impl Preview {
     }
 }
 
+/// How many bytes of a chunk of `len` bytes pushed at offset `start` the splitter took,
+/// from the push's result: all of them, or those before the error.
+pub(crate) fn accepted(start: u64, len: usize, pushed: &Result<(), Error>) -> usize {
+    match pushed {
+        Ok(()) => len,
+        // Fused before this push: nothing of it was taken.
+        Err(e) if e.offset() < start => 0,
+        Err(e) => usize::try_from(e.offset() - start).map_or(len, |n| n.min(len)),
+    }
+}
+
 /// Where the builder stands. The input is valid JSON (checked by the splitter), so the
 /// states only say what the next significant byte means.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,7 +154,7 @@ enum Lex {
 }
 
 /// An open container: for an object, the key of the member being built.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Frame {
     object: bool,
     key: String,
@@ -168,9 +172,13 @@ struct Escape {
     high: Option<u32>,
 }
 
-#[derive(Debug, Default)]
-struct Builder {
+/// The tree builder behind [`Preview`], fed bytes a splitter has accepted (the assembler
+/// drives one per call beside the call's own splitter).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Builder {
     root: Option<Json>,
+    /// Bytes fed since the value in progress began (what the tree holds is bounded by them).
+    held: u64,
     frames: Vec<Frame>,
     lex: Lex,
     /// Decoded bytes of the string in progress not yet written to the tree (a key's whole
@@ -191,8 +199,23 @@ fn is_number_byte(b: u8) -> bool {
 }
 
 impl Builder {
-    /// Valid JSON bytes in.
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Json>) {
+    /// The value in progress, if any.
+    pub(crate) fn partial(&self) -> Option<&Json> {
+        self.root.as_ref()
+    }
+
+    /// Input bytes behind the value in progress (0 between values).
+    pub(crate) fn held(&self) -> u64 {
+        if self.root.is_some() || self.lex != Lex::Between {
+            self.held
+        } else {
+            0
+        }
+    }
+
+    /// Valid JSON bytes in (accepted by a splitter); values they complete to `out`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Vec<Json>) {
+        self.held += bytes.len() as u64;
         let mut i = 0;
         while i < bytes.len() {
             match self.lex {
@@ -344,6 +367,7 @@ impl Builder {
                 out.push(v);
             }
             self.lex = Lex::Between;
+            self.held = 0;
         } else {
             self.lex = Lex::After;
         }

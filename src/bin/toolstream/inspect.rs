@@ -3,7 +3,7 @@
 use std::io::{self, Read, Write};
 
 use bytes::Bytes;
-use toolstream::assemble::Event;
+use toolstream::assemble::{Event, Policy};
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::replay::Turn;
@@ -13,6 +13,7 @@ pub(crate) struct Args {
     chunk: usize,
     json: bool,
     turn: bool,
+    preview: bool,
     path: Option<String>,
 }
 
@@ -22,6 +23,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         chunk: 0,
         json: false,
         turn: false,
+        preview: false,
         path: None,
     };
     let mut it = args.iter();
@@ -47,6 +49,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             }
             "--json" => out.json = true,
             "--turn" => out.turn = true,
+            "--preview" => out.preview = true,
             s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.replace(s.to_string()).is_some() {
@@ -55,8 +58,13 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             }
         }
     }
-    if out.json && out.turn {
-        return Err("--json and --turn are two outputs: choose one".into());
+    if [out.json, out.turn, out.preview]
+        .iter()
+        .filter(|&&x| x)
+        .count()
+        > 1
+    {
+        return Err("--json, --turn and --preview are three outputs: choose one".into());
     }
     Ok(out)
 }
@@ -197,12 +205,56 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
     }
 }
 
+/// `--preview`: the events, and after each push the view of every call whose arguments
+/// changed (chunks of `chunk` bytes, 16 when not given, so that there is something to see).
+fn preview(input: &[u8], args: &Args, out: &mut impl Write) -> io::Result<()> {
+    let policy = Policy {
+        preview: true,
+        ..Policy::default()
+    };
+    let mut s = Stream::with_policy(args.format, policy);
+    let bytes = Bytes::copy_from_slice(input);
+    let step = if args.chunk == 0 { 16 } else { args.chunk };
+    let mut events = Vec::new();
+    let mut shown: Vec<Option<serde_json::Value>> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let j = (i + step).min(bytes.len());
+        s.push(bytes.slice(i..j), &mut events);
+        i = j;
+        for e in events.drain(..) {
+            if let Event::CallStarted { index, .. } = e {
+                shown.resize(shown.len().max(index as usize + 1), None);
+            }
+            human(&e, out)?;
+        }
+        for (index, last) in shown.iter_mut().enumerate() {
+            let now = s.preview(index as u32);
+            if let Some(view) = now.filter(|v| Some(*v) != last.as_ref()) {
+                writeln!(out, "  view of #{index} after {j} bytes: {view}")?;
+            }
+            *last = now.cloned();
+        }
+    }
+    s.finish(&mut events);
+    for e in &events {
+        human(e, out)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
     let mut input = Vec::new();
     match args.path.as_deref() {
         None | Some("-") => io::stdin().read_to_end(&mut input)?,
         Some(p) => std::fs::File::open(p)?.read_to_end(&mut input)?,
     };
+    if args.preview {
+        let stdout = io::stdout();
+        let mut out = io::BufWriter::new(stdout.lock());
+        preview(&input, args, &mut out)?;
+        return out.flush();
+    }
     let (events, format) = run(&input, args.format, args.chunk);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

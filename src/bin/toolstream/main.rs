@@ -15,7 +15,7 @@ mod classify;
 mod inspect;
 
 const USAGE: &str = "\
-usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn] [FILE|-]
+usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn | --preview] [FILE|-]
        toolstream split [--any] [--json] [FILE|-]
        toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
                            [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
@@ -26,7 +26,9 @@ its tool calls (each as soon as its arguments closed), text, finish, errors and 
 stream ended properly. --chunk N re-cuts the input into N-byte pushes (results must not
 change). --turn prints instead the assistant turn a tool loop sends back in its next
 request, in the format's request shape, with the reasoning, signatures and items the
-provider checks. Formats: openai, responses, anthropic, gemini, ollama, auto (default).
+provider checks. --preview prints the events and, after each push (16 bytes unless
+--chunk says), the view of every call whose arguments changed, as a user interface would
+show them while they stream. Formats: openai, responses, anthropic, gemini, ollama, auto (default).
 Exit 0 when the stream was read (even with failed calls), 1 on unreadable input, 2 on usage
 errors.
 
