@@ -5,8 +5,9 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope preview_chunked; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
+cp ../examples/tool-arguments.json corpus/preview_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson; do
   cp "$f" corpus/sse_chunked/
   cp "$f" corpus/pipeline_small_limits/
@@ -15,7 +16,7 @@ suite=../../shared/conformance/JSONTestSuite/test_parsing
 if [ -d "$suite" ]; then
   for f in "$suite"/*.json; do
     sz=$(stat -c %s "$f")
-    [ "$sz" -le 4096 ] && cp "$f" corpus/splitter_chunked/
+    [ "$sz" -le 4096 ] && cp "$f" corpus/splitter_chunked/ && cp "$f" corpus/preview_chunked/
   done
 fi
 printf 'data: a\r\ndata: b\r\rdata: c\n\n: ping\nid: 7\nretry: 100\nevent: x\ndata\n\n' > corpus/sse_chunked/whatwg-mix

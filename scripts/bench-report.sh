@@ -46,6 +46,15 @@ pipeline_grid() {
   echo
   table linear toolstream-1B-deltas
   echo
+  echo "## Showing arguments while they stream: \`json::Preview\` vs. re-parsing with jiter's partial mode after every delta"
+  echo
+  echo "One arguments object in 16-byte deltas, the view read after every delta (\`string\`: one long"
+  echo "escaped string, a file being written; \`edits\`: an array of small objects). jiter, with"
+  echo "\`PartialMode::TrailingStrings\` (how pydantic reads partial LLM output), re-parses the"
+  echo "accumulated text after every delta: quadratic, so only up to 64 KiB."
+  echo
+  table --mb preview toolstream-16B-deltas
+  echo
   echo "## SSE decoding (ratios to sse-stream 0.3, eventsource-stream and a bare memchr line splitter)"
   echo
   table sse sse-stream-0.3 eventsource-stream memchr-lines

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Print criterion results as markdown tables of throughput and ratios.
 
-Usage: scripts/bench-table.py GROUP BASELINE [BASELINE...]
+Usage: scripts/bench-table.py [--mb] GROUP BASELINE [BASELINE...]
 Reads target/criterion/GROUP/<function>/<parameter>/new/{estimates,benchmark}.json and prints,
 for every parameter (chunk size), each function's median throughput and its ratio to each
-baseline function measured in the same run.
+baseline function measured in the same run. With --mb, throughput in MB/s and ratios with
+more digits (for groups where one side is thousands of times slower than the other).
 """
 import json
 import os
@@ -35,13 +36,19 @@ def load(group):
 
 
 def main():
-    group, baselines = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    mb = args[:1] == ["--mb"]
+    if mb:
+        args = args[1:]
+    group, baselines = args[0], args[1:]
     data = load(group)
     funcs = sorted({f for p in data.values() for f in p})
-    head = "| chunk | implementation | GB/s | " + " | ".join(f"× {b}" for b in baselines) + " |"
+    unit, scale = ("MB/s", 1000.0) if mb else ("GB/s", 1.0)
+    head = f"| chunk | implementation | {unit} | " + " | ".join(f"× {b}" for b in baselines) + " |"
     print(head)
     print("|" + "---|" * (3 + len(baselines)))
-    order = ["whole", "64KiB", "16KiB", "4KiB", "1KiB", "64B", "16B", "7B", "1B"]
+    order = ["whole", "64KiB", "16KiB", "4KiB", "1KiB", "64B", "16B", "7B", "1B",
+             "string-1KiB", "string-64KiB", "string-1MiB", "edits-64KiB", "edits-1MiB"]
     for param in sorted(data, key=lambda p: order.index(p) if p in order else 99):
         row = data[param]
         for f in funcs:
@@ -49,8 +56,9 @@ def main():
                 continue
             ratios = []
             for b in baselines:
-                ratios.append(f"{row[f] / row[b]:.2f}" if b in row else "–")
-            print(f"| {param} | {f} | {row[f]:.2f} | " + " | ".join(ratios) + " |")
+                r = row[f] / row[b] if b in row else None
+                ratios.append("–" if r is None else f"{r:.4f}" if mb and r < 0.01 else f"{r:.2f}")
+            print(f"| {param} | {f} | {row[f] * scale:.2f} | " + " | ".join(ratios) + " |")
 
 
 main()
