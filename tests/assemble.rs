@@ -625,6 +625,13 @@ fn preview_follows_each_calls_arguments() {
         .count();
     assert_eq!(calls, 3);
 
+    // The bytes behind a view count as held: those of the value in progress only.
+    let mut a = ToolCallAssembler::new(policy);
+    a.push(call(Some(0), "c0", "f", Some("{\"a\":\"x")), &mut out);
+    assert_eq!(a.buffered(), 2 * 7);
+    a.push(call(Some(0), "", "", Some("\"}  {\"b\":")), &mut out);
+    assert_eq!(a.buffered(), 2 * 5);
+
     // Off by default.
     let mut a = ToolCallAssembler::new(Policy::default());
     a.push(call(Some(0), "c0", "f", Some("{\"a\":\"x")), &mut out);

@@ -177,8 +177,10 @@ struct Escape {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Builder {
     root: Option<Json>,
-    /// Bytes fed since the value in progress began (what the tree holds is bounded by them).
-    held: u64,
+    /// Bytes fed in all, and where the value in progress began among them (what the tree
+    /// holds is bounded by the bytes since).
+    fed: u64,
+    value_from: u64,
     frames: Vec<Frame>,
     lex: Lex,
     /// Decoded bytes of the string in progress not yet written to the tree (a key's whole
@@ -206,16 +208,15 @@ impl Builder {
 
     /// Input bytes behind the value in progress (0 between values).
     pub(crate) fn held(&self) -> u64 {
-        if self.root.is_some() || self.lex != Lex::Between {
-            self.held
-        } else {
+        if self.lex == Lex::Between {
             0
+        } else {
+            self.fed - self.value_from
         }
     }
 
     /// Valid JSON bytes in (accepted by a splitter); values they complete to `out`.
     pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Vec<Json>) {
-        self.held += bytes.len() as u64;
         let mut i = 0;
         while i < bytes.len() {
             match self.lex {
@@ -246,13 +247,17 @@ impl Builder {
                         self.scalar_done(v, out);
                     }
                 }
-                _ => {
+                lex => {
+                    if lex == Lex::Between {
+                        self.value_from = self.fed + i as u64;
+                    }
                     let b = bytes[i];
                     i += 1;
                     self.structural(b, out);
                 }
             }
         }
+        self.fed += bytes.len() as u64;
         // What this push added to a string value goes into the tree once.
         if self.lex == Lex::InString {
             self.flush_text();
@@ -367,7 +372,6 @@ impl Builder {
                 out.push(v);
             }
             self.lex = Lex::Between;
-            self.held = 0;
         } else {
             self.lex = Lex::After;
         }
