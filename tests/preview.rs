@@ -333,3 +333,15 @@ fn conformance_suite() {
     }
     assert!(checked > 90, "only {checked} files checked");
 }
+
+/// Found by the `preview_chunked` fuzz target: a number at the top level ended by a byte the
+/// splitter refuses is still a value the splitter emitted, so the preview completes it too.
+#[test]
+fn a_top_level_number_ended_by_a_bad_byte_is_complete() {
+    let mut p = Preview::new(Mode::Any);
+    let mut done = Vec::new();
+    let e = p.push(b"-2\xE9\"", &mut done).unwrap_err();
+    assert_eq!(e.offset(), 2);
+    assert_eq!(done, [json!(-2)]);
+    assert_eq!(p.partial(), None);
+}

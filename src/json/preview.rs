@@ -80,9 +80,15 @@ impl Preview {
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Json>) -> Result<(), Error> {
         let start = self.splitter.offset();
         let checked = self.splitter.push_slice(chunk, &mut self.scratch);
-        self.scratch.clear();
+        let before = out.len();
         self.builder
             .feed(&chunk[..accepted(start, chunk.len(), &checked)], out);
+        // A number at the top level ends with the next byte, even one the splitter then
+        // refuses (`-2\xE9`): the splitter has emitted it, so it is complete here too.
+        if out.len() - before < self.scratch.len() {
+            self.builder.end_number(out);
+        }
+        self.scratch.clear();
         checked
     }
 
