@@ -345,3 +345,13 @@ fn a_top_level_number_ended_by_a_bad_byte_is_complete() {
     assert_eq!(done, [json!(-2)]);
     assert_eq!(p.partial(), None);
 }
+
+/// Found by the `preview_chunked` fuzz target: a number the grammar allows but serde_json
+/// cannot hold (beyond f64's range) shows as null, in its place, and what follows goes on.
+#[test]
+fn a_number_beyond_f64_is_null_in_its_place() {
+    let text = b"[1e400, -2e999, 3]";
+    let ones: Vec<usize> = (1..text.len()).collect();
+    assert_eq!(run_checked(text, &ones), [json!([null, null, 3])]);
+    assert!(serde_json::from_slice::<Json>(text).is_err());
+}

@@ -28,7 +28,8 @@ use super::{Error, Limits, Mode, Splitter, Value};
 /// string, fewer members or elements) — nothing shown is ever taken back, except where an
 /// object repeats a key (the later member replaces the earlier, as `serde_json` does).
 /// Once a value completes, the view is exactly what `serde_json::from_slice` gives for its
-/// bytes.
+/// bytes — except for a number beyond the range of `f64` (`1e400`), which the grammar allows
+/// and serde_json refuses: it shows as `null`.
 ///
 /// Memory: the tree, bounded by the value limit as `serde_json` would be on the same bytes
 /// (at most a few dozen bytes of tree per byte of input, for a run of tiny elements), and
@@ -362,7 +363,8 @@ impl Builder {
         if self.lex != Lex::InNumber {
             return;
         }
-        // Checked by the splitter: serde_json reads it as it would in the whole value.
+        // Checked by the splitter: serde_json reads it as it would in the whole value, or
+        // refuses it when it is beyond f64's range (`1e400`): null then.
         let v = std::str::from_utf8(&self.scalar)
             .ok()
             .and_then(|s| serde_json::from_str::<Number>(s).ok())

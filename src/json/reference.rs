@@ -614,10 +614,13 @@ fn partial_value(b: &[u8], i: &mut usize) -> Shown {
             if *i == b.len() {
                 return Shown::Nothing; // more digits may come
             }
-            std::str::from_utf8(&b[start..*i])
-                .ok()
-                .and_then(|t| serde_json::from_str(t).ok())
-                .map_or(Shown::Nothing, Shown::Complete)
+            // A number serde_json cannot hold (beyond f64's range) is null.
+            Shown::Complete(
+                std::str::from_utf8(&b[start..*i])
+                    .ok()
+                    .and_then(|t| serde_json::from_str(t).ok())
+                    .unwrap_or(J::Null),
+            )
         }
     }
 }
