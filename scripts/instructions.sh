@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Instruction counts for the splitter and its peers on the benches' splitter corpus
+# Instruction counts for the splitter and its peers on the benches' splitter corpus, and for the
+# pipelines and the SSE decoder on theirs
 # (callgrind: repeatable where wall time on a shared machine is not), net of generating
 # the corpus. Needs valgrind. TOOLSTREAM_BENCH_MB sets the corpus size (default 2 MiB).
 #   scripts/instructions.sh
@@ -62,3 +63,15 @@ gours=$(( $(count pipeline-reasoning) - gnone ))
 gref=$(( $(count pipeline-reasoning-reference) - gnone ))
 echo "The OpenAI chat stream of a reasoning model (as many reasoning deltas as argument deltas): toolstream pipeline $gours instructions, the reference stack $gref ($(ratio "$gref" "$gours")× fewer)."
 echo "The same calls as an OpenAI Responses stream: toolstream pipeline $rours instructions, eventsource-stream + typed serde_json + String accumulation $rref ($(ratio "$rref" "$rours")× fewer)."
+
+echo
+echo "SSE decoding (the SSE benches' stream, $bytes bytes, net of building and cutting it):"
+echo
+echo "| chunk | toolstream | sse-stream 0.3 | ratio |"
+echo "|---|---|---|---|"
+for chunk in 1024 4096; do
+  snone=$(count sse-none "$chunk")
+  sours=$(( $(count sse-toolstream "$chunk") - snone ))
+  speer=$(( $(count sse-sse-stream "$chunk") - snone ))
+  echo "| $chunk B | $sours | $speer | $(ratio "$speer" "$sours")× fewer |"
+done
