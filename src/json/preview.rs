@@ -292,8 +292,7 @@ impl Builder {
             }
             (Lex::Colon, b':') => self.lex = Lex::Value,
             (Lex::Between | Lex::Value, _) => self.value_start(b),
-            // Only a byte order mark at the stream start gets here (the splitter allows
-            // it); nothing else does on valid input.
+            // Nothing else comes here on valid input.
             _ => {}
         }
     }
@@ -332,7 +331,7 @@ impl Builder {
                 self.scalar.push(b);
                 self.lex = Lex::InNumber;
             }
-            // The byte order mark (see `structural`).
+            // A byte order mark at the stream start (the splitter allows it).
             _ => {}
         }
     }
