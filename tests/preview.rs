@@ -355,3 +355,18 @@ fn a_number_beyond_f64_is_null_in_its_place() {
     assert_eq!(run_checked(text, &ones), [json!([null, null, 3])]);
     assert!(serde_json::from_slice::<Json>(text).is_err());
 }
+
+/// Found by the `preview_chunked` fuzz target (in the reference): a byte order mark cut
+/// short shows nothing, as a whole one does.
+#[test]
+fn a_byte_order_mark_cut_short_shows_nothing() {
+    for bom in [&b"\xEF"[..], b"\xEF\xBB", b"\xEF\xBB\xBF", b"\xEF\xBB\xBF "] {
+        assert_eq!(reference::preview(bom), None, "{bom:?}");
+        let mut p = Preview::new(Mode::Objects);
+        p.push(bom, &mut Vec::new()).unwrap();
+        assert_eq!(p.partial(), None);
+    }
+    let text = b"\xEF\xBB\xBF{\"a\":[true]}";
+    let ones: Vec<usize> = (1..text.len()).collect();
+    assert_eq!(run_checked(text, &ones), [json!({"a": [true]})]);
+}

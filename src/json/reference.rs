@@ -516,9 +516,11 @@ fn skip_ws(b: &[u8], i: &mut usize) {
 
 fn partial_value(b: &[u8], i: &mut usize) -> Shown {
     use serde_json::Value as J;
-    // A byte order mark may start the stream.
-    if *i == 0 && b.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        *i = 3;
+    // A byte order mark may start the stream (all of it, or as much as has arrived).
+    const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+    let n = b.len().min(3);
+    if *i == 0 && n > 0 && b[..n] == BOM[..n] {
+        *i = n;
     }
     skip_ws(b, i);
     let Some(&first) = b.get(*i) else {
@@ -606,7 +608,7 @@ fn partial_value(b: &[u8], i: &mut usize) -> Shown {
                 _ => J::Null,
             })
         }
-        _ => {
+        b'-' | b'0'..=b'9' => {
             let start = *i;
             while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
                 *i += 1;
@@ -622,6 +624,8 @@ fn partial_value(b: &[u8], i: &mut usize) -> Shown {
                     .unwrap_or(J::Null),
             )
         }
+        // Not a value's first byte: nothing shown (the splitter refuses what follows).
+        _ => Shown::Nothing,
     }
 }
 
