@@ -370,3 +370,77 @@ fn a_byte_order_mark_cut_short_shows_nothing() {
     let ones: Vec<usize> = (1..text.len()).collect();
     assert_eq!(run_checked(text, &ones), [json!({"a": [true]})]);
 }
+
+/// Every shipped capture through the pipeline with previews on, at 1, 7 and 64-byte
+/// pushes: the events are those of the pipeline without previews, and every view of a
+/// call's arguments shown along the way is a prefix of an object the call then produced
+/// (or of a call that failed).
+#[test]
+fn shipped_captures_views_are_prefixes_of_the_calls_that_follow() {
+    use bytes::Bytes;
+    use std::collections::BTreeMap;
+    use toolstream::assemble::{Event, Policy};
+    use toolstream::pipeline::Stream;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/captures");
+    let mut views_checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext != "sse" && ext != "ndjson" {
+            continue;
+        }
+        let input = Bytes::from(std::fs::read(&path).unwrap());
+        for chunk in [1, 7, 64] {
+            let policy = Policy {
+                preview: true,
+                ..Policy::default()
+            };
+            let mut s = Stream::with_policy(None, policy);
+            let mut events = Vec::new();
+            let mut views: Vec<(u32, Json)> = Vec::new();
+            let mut i = 0;
+            while i < input.len() {
+                let j = (i + chunk).min(input.len());
+                s.push(input.slice(i..j), &mut events);
+                i = j;
+                let slots = events
+                    .iter()
+                    .filter(|e| matches!(e, Event::CallStarted { .. }))
+                    .count() as u32;
+                for k in 0..slots {
+                    if let Some(v) = s.preview(k) {
+                        views.push((k, v.clone()));
+                    }
+                }
+            }
+            s.finish(&mut events);
+            assert_eq!(
+                events,
+                common::pipeline_events(None, &input, chunk),
+                "{} at {chunk}: previews changed the events",
+                path.display()
+            );
+            let mut made: BTreeMap<u32, Vec<Json>> = BTreeMap::new();
+            let mut failed = Vec::new();
+            for e in &events {
+                match e {
+                    Event::ToolCall(c) => made
+                        .entry(c.index)
+                        .or_default()
+                        .push(serde_json::from_slice(&c.arguments).unwrap()),
+                    Event::ToolCallFailed(f) => failed.push(f.index),
+                    _ => {}
+                }
+            }
+            for (k, view) in &views {
+                let ok = failed.contains(k)
+                    || made
+                        .get(k)
+                        .is_some_and(|calls| calls.iter().any(|c| is_prefix(view, c)));
+                assert!(ok, "{} at {chunk}: view {view} of #{k}", path.display());
+                views_checked += 1;
+            }
+        }
+    }
+    assert!(views_checked > 100, "only {views_checked} views checked");
+}
