@@ -701,13 +701,10 @@ impl ToolCallAssembler {
             return; // already failed
         };
         let mut values = std::mem::take(&mut self.values);
-        let start = splitter.offset();
-        let r = splitter.push_slice(args.as_bytes(), &mut values);
-        if let Some(p) = slot.preview.as_mut() {
-            let good = accepted(start, args.len(), &r);
-            // Completed objects come out of the splitter as calls; the view starts afresh.
-            p.feed(&args.as_bytes()[..good], &mut Vec::new());
-        }
+        let r = match slot.preview.as_mut() {
+            None => splitter.push_slice(args.as_bytes(), &mut values),
+            Some(p) => Self::feed_previewed(splitter, p, args.as_bytes(), &mut values),
+        };
         for v in values.drain(..) {
             self.emit(s, v, out);
         }
@@ -715,6 +712,21 @@ impl ToolCallAssembler {
         if let Err(e) = r {
             self.fail(s, &e, out);
         }
+    }
+
+    /// [`Self::feed`]'s push with a preview: the bytes the splitter took go to the view too.
+    #[cold]
+    fn feed_previewed(
+        splitter: &mut Splitter,
+        preview: &mut Builder,
+        args: &[u8],
+        values: &mut Vec<json::Value>,
+    ) -> Result<(), json::Error> {
+        let start = splitter.offset();
+        let r = splitter.push_slice(args, values);
+        // Completed objects come out of the splitter as calls; the view starts afresh.
+        preview.feed(&args[..accepted(start, args.len(), &r)], &mut Vec::new());
+        r
     }
 
     fn emit(&mut self, s: usize, v: json::Value, out: &mut Vec<Event>) {
