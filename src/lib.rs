@@ -9,7 +9,7 @@
 //! |---|---|
 //! | [`scan`] | 64-byte block classification (AVX2 / SSE2 / scalar): the only `unsafe` code |
 //! | [`json`] | [`json::Splitter`]: strict, incremental JSON; each top-level value out on its last byte; glued `{"a":1}{"b":2}` split losslessly. [`json::Preview`]: a live view of a value still arriving, extended by each chunk, never re-parsed |
-//! | [`sse`], [`ndjson`] | WHATWG Server-Sent Events and JSON Lines framing |
+//! | [`sse`], [`ndjson`], [`eventstream`] | WHATWG Server-Sent Events, JSON Lines and AWS event stream (Bedrock) framing |
 //! | [`provider`] | OpenAI chat (and compatibles), OpenAI Responses, Anthropic, Gemini, Ollama → [`provider::Delta`] |
 //! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
 //! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
@@ -87,6 +87,7 @@
 
 pub mod assemble;
 pub mod classify;
+pub mod eventstream;
 pub mod json;
 pub mod ndjson;
 pub mod pipeline;
