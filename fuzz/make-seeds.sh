@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope preview_chunked; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 cp ../examples/tool-arguments.json corpus/preview_chunked/
-for f in ../examples/captures/*.sse ../examples/captures/*.ndjson; do
+for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/captures/*.eventstream; do
   cp "$f" corpus/sse_chunked/
   cp "$f" corpus/pipeline_small_limits/
 done

@@ -23,6 +23,7 @@
 use bytes::Bytes;
 
 use crate::assemble::{Event, Policy, ToolCallAssembler};
+use crate::eventstream;
 use crate::ndjson;
 use crate::provider::{self, Delta, Format, Framing};
 use crate::sse;
@@ -38,6 +39,15 @@ enum Framer {
     Undecided,
     Sse(sse::Decoder),
     Ndjson(ndjson::Decoder),
+    EventStream(eventstream::Decoder),
+}
+
+/// The AWS event stream decoder for the pipeline: a message may be as large as an SSE
+/// event.
+fn event_stream_decoder(framing: sse::Limits) -> eventstream::Decoder {
+    eventstream::Decoder::with_limits(
+        eventstream::Limits::default().max_message_bytes(framing.event_bytes()),
+    )
 }
 
 /// The one-call pipeline. See the module docs.
@@ -55,6 +65,9 @@ pub struct Stream {
     deltas: Vec<Delta>,
     sse_items: Vec<sse::Item>,
     nd_items: Vec<ndjson::Item>,
+    messages: Vec<eventstream::Message>,
+    /// The event stream framing failed (reported once).
+    framing_failed: bool,
 }
 
 impl Stream {
@@ -69,7 +82,8 @@ impl Stream {
     }
 
     /// A pipeline with an assembler policy and framing limits (the SSE line and event
-    /// limits; NDJSON lines use the SSE line limit).
+    /// limits; NDJSON lines use the SSE line limit, AWS event stream messages the event
+    /// limit).
     pub fn with_limits(format: Option<Format>, policy: Policy, framing: sse::Limits) -> Self {
         let framer = match format.map(Format::framing) {
             Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing)),
@@ -77,6 +91,7 @@ impl Stream {
                 framing.line_bytes(),
                 crate::json::Limits::default(),
             )),
+            Some(Framing::EventStream) => Framer::EventStream(event_stream_decoder(framing)),
             None => Framer::Undecided,
         };
         Stream {
@@ -90,6 +105,8 @@ impl Stream {
             deltas: Vec::new(),
             sse_items: Vec::new(),
             nd_items: Vec::new(),
+            messages: Vec::new(),
+            framing_failed: false,
         }
     }
 
@@ -102,6 +119,7 @@ impl Stream {
             Framer::Undecided => 0,
             Framer::Sse(d) => d.buffered(),
             Framer::Ndjson(d) => d.buffered(),
+            Framer::EventStream(d) => d.buffered(),
         };
         framing + self.assembler.buffered()
     }
@@ -132,8 +150,13 @@ impl Stream {
                 }
                 None => b':',
             };
-            // A JSON value first means NDJSON (Ollama native); anything else is SSE.
-            self.framer = if matches!(first, b'{' | b'[') {
+            // A JSON value first means NDJSON (Ollama native); a zero byte, the high byte of
+            // a binary length prefix, the AWS event stream (Bedrock); anything else is SSE.
+            self.framer = if first == 0 {
+                self.format = Some(Format::Bedrock);
+                self.decoder = Some(provider::Decoder::new(Format::Bedrock));
+                Framer::EventStream(event_stream_decoder(self.framing))
+            } else if matches!(first, b'{' | b'[') {
                 Framer::Ndjson(ndjson::Decoder::with_limits(
                     self.framing.line_bytes(),
                     crate::json::Limits::default(),
@@ -159,7 +182,55 @@ impl Stream {
                 d.push(chunk, &mut self.nd_items);
                 self.lines(out);
             }
+            Framer::EventStream(d) => {
+                let r = d.push(chunk, &mut self.messages);
+                self.event_messages(out);
+                if let Err(e) = r {
+                    // Reported once: the decoder is fused and every later push fails alike.
+                    if !std::mem::replace(&mut self.framing_failed, true) {
+                        out.push(Event::ProviderError {
+                            status: None,
+                            message: e.to_string(),
+                            body: String::new(),
+                        });
+                    }
+                }
+            }
         }
+    }
+
+    /// The AWS event stream messages decoded so far, each as one framed payload: an
+    /// event by its `:event-type`, an exception by its `:exception-type` (payload
+    /// `{"message": ...}`), an error message by its `:error-code` (its `:error-message`
+    /// made the payload's message).
+    fn event_messages(&mut self, out: &mut Vec<Event>) {
+        let mut messages = std::mem::take(&mut self.messages);
+        for m in messages.drain(..) {
+            let kind = m.str_header(":message-type").unwrap_or(b"event");
+            if kind == b"error" {
+                let code = m.str_header(":error-code").unwrap_or(b"error");
+                let message = m.str_header(":error-message").unwrap_or_default();
+                let payload = serde_json::json!({
+                    "message": String::from_utf8_lossy(message),
+                })
+                .to_string();
+                let mut name = code.to_vec();
+                if !name.ends_with(b"Exception") && !name.ends_with(b"Error") {
+                    name.extend_from_slice(b"Error");
+                }
+                self.payload(Some(&name), Bytes::from(payload), out);
+                continue;
+            }
+            let name = if kind == b"exception" {
+                m.str_header(":exception-type")
+                    .unwrap_or(b"unknownException")
+            } else {
+                m.str_header(":event-type").unwrap_or_default()
+            };
+            let name = name.to_vec();
+            self.payload(Some(&name), m.payload().clone(), out);
+        }
+        self.messages = messages;
     }
 
     fn lines(&mut self, out: &mut Vec<Event>) {
@@ -252,6 +323,12 @@ impl Stream {
             Framer::Ndjson(d) => {
                 d.finish(&mut self.nd_items);
                 self.lines(out);
+            }
+            Framer::EventStream(d) => {
+                // A message cut by the end of the stream is lost (its checksum is at its
+                // end); the stream is incomplete unless `messageStop` came, as it is for
+                // any format without its terminal marker.
+                let _ = d.finish();
             }
             Framer::Undecided => {}
         }

@@ -134,7 +134,7 @@ impl Turn {
                 choice: 0,
                 signature,
             } => {
-                if self.format == Format::Anthropic {
+                if matches!(self.format, Format::Anthropic | Format::Bedrock) {
                     // It closes the thinking block before it.
                     if let Some(Block::Thinking { signature: s, .. }) = self.blocks.last_mut() {
                         if s.is_none() {
@@ -191,8 +191,9 @@ impl Turn {
     /// Reasoning (`thought`) or text: onto the block of its kind before it, unless a
     /// signature waits for a part of its own (Gemini's) or closed that block (Anthropic's).
     fn push_text(&mut self, thought: bool, text: &str) {
-        let closed =
-            |signature: &Option<String>| self.format == Format::Anthropic && signature.is_some();
+        let closed = |signature: &Option<String>| {
+            matches!(self.format, Format::Anthropic | Format::Bedrock) && signature.is_some()
+        };
         if self.pending.is_none() {
             match self.blocks.last_mut() {
                 Some(Block::Thinking { text: t, signature }) if thought && !closed(signature) => {
@@ -233,6 +234,7 @@ impl Turn {
                 self.reasoning_content_always,
             ),
             Format::Ollama => ollama(&blocks),
+            Format::Bedrock => bedrock(&blocks),
         }
     }
 }
@@ -279,6 +281,38 @@ fn anthropic(blocks: &[Block]) -> Value {
                 ..
             } => Some(
                 json!({"type": "tool_use", "id": id, "name": name, "input": object(arguments)}),
+            ),
+            _ => None,
+        })
+        .collect();
+    json!({"role": "assistant", "content": content})
+}
+
+/// Bedrock Converse: the assistant message's content blocks, reasoning as
+/// `reasoningContent` (`reasoningText` with its signature, or `redactedContent`), calls as
+/// `toolUse`. Unsigned reasoning is left out, as for Anthropic (Claude on Bedrock refuses
+/// it the same way).
+fn bedrock(blocks: &[Block]) -> Value {
+    let content: Vec<Value> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Thinking {
+                text,
+                signature: Some(s),
+            } => {
+                Some(json!({"reasoningContent": {"reasoningText": {"text": text, "signature": s}}}))
+            }
+            Block::Redacted { data } => {
+                Some(json!({"reasoningContent": {"redactedContent": data}}))
+            }
+            Block::Text { text, .. } if !text.is_empty() => Some(json!({ "text": text })),
+            Block::Call {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some(
+                json!({"toolUse": {"toolUseId": id, "name": name, "input": object(arguments)}}),
             ),
             _ => None,
         })

@@ -22,7 +22,7 @@ fn every_capture_matches_its_expected_output_at_every_chunk_size() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if ext != "sse" && ext != "ndjson" {
+        if !matches!(ext, "sse" | "ndjson" | "eventstream") {
             continue;
         }
         let expected_path = path.with_extension("expected.jsonl");

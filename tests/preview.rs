@@ -386,7 +386,7 @@ fn shipped_captures_views_are_prefixes_of_the_calls_that_follow() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if ext != "sse" && ext != "ndjson" {
+        if !matches!(ext, "sse" | "ndjson" | "eventstream") {
             continue;
         }
         let input = Bytes::from(std::fs::read(&path).unwrap());

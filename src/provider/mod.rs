@@ -5,6 +5,7 @@
 use std::fmt;
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
@@ -28,6 +29,8 @@ pub enum Format {
     Gemini,
     /// Ollama native `/api/chat` (NDJSON).
     Ollama,
+    /// Amazon Bedrock `ConverseStream` (AWS event stream framing).
+    Bedrock,
 }
 
 /// How a format is framed on the wire.
@@ -37,16 +40,20 @@ pub enum Framing {
     Sse,
     /// One JSON value per line.
     Ndjson,
+    /// AWS event stream (`application/vnd.amazon.eventstream`): binary, length-prefixed
+    /// messages with headers ([`crate::eventstream`]).
+    EventStream,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::OpenAiChat,
         Format::OpenAiResponses,
         Format::Anthropic,
         Format::Gemini,
         Format::Ollama,
+        Format::Bedrock,
     ];
 
     /// The name used on the command line.
@@ -57,11 +64,12 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::Gemini => "gemini",
             Format::Ollama => "ollama",
+            Format::Bedrock => "bedrock",
         }
     }
 
     /// Parse a name: `openai` (also `openai_chat`, `chat`), `responses`, `anthropic`,
-    /// `gemini`, `ollama`.
+    /// `gemini`, `ollama`, `bedrock`.
     pub fn from_name(name: &str) -> Option<Format> {
         match name {
             "openai" | "openai_chat" | "chat" => Some(Format::OpenAiChat),
@@ -69,6 +77,7 @@ impl Format {
             "anthropic" => Some(Format::Anthropic),
             "gemini" => Some(Format::Gemini),
             "ollama" => Some(Format::Ollama),
+            "bedrock" => Some(Format::Bedrock),
             _ => None,
         }
     }
@@ -77,6 +86,7 @@ impl Format {
     pub fn framing(self) -> Framing {
         match self {
             Format::Ollama => Framing::Ndjson,
+            Format::Bedrock => Framing::EventStream,
             _ => Framing::Sse,
         }
     }
@@ -170,8 +180,15 @@ impl FinishReason {
             | "incomplete"
             | "model_context_window_exceeded" => FinishReason::Length,
             "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
-            "content_filter" | "refusal" | "SAFETY" | "RECITATION" | "PROHIBITED_CONTENT"
-            | "BLOCKLIST" | "SPII" => FinishReason::ContentFilter,
+            "content_filter"
+            | "refusal"
+            | "SAFETY"
+            | "RECITATION"
+            | "PROHIBITED_CONTENT"
+            | "BLOCKLIST"
+            | "SPII"
+            | "content_filtered"
+            | "guardrail_intervened" => FinishReason::ContentFilter,
             "error" | "failed" | "MALFORMED_FUNCTION_CALL" => FinishReason::Error,
             _ => FinishReason::Other,
         }
@@ -322,6 +339,8 @@ pub enum Decoder {
     Gemini(gemini::Decoder),
     /// Ollama native.
     Ollama(ollama::Decoder),
+    /// Bedrock ConverseStream.
+    Bedrock(bedrock::Decoder),
 }
 
 impl Decoder {
@@ -333,10 +352,12 @@ impl Decoder {
             Format::Anthropic => Decoder::Anthropic(Default::default()),
             Format::Gemini => Decoder::Gemini(Default::default()),
             Format::Ollama => Decoder::Ollama(Default::default()),
+            Format::Bedrock => Decoder::Bedrock(Default::default()),
         }
     }
 
-    /// Decode one framed payload (`event` is the SSE event type, if any).
+    /// Decode one framed payload (`event` is the SSE event type, or for Bedrock the
+    /// message's `:event-type` or `:exception-type`, if any).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
         match self {
             Decoder::OpenAiChat(d) => d.decode(payload, out),
@@ -344,6 +365,7 @@ impl Decoder {
             Decoder::Anthropic(d) => d.decode(event, payload, out),
             Decoder::Gemini(d) => d.decode(payload, out),
             Decoder::Ollama(d) => d.decode(payload, out),
+            Decoder::Bedrock(d) => d.decode(event, payload, out),
         }
     }
 }

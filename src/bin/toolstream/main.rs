@@ -28,7 +28,8 @@ change). --turn prints instead the assistant turn a tool loop sends back in its 
 request, in the format's request shape, with the reasoning, signatures and items the
 provider checks. --preview prints the events and, after each push (16 bytes unless
 --chunk says), the view of every call whose arguments changed, as a user interface would
-show them while they stream. Formats: openai, responses, anthropic, gemini, ollama, auto (default).
+show them while they stream. Formats: openai, responses, anthropic, gemini, ollama,
+bedrock (ConverseStream, binary AWS event stream framing), auto (default: detected).
 Exit 0 when the stream was read (even with failed calls), 1 on unreadable input, 2 on usage
 errors.
 

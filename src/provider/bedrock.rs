@@ -1,0 +1,214 @@
+//! Amazon Bedrock `ConverseStream`: one event per AWS event stream message
+//! ([`crate::eventstream`]), named by its `:event-type` header — `messageStart`,
+//! `contentBlockStart` (`start.toolUse`: `toolUseId`, `name`), `contentBlockDelta`
+//! (`delta.text`, `delta.toolUse.input`, `delta.reasoningContent` with `text`, `signature`
+//! or `redactedContent`), `contentBlockStop`, `messageStop` (`stopReason`), `metadata`
+//! (`usage`). An exception (`:message-type: exception`) comes with its `:exception-type`
+//! as the event name (`throttlingException`, `modelStreamErrorException`, ...) and the
+//! payload `{"message": ...}`.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{non_empty, parse, Delta, FinishReason};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Event<'a> {
+    #[serde(default)]
+    content_block_index: Option<u32>,
+    #[serde(borrow, default)]
+    start: Option<Start<'a>>,
+    #[serde(borrow, default)]
+    delta: Option<BlockDelta<'a>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Start<'a> {
+    #[serde(borrow, default)]
+    tool_use: Option<ToolUse<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolUse<'a> {
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BlockDelta<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use: Option<ToolUse<'a>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Reasoning<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reasoning<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    redacted_content: Option<Cow<'a, str>>,
+}
+
+/// Which content blocks are tool calls.
+#[derive(Clone, Debug, Default)]
+pub struct Decoder {
+    tool_blocks: BTreeSet<u32>,
+}
+
+impl Decoder {
+    /// Decode one message's payload; `event` is its `:event-type` (or, for an exception,
+    /// its `:exception-type`).
+    pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let name = event.unwrap_or_default();
+        if name.ends_with(b"Exception") || name.ends_with(b"Error") {
+            return out.push(exception(name, payload));
+        }
+        let ev: Event<'_> = match parse(payload) {
+            Ok(e) => e,
+            Err(d) => return out.push(d),
+        };
+        let index = ev.content_block_index.unwrap_or(0);
+        match name {
+            b"contentBlockStart" => {
+                if let Some(t) = ev.start.and_then(|s| s.tool_use) {
+                    self.tool_blocks.insert(index);
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: non_empty(t.tool_use_id),
+                        name: non_empty(t.name),
+                        arguments: None,
+                        complete: false,
+                    });
+                }
+            }
+            b"contentBlockDelta" => {
+                let Some(d) = ev.delta else { return };
+                if let Some(t) = d.text.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Text {
+                        choice: 0,
+                        text: t.into_owned(),
+                    });
+                }
+                if let Some(t) = d.tool_use {
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: None,
+                        name: None,
+                        arguments: t.input.map(Cow::into_owned),
+                        complete: false,
+                    });
+                }
+                if let Some(r) = d.reasoning_content {
+                    if let Some(t) = r.text.filter(|t| !t.is_empty()) {
+                        out.push(Delta::Reasoning {
+                            choice: 0,
+                            text: t.into_owned(),
+                        });
+                    }
+                    if let Some(s) = r.signature.filter(|s| !s.is_empty()) {
+                        out.push(Delta::ReasoningSignature {
+                            choice: 0,
+                            signature: s.into_owned(),
+                        });
+                    }
+                    if let Some(data) = r.redacted_content.filter(|d| !d.is_empty()) {
+                        out.push(Delta::RedactedReasoning {
+                            choice: 0,
+                            data: data.into_owned(),
+                        });
+                    }
+                }
+            }
+            b"contentBlockStop" => {
+                if self.tool_blocks.remove(&index) {
+                    out.push(Delta::CallEnd {
+                        choice: 0,
+                        index: Some(index),
+                    });
+                }
+            }
+            b"messageStop" => {
+                if let Some(raw) = ev.stop_reason {
+                    out.push(Delta::Finish {
+                        choice: 0,
+                        reason: FinishReason::from_raw(&raw),
+                        raw: raw.into_owned(),
+                    });
+                }
+                out.push(Delta::Done);
+            }
+            b"metadata" => {
+                if let Some(u) = ev.usage {
+                    out.push(Delta::Usage {
+                        raw: u.get().to_string(),
+                    });
+                }
+            }
+            _ => {
+                // messageStart, and anything new; an error-like payload is still an error.
+                if let Some(m) = ev.message.filter(|_| name.is_empty()) {
+                    out.push(Delta::Error {
+                        status: None,
+                        message: m.into_owned(),
+                        body: String::from_utf8_lossy(payload).into_owned(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// An exception message: its type (from the header) and message (from the payload), as
+/// `{"code": <type>, "message": ...}` so that the classifier reads the type as the
+/// error code, as it reads Bedrock's `x-amzn-errortype` header on an HTTP error.
+fn exception(name: &[u8], payload: &[u8]) -> Delta {
+    let code = String::from_utf8_lossy(name).into_owned();
+    let message = serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(payload).into_owned());
+    // The HTTP status Bedrock gives the same exception outside a stream.
+    let status = match name {
+        b"throttlingException" => Some(429),
+        b"validationException" => Some(400),
+        b"modelStreamErrorException" => Some(424),
+        b"modelTimeoutException" => Some(408),
+        b"serviceUnavailableException" => Some(503),
+        b"internalServerException" => Some(500),
+        _ => None,
+    };
+    Delta::Error {
+        status,
+        body: serde_json::json!({ "code": code, "message": message }).to_string(),
+        message,
+    }
+}
