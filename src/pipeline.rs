@@ -201,8 +201,8 @@ impl Stream {
 
     /// The AWS event stream messages decoded so far, each as one framed payload: an
     /// event by its `:event-type`, an exception by its `:exception-type` (payload
-    /// `{"message": ...}`), an error message by its `:error-code` (its `:error-message`
-    /// made the payload's message).
+    /// `{"message": ...}`), an error message as `error:` and its `:error-code` (its
+    /// `:error-message` made the payload's message).
     fn event_messages(&mut self, out: &mut Vec<Event>) {
         let mut messages = std::mem::take(&mut self.messages);
         for m in messages.drain(..) {
@@ -214,10 +214,7 @@ impl Stream {
                     "message": String::from_utf8_lossy(message),
                 })
                 .to_string();
-                let mut name = code.to_vec();
-                if !name.ends_with(b"Exception") && !name.ends_with(b"Error") {
-                    name.extend_from_slice(b"Error");
-                }
+                let name = [&b"error:"[..], code].concat();
                 self.payload(Some(&name), Bytes::from(payload), out);
                 continue;
             }

@@ -425,7 +425,16 @@ fn stream_error_vectors() {
             A::Retry,
         ),
     ];
-    for (p, payload, phase, reason, action) in cases {
+    // Bedrock's in-stream exceptions, as the pipeline gives their body (the
+    // `:exception-type` header as the code).
+    let bedrock: &[(Provider, &str, Phase, Reason, Action)] = &[(
+        P::Bedrock,
+        r#"{"code":"throttlingException","message":"Too many tokens, please wait before trying again."}"#,
+        Phase::BeforeOutput,
+        R::RateLimit,
+        A::Retry,
+    )];
+    for (p, payload, phase, reason, action) in cases.iter().chain(bedrock) {
         let got = classify_stream_error(*p, payload.as_bytes(), *phase, 0, &policy);
         assert_eq!(
             (got.reason, got.action),

@@ -415,3 +415,21 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn bedrock_reasoning_text_and_tool_use_go_back_in_converses_shape() {
+    // Converse's assistant message: reasoningContent.reasoningText with its signature,
+    // text, toolUse with the input object (the Converse API's ContentBlock members).
+    assert_eq!(
+        capture_turn(Format::Bedrock, "bedrock-converse-tool-use.eventstream"),
+        json!({"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {
+                "text": "The user wants the weather.", "signature": "EqQBCkYIBRgCKkBsig=="}}},
+            {"text": "Checking both cities."},
+            {"toolUse": {"toolUseId": "tooluse_Paris01", "name": "get_weather",
+                         "input": {"city": "Paris", "units": "c"}}},
+            {"toolUse": {"toolUseId": "tooluse_Oslo02", "name": "get_weather",
+                         "input": {"city": "Oslo"}}},
+        ]})
+    );
+}

@@ -5,7 +5,8 @@
 //! or `redactedContent`), `contentBlockStop`, `messageStop` (`stopReason`), `metadata`
 //! (`usage`). An exception (`:message-type: exception`) comes with its `:exception-type`
 //! as the event name (`throttlingException`, `modelStreamErrorException`, ...) and the
-//! payload `{"message": ...}`.
+//! payload `{"message": ...}`; an error message (`:message-type: error`) as `error:` and
+//! its `:error-code`.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -79,11 +80,14 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// Decode one message's payload; `event` is its `:event-type` (or, for an exception,
-    /// its `:exception-type`).
+    /// Decode one message's payload; `event` is its `:event-type` (for an exception, its
+    /// `:exception-type`; for an error message, `error:` and its `:error-code`).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
         let name = event.unwrap_or_default();
-        if name.ends_with(b"Exception") || name.ends_with(b"Error") {
+        if let Some(code) = name.strip_prefix(b"error:") {
+            return out.push(exception(code, payload));
+        }
+        if name.ends_with(b"Exception") {
             return out.push(exception(name, payload));
         }
         let ev: Event<'_> = match parse(payload) {
