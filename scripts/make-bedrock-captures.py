@@ -6,6 +6,7 @@ project's machines, so these are written after the documented shapes (ConverseSt
 the event stream encoding) with an encoder independent of the crate's: Python's zlib CRC-32.
 Run from the repository root: python3 scripts/make-bedrock-captures.py
 """
+import base64
 import json
 import struct
 import zlib
@@ -63,7 +64,32 @@ def throttled():
     return b"".join(out)
 
 
-for name, data in [("bedrock-converse-tool-use", tool_use()), ("bedrock-throttled-midstream", throttled())]:
+def chunk(model_event):
+    """An InvokeModelWithResponseStream chunk: the model's own event, base64 in `bytes`."""
+    inner = json.dumps(model_event, separators=(",", ":")).encode()
+    return event("chunk", {"bytes": base64.b64encode(inner).decode()}, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0")
+
+
+def invoke_claude():
+    """Claude through InvokeModelWithResponseStream: Anthropic Messages events inside."""
+    out = [chunk({"type": "message_start", "message": {"id": "msg_bdrk_01", "type": "message", "role": "assistant",
+                  "model": "claude-sonnet-4", "content": [], "stop_reason": None, "usage": {"input_tokens": 380, "output_tokens": 1}}})]
+    out.append(chunk({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}))
+    out.append(chunk({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Read the file first."}}))
+    out.append(chunk({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "ErcBCkgIBhABGAIiQsig"}}))
+    out.append(chunk({"type": "content_block_stop", "index": 0}))
+    out.append(chunk({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_bdrk_01", "name": "read_file", "input": {}}}))
+    for frag in ['{"path": "src/', 'lib.rs", "lines": [1, ', '80]}']:
+        out.append(chunk({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": frag}}))
+    out.append(chunk({"type": "content_block_stop", "index": 1}))
+    out.append(chunk({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 64}}))
+    out.append(chunk({"type": "message_stop", "amazon-bedrock-invocationMetrics": {"inputTokenCount": 380, "outputTokenCount": 64,
+                      "invocationLatency": 2100, "firstByteLatency": 640}}))
+    return b"".join(out)
+
+
+for name, data in [("bedrock-converse-tool-use", tool_use()), ("bedrock-throttled-midstream", throttled()),
+                   ("bedrock-invoke-claude", invoke_claude())]:
     with open(f"examples/captures/{name}.eventstream", "wb") as f:
         f.write(data)
     print(name, len(data), "bytes")

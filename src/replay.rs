@@ -102,7 +102,10 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// An empty turn for a response in `format`.
+    /// An empty turn for a response in `format`: the format of the request the turn goes
+    /// back in. (For Claude through Bedrock's `InvokeModelWithResponseStream`, whose
+    /// stream the pipeline reads as [`Format::Bedrock`] but whose requests take Anthropic's
+    /// messages, that is [`Format::Anthropic`]; [`Format::Bedrock`] gives Converse's.)
     pub fn new(format: Format) -> Turn {
         Turn {
             format,

@@ -136,3 +136,36 @@ fn error_messages_exceptions_and_unknown_events() {
     );
     assert_eq!(got.last(), Some(&Event::End { complete: false }));
 }
+
+#[test]
+fn invoke_chunks_carry_anthropic_or_nova_events_in_base64() {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let chunk = |inner: &str| ev("chunk", &format!(r#"{{"bytes":"{}"}}"#, b64(inner)));
+    // Nova: Converse events, each wrapped in a one-member object.
+    let mut s = chunk(r#"{"messageStart":{"role":"assistant"}}"#);
+    s.extend(chunk(
+        r#"{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"n1","name":"g"}}}}"#,
+    ));
+    s.extend(chunk(
+        r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"q\":2}"}}}}"#,
+    ));
+    s.extend(chunk(r#"{"contentBlockStop":{"contentBlockIndex":0}}"#));
+    s.extend(chunk(r#"{"messageStop":{"stopReason":"tool_use"}}"#));
+    let got = events(&s, 3);
+    assert!(
+        got.iter().any(
+            |e| matches!(e, Event::ToolCall(c) if c.id == "n1" && &c.arguments[..] == b"{\"q\":2}")
+        ),
+        "{got:?}"
+    );
+    assert_eq!(got.last(), Some(&Event::End { complete: true }));
+    // A chunk that is not base64 is an error event, and decoding goes on.
+    let mut s = ev("chunk", r#"{"bytes":"not base64!"}"#);
+    s.extend(chunk(r#"{"type":"message_stop"}"#));
+    let got = events(&s, s.len());
+    assert!(
+        matches!(&got[0], Event::ProviderError { message, .. } if message.contains("not base64"))
+    );
+    assert_eq!(got.last(), Some(&Event::End { complete: true }));
+}

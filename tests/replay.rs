@@ -433,3 +433,29 @@ fn bedrock_reasoning_text_and_tool_use_go_back_in_converses_shape() {
         ]})
     );
 }
+
+#[test]
+fn claude_through_bedrock_invoke_goes_back_in_anthropics_shape() {
+    // InvokeModelWithResponseStream carries Anthropic's own events, and its requests take
+    // Anthropic's messages: the turn is built for Format::Anthropic from the same events.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/captures/bedrock-invoke-claude.eventstream");
+    let input = Bytes::from(std::fs::read(&path).unwrap());
+    for chunk in [1, 7, 64, input.len()] {
+        let events = common::pipeline_events(Some(Format::Bedrock), &input, chunk);
+        let mut turn = Turn::new(Format::Anthropic);
+        for e in &events {
+            turn.push(e);
+        }
+        assert_eq!(
+            turn.to_json(),
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Read the file first.",
+                 "signature": "ErcBCkgIBhABGAIiQsig"},
+                {"type": "tool_use", "id": "toolu_bdrk_01", "name": "read_file",
+                 "input": {"path": "src/lib.rs", "lines": [1, 80]}},
+            ]}),
+            "chunk {chunk}"
+        );
+    }
+}

@@ -7,6 +7,11 @@
 //! as the event name (`throttlingException`, `modelStreamErrorException`, ...) and the
 //! payload `{"message": ...}`; an error message (`:message-type: error`) as `error:` and
 //! its `:error-code`.
+//!
+//! The same decoder reads `InvokeModelWithResponseStream`: its `chunk` events carry the
+//! model's own event in base64 (`{"bytes": ...}`): Anthropic Messages events for Claude
+//! (read by the Anthropic decoder), Converse-shaped events wrapped in a one-member object
+//! for Amazon Nova (`{"contentBlockDelta": {...}}`).
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -14,7 +19,9 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{non_empty, parse, Delta, FinishReason};
+use base64::Engine as _;
+
+use super::{anthropic, non_empty, parse, Delta, FinishReason};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -73,10 +80,18 @@ struct Reasoning<'a> {
     redacted_content: Option<Cow<'a, str>>,
 }
 
-/// Which content blocks are tool calls.
+/// Which content blocks are tool calls; for `InvokeModelWithResponseStream`, the decoder of
+/// the Anthropic events inside the chunks.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     tool_blocks: BTreeSet<u32>,
+    anthropic: Option<Box<anthropic::Decoder>>,
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    bytes: Cow<'a, str>,
 }
 
 impl Decoder {
@@ -89,6 +104,9 @@ impl Decoder {
         }
         if name.ends_with(b"Exception") {
             return out.push(exception(name, payload));
+        }
+        if name == b"chunk" {
+            return self.chunk(payload, out);
         }
         let ev: Event<'_> = match parse(payload) {
             Ok(e) => e,
@@ -183,6 +201,39 @@ impl Decoder {
                     });
                 }
             }
+        }
+    }
+}
+
+impl Decoder {
+    /// An `InvokeModelWithResponseStream` chunk: the model's event, base64 in `bytes`.
+    fn chunk(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
+        let undecodable = |why: &str| Delta::Error {
+            status: None,
+            message: format!("undecodable Bedrock chunk: {why}"),
+            body: String::from_utf8_lossy(payload).into_owned(),
+        };
+        let chunk: Chunk<'_> = match parse(payload) {
+            Ok(c) => c,
+            Err(d) => return out.push(d),
+        };
+        let inner = match base64::engine::general_purpose::STANDARD.decode(chunk.bytes.as_bytes()) {
+            Ok(b) => b,
+            Err(_) => return out.push(undecodable("bytes is not base64")),
+        };
+        // Anthropic's events name themselves in `type`; Nova's are one member named after
+        // the Converse event.
+        let one: Option<std::collections::BTreeMap<Cow<'_, str>, &RawValue>> =
+            serde_json::from_slice(&inner).ok();
+        match one {
+            Some(m) if m.len() == 1 && !m.contains_key("type") => {
+                let (name, body) = m.into_iter().next().expect("one member");
+                self.decode(Some(name.as_bytes()), body.get().as_bytes(), out);
+            }
+            _ => self
+                .anthropic
+                .get_or_insert_with(Box::default)
+                .decode(None, &inner, out),
         }
     }
 }
