@@ -458,13 +458,19 @@ pub fn encode(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
         h.extend_from_slice(&(value.len() as u16).to_be_bytes());
         h.extend_from_slice(value.as_bytes());
     }
-    let total = (OVERHEAD + h.len() + payload.len()) as u32;
+    frame(&h, payload)
+}
+
+/// Frame a headers section (already encoded, any value types, or deliberately malformed)
+/// and a payload as one message: the lengths and both checksums.
+pub fn frame(headers: &[u8], payload: &[u8]) -> Vec<u8> {
+    let total = (OVERHEAD + headers.len() + payload.len()) as u32;
     let mut m = Vec::with_capacity(total as usize);
     m.extend_from_slice(&total.to_be_bytes());
-    m.extend_from_slice(&(h.len() as u32).to_be_bytes());
+    m.extend_from_slice(&(headers.len() as u32).to_be_bytes());
     let prelude_crc = crc32(&m);
     m.extend_from_slice(&prelude_crc.to_be_bytes());
-    m.extend_from_slice(&h);
+    m.extend_from_slice(headers);
     m.extend_from_slice(payload);
     let crc = crc32(&m);
     m.extend_from_slice(&crc.to_be_bytes());

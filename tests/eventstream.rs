@@ -3,7 +3,9 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use toolstream::eventstream::{crc32, encode, Decoder, ErrorKind, Finish, HeaderValue, Limits};
+use toolstream::eventstream::{
+    crc32, encode, frame, Decoder, ErrorKind, Finish, HeaderValue, Limits,
+};
 
 #[test]
 fn crc32_is_the_gzip_one() {
@@ -54,17 +56,7 @@ fn every_header_type() -> Vec<u8> {
     h.extend_from_slice(&1_700_000_000_000i64.to_be_bytes());
     name(&mut h, "id", 9);
     h.extend_from_slice(&[7; 16]);
-    let payload = b"{\"x\":1}";
-    let total = (16 + h.len() + payload.len()) as u32;
-    let mut m = total.to_be_bytes().to_vec();
-    m.extend_from_slice(&(h.len() as u32).to_be_bytes());
-    let c = crc32(&m);
-    m.extend_from_slice(&c.to_be_bytes());
-    m.extend_from_slice(&h);
-    m.extend_from_slice(payload);
-    let c = crc32(&m);
-    m.extend_from_slice(&c.to_be_bytes());
-    m
+    frame(&h, b"{\"x\":1}")
 }
 
 type Seen = (
@@ -205,26 +197,13 @@ fn every_wrong_stream_fails_at_its_message_and_fuses() {
         Some((ErrorKind::TooLarge, n))
     );
     // A header that runs past the headers section (type 7, length 200).
-    let mut h = vec![1, b'a', 7, 0, 200];
-    h.extend_from_slice(b"xy");
-    let total = (16 + h.len()) as u32;
-    let mut m = total.to_be_bytes().to_vec();
-    m.extend_from_slice(&(h.len() as u32).to_be_bytes());
-    let c = crc32(&m);
-    m.extend_from_slice(&c.to_be_bytes());
-    m.extend_from_slice(&h);
-    let c = crc32(&m);
-    m.extend_from_slice(&c.to_be_bytes());
+    let m = frame(&[1, b'a', 7, 0, 200, b'x', b'y'], b"");
     assert_eq!(
         check(&with(m.clone()), Limits::default()).1,
         Some((ErrorKind::Header, n))
     );
     // An unknown value type.
-    let mut m2 = m;
-    m2[14] = 10;
-    let body = m2.len() - 4;
-    let c = crc32(&m2[..body]);
-    m2[body..].copy_from_slice(&c.to_be_bytes());
+    let m2 = frame(&[1, b'a', 10, 0, 0], b"");
     assert_eq!(
         check(&with(m2), Limits::default()).1,
         Some((ErrorKind::Header, n))
