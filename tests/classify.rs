@@ -427,13 +427,29 @@ fn stream_error_vectors() {
     ];
     // Bedrock's in-stream exceptions, as the pipeline gives their body (the
     // `:exception-type` header as the code).
-    let bedrock: &[(Provider, &str, Phase, Reason, Action)] = &[(
-        P::Bedrock,
-        r#"{"code":"throttlingException","message":"Too many tokens, please wait before trying again."}"#,
-        Phase::BeforeOutput,
-        R::RateLimit,
-        A::Retry,
-    )];
+    let bedrock: &[(Provider, &str, Phase, Reason, Action)] = &[
+        (
+            P::Bedrock,
+            r#"{"code":"throttlingException","message":"Too many tokens, please wait before trying again."}"#,
+            Phase::BeforeOutput,
+            R::RateLimit,
+            A::Retry,
+        ),
+        (
+            P::Bedrock,
+            r#"{"code":"modelStreamErrorException","message":"The model stream broke"}"#,
+            Phase::BeforeOutput,
+            R::ServerError,
+            A::Retry,
+        ),
+        (
+            P::Bedrock,
+            r#"{"code":"serviceUnavailableException","message":"Service unavailable"}"#,
+            Phase::BeforeOutput,
+            R::Overloaded,
+            A::Retry,
+        ),
+    ];
     for (p, payload, phase, reason, action) in cases.iter().chain(bedrock) {
         let got = classify_stream_error(*p, payload.as_bytes(), *phase, 0, &policy);
         assert_eq!(
@@ -739,6 +755,10 @@ fn every_rule_is_hit() {
         (
             P::Openai,
             r#"{"error":{"message":"The server had an error processing your request.","type":"server_error"}}"#,
+        ),
+        (
+            P::Bedrock,
+            r#"{"code":"modelStreamErrorException","message":"The model stream broke"}"#,
         ),
     ];
     for (p, s) in stream {

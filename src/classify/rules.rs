@@ -298,6 +298,13 @@ pub static CODE_RULES: &[Rule] = &[
         Code("modelerrorexception"),
         R::ServerError,
     ),
+    // Bedrock's in-stream "An error occurred while streaming the response. Retry your
+    // request." (HTTP 424 outside a stream).
+    r(
+        "code.model_stream_error",
+        Code("modelstreamerrorexception"),
+        R::ServerError,
+    ),
     // Anthropic's 500 type; Ollama reuses "api_error" for everything, so only Anthropic.
     p(
         "code.api_error",
