@@ -224,8 +224,7 @@ impl Stream {
             } else {
                 m.str_header(":event-type").unwrap_or_default()
             };
-            let name = name.to_vec();
-            self.payload(Some(&name), m.payload().clone(), out);
+            self.payload(Some(name), m.payload().clone(), out);
         }
         self.messages = messages;
     }
