@@ -169,3 +169,32 @@ fn invoke_chunks_carry_anthropic_or_nova_events_in_base64() {
     );
     assert_eq!(got.last(), Some(&Event::End { complete: true }));
 }
+
+#[test]
+fn a_call_named_in_its_first_delta_instead_of_a_block_start() {
+    let mut s = ev("messageStart", r#"{"role":"assistant"}"#);
+    s.extend(ev(
+        "contentBlockDelta",
+        r#"{"contentBlockIndex":1,"delta":{"toolUse":{"name":"file_writer","toolUseId":"tooluse_123"}}}"#,
+    ));
+    for frag in [r#"{\""#, r#"path\": \"/mn"#, r#"t/a\"}"#] {
+        s.extend(ev(
+            "contentBlockDelta",
+            &format!(r#"{{"contentBlockIndex":1,"delta":{{"toolUse":{{"input":"{frag}"}}}}}}"#),
+        ));
+    }
+    s.extend(ev("contentBlockStop", r#"{"contentBlockIndex":1}"#));
+    s.extend(ev("messageStop", r#"{"stopReason":"tool_use"}"#));
+    let got = events(&s, 9);
+    let call = got.iter().find_map(|e| match e {
+        Event::ToolCall(c) => Some(c),
+        _ => None,
+    });
+    let call = call.expect("a call");
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("tooluse_123", "file_writer")
+    );
+    assert_eq!(&call.arguments[..], br#"{"path": "/mnt/a"}"#);
+    assert_eq!(got.last(), Some(&Event::End { complete: true }));
+}

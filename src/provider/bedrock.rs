@@ -136,11 +136,14 @@ impl Decoder {
                     });
                 }
                 if let Some(t) = d.tool_use {
+                    // Some models name the call in its first delta rather than in a
+                    // `contentBlockStart` (seen in reports of Bedrock streams).
+                    self.tool_blocks.insert(index);
                     out.push(Delta::Call {
                         choice: 0,
                         index: Some(index),
-                        id: None,
-                        name: None,
+                        id: non_empty(t.tool_use_id),
+                        name: non_empty(t.name),
                         arguments: t.input.map(Cow::into_owned),
                         complete: false,
                     });
