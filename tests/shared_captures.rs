@@ -13,12 +13,7 @@ use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
 
 fn dir() -> Option<PathBuf> {
-    let shared = match std::env::var_os("TOOLSTREAM_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    let d = shared.join("captures/vercel-ai");
-    d.is_dir().then_some(d)
+    common::shared_dir("captures/vercel-ai")
 }
 
 /// Wrap each payload line as its provider sends it (the captures README's rules).
