@@ -13,7 +13,9 @@
 //! the OpenAI chat stream with reasoning deltas before each call; or `envelopes-none`,
 //! `envelopes-fresh` (a decoder per payload), `envelopes-stream` (one per response) on that
 //! stream's `data:` payloads; or `sse-none`, `sse-toolstream`, `sse-sse-stream`, each
-//! with a chunk size in bytes, on the SSE benches' stream.
+//! with a chunk size in bytes, on the SSE benches' stream; or `preview-none`,
+//! `preview-splitter` (the strict check alone) and `preview-toolstream` (`json::Preview`,
+//! the view read after every delta) on 1 MiB of code-like string argument in 16-byte deltas.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -31,6 +33,9 @@ fn main() {
     }
     if let Some(side) = mode.strip_prefix("sse-") {
         return sse(side, args.get(2).map(String::as_str));
+    }
+    if let Some(side) = mode.strip_prefix("preview-") {
+        return preview(side);
     }
     let chunk = args
         .get(2)
@@ -161,4 +166,40 @@ fn sse(side: &str, chunk: Option<&str>) {
     };
     assert_eq!(found, events, "{side} found {found} events");
     std::hint::black_box(&chunks);
+}
+
+/// One arguments object of about 1 MiB (a file's content: code with an escape every few
+/// bytes) in 16-byte deltas: `none` (building it only), `splitter` (the strict splitter
+/// alone, as the preview runs it) or `toolstream` (`json::Preview`, the view read after
+/// every delta).
+fn preview(side: &str) {
+    use toolstream::json::{Mode, Preview, Splitter};
+    let mut s = String::from("{\"path\":\"a.rs\",\"content\":\"");
+    while s.len() < (1 << 20) {
+        s.push_str("fn main() {\\n    println!(\\\"caf\\u00e9 {}\\\", 42);\\n}\\n");
+    }
+    s.push_str("\"}");
+    let values = match side {
+        "none" => 1,
+        "splitter" => {
+            let mut sp = Splitter::new(Mode::Objects);
+            let mut out = Vec::new();
+            for d in s.as_bytes().chunks(16) {
+                sp.push_slice(d, &mut out).expect("valid");
+            }
+            out.len()
+        }
+        "toolstream" => {
+            let mut p = Preview::new(Mode::Objects);
+            let mut done = Vec::new();
+            for d in s.as_bytes().chunks(16) {
+                p.push(d, &mut done).expect("valid");
+                std::hint::black_box(p.partial());
+            }
+            done.len()
+        }
+        _ => panic!("unknown preview side {side}"),
+    };
+    assert_eq!(values, 1);
+    std::hint::black_box(&s);
 }

@@ -75,3 +75,9 @@ for chunk in 1024 4096; do
   speer=$(( $(count sse-sse-stream "$chunk") - snone ))
   echo "| $chunk B | $sours | $speer | $(ratio "$speer" "$sours")× fewer |"
 done
+
+pnone=$(count preview-none)
+psplit=$(( $(count preview-splitter) - pnone ))
+pview=$(( $(count preview-toolstream) - pnone ))
+echo
+echo "json::Preview on 1 MiB of code-like string argument in 16-byte deltas, the view read after every delta: $pview instructions ($(per "$pview" 65536) per push), of which the strict splitter alone $psplit."
