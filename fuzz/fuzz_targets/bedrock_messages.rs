@@ -11,9 +11,6 @@ use libfuzzer_sys::fuzz_target;
 use toolstream::assemble::Policy;
 use toolstream::eventstream::encode;
 use toolstream::json::Limits;
-use toolstream::pipeline::Stream;
-use toolstream::provider::Format;
-use toolstream::replay::Turn;
 use toolstream::sse;
 
 const EVENTS: &[&str] = &[
@@ -75,28 +72,9 @@ fuzz_target!(|input: Input| {
         ..Policy::default()
     };
     let framing = sse::Limits::default().max_event_bytes(1024);
-    let run = |cuts: &[usize]| {
-        let mut s = Stream::with_limits(None, policy, framing);
-        let mut out = Vec::new();
-        let mut prev = 0;
-        for &c in cuts.iter().chain(std::iter::once(&data.len())) {
-            s.push(data.slice(prev..c.max(prev)), &mut out);
-            // The message being framed, 4 calls (and their views) of at most 128 bytes
-            // each (+1 for the byte that failed), 128 bytes of reasoning details.
-            assert!(
-                s.buffered() <= 1024 + 2 * 4 * 129 + 128,
-                "buffered {}",
-                s.buffered()
-            );
-            prev = c.max(prev);
-        }
-        let views: Vec<_> = (0..4).map(|i| s.preview(i).cloned()).collect();
-        s.finish(&mut out);
-        let mut turn = Turn::new(Format::Bedrock);
-        for e in &out {
-            turn.push(e);
-        }
-        (out, turn.to_json(), views)
-    };
+    // The message being framed, 4 calls (and their views) of at most 128 bytes each (+1
+    // for the byte that failed), 128 bytes of reasoning details.
+    let bound = 1024 + 2 * 4 * 129 + 128;
+    let run = |cuts: &[usize]| toolstream_fuzz::run_pipeline(&data, cuts, policy, framing, bound);
     assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
 });

@@ -9,8 +9,6 @@ use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use toolstream::assemble::Policy;
 use toolstream::json::Limits;
-use toolstream::pipeline::Stream;
-use toolstream::replay::Turn;
 use toolstream::sse;
 
 #[derive(Arbitrary, Debug)]
@@ -31,34 +29,10 @@ fuzz_target!(|input: Input| {
         .max_event_bytes(256);
     let data = Bytes::from(input.data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
-    let run = |cuts: &[usize]| {
-        let mut s = Stream::with_limits(None, policy, framing);
-        let mut out = Vec::new();
-        let mut prev = 0;
-        for &c in cuts.iter().chain(std::iter::once(&data.len())) {
-            s.push(data.slice(prev..c.max(prev)), &mut out);
-            // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte
-            // that failed) in their splitters and as many behind their previews, and 128
-            // bytes of reasoning details.
-            assert!(
-                s.buffered() <= 64 + 256 + 2 * 4 * 129 + 128,
-                "buffered {}",
-                s.buffered()
-            );
-            prev = c.max(prev);
-        }
-        // The views of the calls still open at the end do not depend on the chunking.
-        let views: Vec<_> = (0..4).map(|i| s.preview(i).cloned()).collect();
-        let format = s.format();
-        s.finish(&mut out);
-        let turn = format.map(|f| {
-            let mut t = Turn::new(f);
-            for e in &out {
-                t.push(e);
-            }
-            t.to_json()
-        });
-        (out, turn, views)
-    };
+    // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte that
+    // failed) in their splitters and as many behind their previews, and 128 bytes of
+    // reasoning details.
+    let bound = 64 + 256 + 2 * 4 * 129 + 128;
+    let run = |cuts: &[usize]| toolstream_fuzz::run_pipeline(&data, cuts, policy, framing, bound);
     assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
 });
