@@ -116,15 +116,7 @@ impl Decoder {
         match name {
             b"contentBlockStart" => {
                 if let Some(t) = ev.start.and_then(|s| s.tool_use) {
-                    self.tool_blocks.insert(index);
-                    out.push(Delta::Call {
-                        choice: 0,
-                        index: Some(index),
-                        id: non_empty(t.tool_use_id),
-                        name: non_empty(t.name),
-                        arguments: None,
-                        complete: false,
-                    });
+                    self.tool_use(index, t, out);
                 }
             }
             b"contentBlockDelta" => {
@@ -136,17 +128,7 @@ impl Decoder {
                     });
                 }
                 if let Some(t) = d.tool_use {
-                    // Some models name the call in its first delta rather than in a
-                    // `contentBlockStart` (seen in reports of Bedrock streams).
-                    self.tool_blocks.insert(index);
-                    out.push(Delta::Call {
-                        choice: 0,
-                        index: Some(index),
-                        id: non_empty(t.tool_use_id),
-                        name: non_empty(t.name),
-                        arguments: t.input.map(Cow::into_owned),
-                        complete: false,
-                    });
+                    self.tool_use(index, t, out);
                 }
                 if let Some(r) = d.reasoning_content {
                     if let Some(t) = r.text.filter(|t| !t.is_empty()) {
@@ -206,9 +188,22 @@ impl Decoder {
             }
         }
     }
-}
 
-impl Decoder {
+    /// A `toolUse` of block `index`, from a `contentBlockStart` (its id and name) or a
+    /// `contentBlockDelta` (an `input` fragment; some models name the call in its first
+    /// delta rather than in a block start, as reports of Bedrock streams show).
+    fn tool_use(&mut self, index: u32, t: ToolUse<'_>, out: &mut Vec<Delta>) {
+        self.tool_blocks.insert(index);
+        out.push(Delta::Call {
+            choice: 0,
+            index: Some(index),
+            id: non_empty(t.tool_use_id),
+            name: non_empty(t.name),
+            arguments: t.input.map(Cow::into_owned),
+            complete: false,
+        });
+    }
+
     /// An `InvokeModelWithResponseStream` chunk: the model's event, base64 in `bytes`.
     fn chunk(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
         let undecodable = |why: &str| Delta::Error {
