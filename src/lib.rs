@@ -14,6 +14,7 @@
 //! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
 //! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
 //! | [`replay`] | [`replay::Turn`]: the assistant turn a tool loop sends back, with the reasoning and signatures the provider checks |
+//! | [`schema`] | [`schema::Tools`]: is a call's name declared, and do its arguments match the tool's JSON Schema? Precise violations for the model |
 //! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
 //! Most users want [`pipeline::Stream`]:
@@ -95,6 +96,7 @@ pub mod provider;
 pub mod replay;
 #[allow(unsafe_code)]
 pub mod scan;
+pub mod schema;
 pub mod sse;
 
 // The README's Rust examples are compiled and run as doctests.

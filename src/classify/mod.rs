@@ -438,6 +438,12 @@ pub enum ToolFailureKind {
     NotObject,
     /// Over a size or depth limit.
     Limit,
+    /// Valid JSON that does not match the tool's parameter schema
+    /// ([`schema::Mismatch::Invalid`](crate::schema::Mismatch)).
+    Schema,
+    /// A call to a tool the request did not declare
+    /// ([`schema::Mismatch::UnknownTool`](crate::schema::Mismatch)).
+    UnknownTool,
 }
 
 impl ToolFailureKind {
@@ -448,6 +454,8 @@ impl ToolFailureKind {
             ToolFailureKind::Truncated => "truncated",
             ToolFailureKind::NotObject => "not_object",
             ToolFailureKind::Limit => "limit",
+            ToolFailureKind::Schema => "schema",
+            ToolFailureKind::UnknownTool => "unknown_tool",
         }
     }
 }
@@ -469,6 +477,11 @@ pub struct ToolFailure<'a> {
 
 /// Classify a failed tool call: `truncated` → [`Reason::TruncatedOutput`], everything
 /// else → [`Reason::ModelOutput`]; both retry with feedback for the model.
+///
+/// For [`ToolFailureKind::Schema`] and [`ToolFailureKind::UnknownTool`], `detail` is what
+/// the model is told ([`schema::Mismatch`](crate::schema::Mismatch)'s `Display`: one
+/// violation per line, or the unknown name and the declared ones); `offset` and `raw` are
+/// not used.
 pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy) -> Verdict {
     let reason = match f.kind {
         ToolFailureKind::Truncated => Reason::TruncatedOutput,
@@ -479,6 +492,11 @@ pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy)
         ToolFailureKind::Truncated => "cut off before the arguments object closed",
         ToolFailureKind::NotObject => "JSON that is not an object",
         ToolFailureKind::Limit => "too large or too deeply nested",
+        ToolFailureKind::Schema | ToolFailureKind::UnknownTool => {
+            let (feedback, message) = schema_feedback(f);
+            return finish(reason, "tool_failure", message, None, attempt, None, policy)
+                .with_feedback(feedback);
+        }
     };
     let feedback = feedback(f.tool, f.kind.as_str(), what, f.offset, f.raw, f.detail);
     let message = format!(
@@ -488,6 +506,36 @@ pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy)
         f.offset
     );
     finish(reason, "tool_failure", message, None, attempt, None, policy).with_feedback(feedback)
+}
+
+/// The feedback and the log message for a call that does not match the declared tools.
+fn schema_feedback(f: &ToolFailure<'_>) -> (String, String) {
+    let tool = f.tool;
+    let detail = f.detail.unwrap_or("");
+    let first = detail.lines().next().unwrap_or("");
+    if f.kind == ToolFailureKind::UnknownTool {
+        let feedback = format!(
+            "Your call to `{tool}` was not executed: {detail}.\n\
+             Call one of the declared tools instead, by its exact name."
+        );
+        return (feedback, format!("tool call {tool} failed: unknown_tool"));
+    }
+    let mut feedback = format!(
+        "Your call to the tool `{tool}` was not executed: its arguments are valid JSON but \
+         do not match the tool's parameters:\n"
+    );
+    for line in detail.lines() {
+        feedback.push_str("- ");
+        feedback.push_str(line);
+        feedback.push('\n');
+    }
+    feedback.push_str("Call the tool again with arguments that match its parameters.");
+    let more = detail.lines().count().saturating_sub(1);
+    let message = match more {
+        0 => format!("tool call {tool} arguments failed: schema: {first}"),
+        n => format!("tool call {tool} arguments failed: schema: {first} (and {n} more)"),
+    };
+    (feedback, message)
 }
 
 /// Classify a transport error (no HTTP status): timeouts, refused or reset connections,

@@ -1,0 +1,753 @@
+//! Checking an instance against compiled nodes, without recursion.
+//!
+//! Every (node, instance) pair to check is a frame in an arena; a stack holds the frames
+//! still to expand. Expanding a frame runs its node's own assertions and adds a frame for
+//! each subschema it applies; `anyOf`, `oneOf`, `not`, `if` and `contains` get a group
+//! frame that counts how many of its children matched. Frames are expanded depth first, so
+//! the violations a frame's subtree reports are one contiguous run at the end of the list,
+//! which a group drops when its outcome does not depend on them (a failed alternative of
+//! an `anyOf` that another alternative satisfied). A budget on frames bounds the work.
+
+use std::cmp::Ordering;
+
+use serde_json::{Number, Value};
+
+use super::compile::{ty, Bound, Node};
+use super::Violation;
+
+/// The instance a frame checks: a JSON value, or an object's key (for `propertyNames`),
+/// which is checked as a string.
+#[derive(Clone, Copy)]
+enum Inst<'v> {
+    Value(&'v Value),
+    Key(&'v str),
+}
+
+impl<'v> Inst<'v> {
+    fn types(self) -> u8 {
+        match self {
+            Inst::Key(_) => ty::STRING,
+            Inst::Value(v) => match v {
+                Value::Null => ty::NULL,
+                Value::Bool(_) => ty::BOOLEAN,
+                Value::Number(n) if is_integer(n) => ty::INTEGER | ty::NUMBER,
+                Value::Number(_) => ty::NUMBER,
+                Value::String(_) => ty::STRING,
+                Value::Array(_) => ty::ARRAY,
+                Value::Object(_) => ty::OBJECT,
+            },
+        }
+    }
+    /// The instance's type as a message names it (`integer` for a number without a
+    /// fraction).
+    fn name(self) -> String {
+        let t = self.types();
+        type_name(if t & ty::INTEGER != 0 { ty::INTEGER } else { t })
+    }
+    fn equals(self, v: &Value) -> bool {
+        match self {
+            Inst::Key(k) => matches!(v, Value::String(s) if s == k),
+            Inst::Value(i) => json_eq(i, v),
+        }
+    }
+    fn show(self) -> String {
+        match self {
+            Inst::Key(k) => show(&Value::String(k.to_string())),
+            Inst::Value(v) => show(v),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A node's own assertions and every subschema it applies: all must hold.
+    Node(u32),
+    /// At least one child must match.
+    AnyOf,
+    /// Exactly one child must match.
+    OneOf,
+    /// The one child must not match.
+    Not,
+    /// `if` (its one child) decides whether `then` or `else` applies next.
+    If {
+        then: Option<u32>,
+        otherwise: Option<u32>,
+        decided: bool,
+    },
+    /// Between `min` and `max` children (the array's items) must match.
+    Contains { min: u64, max: Option<u64> },
+}
+
+struct Frame<'v> {
+    kind: Kind,
+    inst: Inst<'v>,
+    /// The instance's location: an index into `Run::paths`.
+    path: u32,
+    parent: u32,
+    /// Children not yet complete.
+    pending: u32,
+    /// Children that matched.
+    matched: u32,
+    /// Children (of all kinds) added.
+    children: u32,
+    /// A `Node` frame's own assertion or a child failed.
+    failed: bool,
+    /// Length of the violation list when the frame was expanded.
+    mark: usize,
+}
+
+/// One step of an instance location: a member's key or an item's index, after the
+/// location at `parent`.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Root,
+    Key(&'v str),
+    Index(usize),
+}
+
+const NO_PARENT: u32 = u32::MAX;
+/// The mark of a group frame none of whose children has been expanded yet.
+const UNMARKED: usize = usize::MAX;
+
+struct Run<'s, 'v> {
+    nodes: &'s [Node],
+    frames: Vec<Frame<'v>>,
+    stack: Vec<u32>,
+    paths: Vec<(u32, Step<'v>)>,
+    out: Vec<Violation>,
+    budget: usize,
+}
+
+/// Check `instance` against `nodes` (the root is node 0). `Err` when the budget of frames
+/// ran out before an answer.
+pub(crate) fn validate(
+    nodes: &[Node],
+    instance: &Value,
+    budget: usize,
+) -> Result<Vec<Violation>, ()> {
+    let mut r = Run {
+        nodes,
+        frames: Vec::new(),
+        stack: Vec::new(),
+        paths: vec![(NO_PARENT, Step::Root)],
+        out: Vec::new(),
+        budget,
+    };
+    r.add(Kind::Node(0), Inst::Value(instance), 0, NO_PARENT);
+    while let Some(f) = r.stack.pop() {
+        if r.frames.len() > r.budget {
+            return Err(());
+        }
+        r.expand(f);
+    }
+    Ok(r.out)
+}
+
+impl<'s, 'v> Run<'s, 'v> {
+    /// A frame checked when the stack reaches it.
+    fn add(&mut self, kind: Kind, inst: Inst<'v>, path: u32, parent: u32) {
+        let at = self.frame(kind, inst, path, parent);
+        self.stack.push(at);
+    }
+
+    /// A new frame, counted by its parent, not yet on the stack.
+    fn frame(&mut self, kind: Kind, inst: Inst<'v>, path: u32, parent: u32) -> u32 {
+        let at = self.frames.len() as u32;
+        self.frames.push(Frame {
+            kind,
+            inst,
+            path,
+            parent,
+            pending: 0,
+            matched: 0,
+            children: 0,
+            failed: false,
+            mark: UNMARKED,
+        });
+        if parent != NO_PARENT {
+            let p = &mut self.frames[parent as usize];
+            p.pending += 1;
+            p.children += 1;
+        }
+        at
+    }
+
+    fn step(&mut self, path: u32, step: Step<'v>) -> u32 {
+        self.paths.push((path, step));
+        (self.paths.len() - 1) as u32
+    }
+
+    fn pointer(&self, mut path: u32) -> String {
+        let mut steps = Vec::new();
+        while path != NO_PARENT {
+            let (parent, step) = self.paths[path as usize];
+            steps.push(step);
+            path = parent;
+        }
+        let mut p = String::new();
+        for step in steps.iter().rev() {
+            match step {
+                Step::Root => {}
+                Step::Index(i) => {
+                    p.push('/');
+                    p.push_str(&i.to_string());
+                }
+                Step::Key(k) => {
+                    p.push('/');
+                    for ch in k.chars() {
+                        match ch {
+                            '~' => p.push_str("~0"),
+                            '/' => p.push_str("~1"),
+                            c => p.push(c),
+                        }
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn fail(&mut self, f: u32, keyword: &'static str, message: String) {
+        self.frames[f as usize].failed = true;
+        let path = self.pointer(self.frames[f as usize].path);
+        self.out.push(Violation {
+            path,
+            keyword,
+            message,
+        });
+    }
+
+    /// Run a frame's own checks and add its children, which are then taken in the order
+    /// they were added (the instance's members and items in order, the schema's keywords
+    /// in order). A group frame is not expanded: its mark is taken when its first child
+    /// is, and from then until it completes only its children's subtrees report.
+    fn expand(&mut self, f: u32) {
+        let parent = self.frames[f as usize].parent;
+        if parent != NO_PARENT && self.frames[parent as usize].mark == UNMARKED {
+            self.frames[parent as usize].mark = self.out.len();
+        }
+        // The frame holds itself open while it adds children, some of which (an empty
+        // `contains`) may complete at once.
+        let fr = &mut self.frames[f as usize];
+        fr.mark = self.out.len();
+        fr.pending += 1;
+        let (kind, inst, path) = (fr.kind, fr.inst, fr.path);
+        let before = self.stack.len();
+        if let Kind::Node(n) = kind {
+            self.node(f, n, inst, path);
+        }
+        self.stack[before..].reverse();
+        let fr = &mut self.frames[f as usize];
+        fr.pending -= 1;
+        if fr.pending == 0 {
+            self.complete(f);
+        }
+    }
+
+    /// A frame whose children are all complete: its outcome goes to its parent, which may
+    /// complete in turn.
+    fn complete(&mut self, mut f: u32) {
+        loop {
+            let fr = &self.frames[f as usize];
+            let (kind, matched, children, mark) = (fr.kind, fr.matched, fr.children, fr.mark);
+            let ok = match kind {
+                Kind::Node(_) => !fr.failed,
+                Kind::AnyOf => matched > 0,
+                Kind::OneOf => matched == 1,
+                Kind::Not => matched == 0,
+                Kind::If {
+                    then,
+                    otherwise,
+                    decided: false,
+                } => {
+                    // `if` is only a test: its violations are not the instance's.
+                    self.out.truncate(mark);
+                    let next = if matched == 1 { then } else { otherwise };
+                    let fr = &mut self.frames[f as usize];
+                    fr.kind = Kind::If {
+                        then,
+                        otherwise,
+                        decided: true,
+                    };
+                    fr.matched = 0;
+                    if let Some(next) = next {
+                        let (inst, path) = (fr.inst, fr.path);
+                        self.add(Kind::Node(next), inst, path, f);
+                        return;
+                    }
+                    true
+                }
+                Kind::If { .. } => matched == 1,
+                Kind::Contains { min, max } => {
+                    let m = matched as u64;
+                    m >= min && max.is_none_or(|max| m <= max)
+                }
+            };
+            // What a group's children reported is replaced by the group's own verdict.
+            match kind {
+                Kind::AnyOf | Kind::OneOf | Kind::Not | Kind::Contains { .. } => {
+                    self.out.truncate(mark);
+                    if !ok {
+                        let message = self.group_message(f, kind, matched, children);
+                        let keyword = match kind {
+                            Kind::AnyOf => "anyOf",
+                            Kind::OneOf => "oneOf",
+                            Kind::Not => "not",
+                            _ => "contains",
+                        };
+                        let path = self.pointer(self.frames[f as usize].path);
+                        self.out.push(Violation {
+                            path,
+                            keyword,
+                            message,
+                        });
+                    }
+                }
+                _ => {}
+            }
+            let parent = self.frames[f as usize].parent;
+            if parent == NO_PARENT {
+                return;
+            }
+            let p = &mut self.frames[parent as usize];
+            if ok {
+                p.matched += 1;
+            } else {
+                p.failed = true;
+            }
+            p.pending -= 1;
+            if p.pending > 0 {
+                return;
+            }
+            f = parent;
+        }
+    }
+
+    fn group_message(&self, f: u32, kind: Kind, matched: u32, children: u32) -> String {
+        let inst = self.frames[f as usize].inst;
+        match kind {
+            Kind::AnyOf => {
+                // The common case, `Optional[str]` and kin: alternatives that only name types.
+                let names: Option<Vec<String>> = self
+                    .alternatives(f)
+                    .map(|n| {
+                        let node = &self.nodes[n as usize];
+                        node.only_type.then(|| type_name(node.types))
+                    })
+                    .collect();
+                match names {
+                    Some(names) => format!("expected {}, got {}", names.join(" or "), inst.name()),
+                    None => format!("matches none of the {children} alternatives of anyOf"),
+                }
+            }
+            Kind::OneOf if matched == 0 => {
+                format!("matches none of the {children} alternatives of oneOf")
+            }
+            Kind::OneOf => format!(
+                "matches {matched} of the {children} alternatives of oneOf, where exactly one must match"
+            ),
+            Kind::Not => "matches the schema under `not`, which it must not".to_string(),
+            Kind::Contains { min, max } => match max {
+                Some(max) if matched as u64 > max => {
+                    format!("has {matched} items matching `contains`, at most {max} allowed")
+                }
+                _ => format!("has {matched} items matching `contains`, at least {min} needed"),
+            },
+            _ => String::new(),
+        }
+    }
+
+    /// The node indices of a group frame's children.
+    fn alternatives(&self, f: u32) -> impl Iterator<Item = u32> + '_ {
+        // A group's children were added right after it, before anything else.
+        let children = self.frames[f as usize].children;
+        (f + 1..f + 1 + children).filter_map(|c| match self.frames[c as usize].kind {
+            Kind::Node(n) => Some(n),
+            _ => None,
+        })
+    }
+
+    /// A group frame with a child per node, all on the same instance.
+    fn group(&mut self, f: u32, kind: Kind, nodes: &[u32], inst: Inst<'v>, path: u32) {
+        let g = self.frame(kind, inst, path, f);
+        for &n in nodes {
+            self.add(Kind::Node(n), inst, path, g);
+        }
+    }
+
+    fn node(&mut self, f: u32, n: u32, inst: Inst<'v>, path: u32) {
+        let nodes = self.nodes;
+        let node = &nodes[n as usize];
+        if node.never {
+            self.fail(f, "false", "no value is allowed here".to_string());
+            return;
+        }
+        let t = inst.types();
+        if t & node.types == 0 {
+            let message = format!("expected {}, got {}", type_name(node.types), inst.name());
+            self.fail(f, "type", message);
+        }
+        if let Some(e) = &node.enumeration {
+            if !e.iter().any(|v| inst.equals(v)) {
+                let allowed: Vec<String> = e.iter().map(show).collect();
+                let message = format!("must be one of {}, got {}", allowed.join(", "), inst.show());
+                self.fail(f, "enum", message);
+            }
+        }
+        if let Some(c) = &node.constant {
+            if !inst.equals(c) {
+                let message = format!("must be {}, got {}", show(c), inst.show());
+                self.fail(f, "const", message);
+            }
+        }
+        match inst {
+            Inst::Key(k) => self.string(f, node, k),
+            Inst::Value(Value::String(s)) => self.string(f, node, s),
+            Inst::Value(Value::Number(x)) => self.number(f, node, x),
+            Inst::Value(Value::Array(a)) => self.array(f, node, inst, a, path),
+            Inst::Value(Value::Object(o)) => self.object(f, node, inst, o, path),
+            _ => {}
+        }
+        for &s in &node.all_of {
+            self.add(Kind::Node(s), inst, path, f);
+        }
+        if !node.any_of.is_empty() {
+            self.group(f, Kind::AnyOf, &node.any_of, inst, path);
+        }
+        if !node.one_of.is_empty() {
+            self.group(f, Kind::OneOf, &node.one_of, inst, path);
+        }
+        if let Some(s) = node.not {
+            self.group(f, Kind::Not, &[s], inst, path);
+        }
+        if let Some((cond, then, otherwise)) = node.condition {
+            let kind = Kind::If {
+                then,
+                otherwise,
+                decided: false,
+            };
+            self.group(f, kind, &[cond], inst, path);
+        }
+    }
+
+    fn string(&mut self, f: u32, node: &Node, s: &str) {
+        if node.min_length.is_none() && node.max_length.is_none() {
+            return;
+        }
+        let len = s.chars().count() as u64;
+        if let Some(min) = node.min_length.filter(|&m| len < m) {
+            self.fail(
+                f,
+                "minLength",
+                format!("must be at least {min} characters long, is {len}"),
+            );
+        }
+        if let Some(max) = node.max_length.filter(|&m| len > m) {
+            self.fail(
+                f,
+                "maxLength",
+                format!("must be at most {max} characters long, is {len}"),
+            );
+        }
+    }
+
+    fn number(&mut self, f: u32, node: &Node, x: &Number) {
+        let outside = |b: &Bound, below: bool| {
+            let o = cmp_numbers(x, &b.limit);
+            match (below, b.exclusive) {
+                (true, false) => o == Ordering::Less,
+                (true, true) => o != Ordering::Greater,
+                (false, false) => o == Ordering::Greater,
+                (false, true) => o != Ordering::Less,
+            }
+        };
+        if let Some(b) = node.minimum.as_ref().filter(|b| outside(b, true)) {
+            let (keyword, op) = if b.exclusive {
+                ("exclusiveMinimum", ">")
+            } else {
+                ("minimum", ">=")
+            };
+            self.fail(f, keyword, format!("must be {op} {}, got {x}", b.limit));
+        }
+        if let Some(b) = node.maximum.as_ref().filter(|b| outside(b, false)) {
+            let (keyword, op) = if b.exclusive {
+                ("exclusiveMaximum", "<")
+            } else {
+                ("maximum", "<=")
+            };
+            self.fail(f, keyword, format!("must be {op} {}, got {x}", b.limit));
+        }
+        if let Some(m) = node.multiple_of.as_ref().filter(|m| !multiple_of(x, m)) {
+            self.fail(
+                f,
+                "multipleOf",
+                format!("must be a multiple of {m}, got {x}"),
+            );
+        }
+    }
+
+    fn array(&mut self, f: u32, node: &Node, inst: Inst<'v>, a: &'v [Value], path: u32) {
+        let len = a.len() as u64;
+        if let Some(min) = node.min_items.filter(|&m| len < m) {
+            self.fail(
+                f,
+                "minItems",
+                format!("must have at least {min} items, has {len}"),
+            );
+        }
+        if let Some(max) = node.max_items.filter(|&m| len > m) {
+            self.fail(
+                f,
+                "maxItems",
+                format!("must have at most {max} items, has {len}"),
+            );
+        }
+        if node.unique_items {
+            if let Some((i, j)) = first_duplicate(a) {
+                self.fail(
+                    f,
+                    "uniqueItems",
+                    format!("items {i} and {j} are equal, and items must be unique"),
+                );
+            }
+        }
+        for (i, item) in a.iter().enumerate() {
+            let schema = node.prefix_items.get(i).copied().or(node.items);
+            if let Some(s) = schema {
+                let p = self.step(path, Step::Index(i));
+                self.add(Kind::Node(s), Inst::Value(item), p, f);
+            }
+        }
+        if let Some(c) = node.contains {
+            let kind = Kind::Contains {
+                min: node.min_contains,
+                max: node.max_contains,
+            };
+            // Not `group`: each child checks another item.
+            let g = self.frame(kind, inst, path, f);
+            for (i, item) in a.iter().enumerate() {
+                let p = self.step(path, Step::Index(i));
+                self.add(Kind::Node(c), Inst::Value(item), p, g);
+            }
+            if a.is_empty() {
+                // No child will complete the group; `f` is held open by `expand`.
+                self.frames[g as usize].mark = self.out.len();
+                self.complete(g);
+            }
+        }
+    }
+
+    fn object(
+        &mut self,
+        f: u32,
+        node: &Node,
+        inst: Inst<'v>,
+        o: &'v serde_json::Map<String, Value>,
+        path: u32,
+    ) {
+        let len = o.len() as u64;
+        if let Some(min) = node.min_properties.filter(|&m| len < m) {
+            self.fail(
+                f,
+                "minProperties",
+                format!("must have at least {min} properties, has {len}"),
+            );
+        }
+        if let Some(max) = node.max_properties.filter(|&m| len > m) {
+            self.fail(
+                f,
+                "maxProperties",
+                format!("must have at most {max} properties, has {len}"),
+            );
+        }
+        for r in &node.required {
+            if !o.contains_key(r) {
+                self.fail(f, "required", format!("missing required property `{r}`"));
+            }
+        }
+        for (k, needs) in &node.dependent_required {
+            if o.contains_key(k) {
+                for r in needs.iter().filter(|r| !o.contains_key(*r)) {
+                    self.fail(
+                        f,
+                        "dependentRequired",
+                        format!("property `{k}` requires property `{r}`, which is missing"),
+                    );
+                }
+            }
+        }
+        let mut unexpected = Vec::new();
+        for (k, v) in o {
+            let declared = node.properties.iter().find(|(name, _)| name == k);
+            let schema = match declared {
+                Some(&(_, s)) => Some(s),
+                None => node.additional,
+            };
+            if let Some(s) = schema {
+                if declared.is_none() && self.nodes[s as usize].never {
+                    // `additionalProperties: false`: one message naming the allowed ones.
+                    unexpected.push(k.as_str());
+                    continue;
+                }
+                let p = self.step(path, Step::Key(k));
+                self.add(Kind::Node(s), Inst::Value(v), p, f);
+            }
+            if let Some(s) = node.property_names {
+                let p = self.step(path, Step::Key(k));
+                self.add(Kind::Node(s), Inst::Key(k), p, f);
+            }
+        }
+        if !unexpected.is_empty() {
+            let allowed: Vec<&str> = node.properties.iter().map(|(k, _)| k.as_str()).collect();
+            let message = format!(
+                "unexpected {} {}; allowed: {}",
+                if unexpected.len() == 1 {
+                    "property"
+                } else {
+                    "properties"
+                },
+                unexpected
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            );
+            self.fail(f, "additionalProperties", message);
+        }
+        for (k, s) in &node.dependent_schemas {
+            if o.contains_key(k) {
+                self.add(Kind::Node(*s), inst, path, f);
+            }
+        }
+    }
+}
+
+/// The name of a type set, as a message says it: `string`, `number`, `string or null`.
+fn type_name(t: u8) -> String {
+    const NAMES: [(u8, &str); 7] = [
+        (ty::NULL, "null"),
+        (ty::BOOLEAN, "boolean"),
+        (ty::INTEGER, "integer"),
+        (ty::NUMBER, "number"),
+        (ty::STRING, "string"),
+        (ty::ARRAY, "array"),
+        (ty::OBJECT, "object"),
+    ];
+    // `number` covers `integer`.
+    let t = if t & ty::NUMBER != 0 {
+        t & !ty::INTEGER
+    } else {
+        t
+    };
+    let names: Vec<&str> = NAMES
+        .iter()
+        .filter(|(b, _)| t & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    names.join(" or ")
+}
+
+fn is_integer(n: &Number) -> bool {
+    n.is_i64()
+        || n.is_u64()
+        || n.as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// Numbers compared by value: exactly when both are integers, else as `f64`.
+pub(crate) fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x.cmp(&y),
+        (_, _, Some(x), Some(y)) => x.cmp(&y),
+        // One is a u64 above i64::MAX, the other a negative i64.
+        (Some(_), None, _, Some(_)) => Ordering::Less,
+        (None, Some(_), Some(_), _) => Ordering::Greater,
+        _ => {
+            let (x, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    }
+}
+
+fn multiple_of(x: &Number, m: &Number) -> bool {
+    if let (Some(x), Some(m)) = (x.as_u64(), m.as_u64()) {
+        return x % m == 0;
+    }
+    if let (Some(x), Some(m)) = (x.as_i64(), m.as_i64()) {
+        return x % m == 0;
+    }
+    let (x, m) = (
+        x.as_f64().unwrap_or(f64::NAN),
+        m.as_f64().unwrap_or(f64::NAN),
+    );
+    let q = x / m;
+    if !q.is_finite() {
+        return false;
+    }
+    // A float quotient off an integer by rounding alone (0.3 / 0.1) still counts.
+    (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
+}
+
+/// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of member order.
+/// Walks both values with its own stack (no recursion).
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some((a, b)) = stack.pop() {
+        match (a, b) {
+            (Value::Null, Value::Null) => {}
+            (Value::Bool(x), Value::Bool(y)) if x == y => {}
+            (Value::Number(x), Value::Number(y)) if cmp_numbers(x, y) == Ordering::Equal => {}
+            (Value::String(x), Value::String(y)) if x == y => {}
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                stack.extend(x.iter().zip(y.iter()));
+            }
+            (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+                for (k, v) in x {
+                    match y.get(k) {
+                        Some(w) => stack.push((v, w)),
+                        None => return false,
+                    }
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn first_duplicate(a: &[Value]) -> Option<(usize, usize)> {
+    for j in 1..a.len() {
+        for i in 0..j {
+            if json_eq(&a[i], &a[j]) {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+/// A value for a message, cut to about 60 bytes.
+fn show(v: &Value) -> String {
+    let mut s = v.to_string();
+    if s.len() > 60 {
+        let mut end = 57;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
