@@ -282,3 +282,113 @@ fn inspect_preview_shows_the_arguments_as_they_stream() {
     assert!(out.contains("tool call #0 part 1: write("), "{out}");
     assert_eq!(run(&["inspect", "--preview", "--turn", "-"], b"").0, 2);
 }
+
+#[test]
+fn inspect_tools_checks_each_call_against_its_declaration() {
+    let capture = "examples/captures/openai-parallel-calls.sse";
+    let root = env!("CARGO_MANIFEST_DIR");
+    let request = format!("{root}/examples/requests/openai-parallel-calls.request.json");
+    // The shipped request declares both calls as the capture makes them.
+    let (code, out, err) = run(
+        &["inspect", "--tools", &request, &format!("{root}/{capture}")],
+        b"",
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(!out.contains("DOES NOT MATCH"), "{out}");
+    assert_eq!(out.matches("tool call #").count(), 2, "{out}");
+
+    // A declaration the calls do not match: another enum, no `note`, one tool missing.
+    let dir = std::env::temp_dir().join(format!("toolstream-cli-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "get_weather", "input_schema": {"type": "object",
+             "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+             "additionalProperties": false}}]"#,
+    )
+    .unwrap();
+    let tools = tools.to_str().unwrap();
+    let (code, out, _) = run(
+        &["inspect", "--tools", tools, &format!("{root}/{capture}")],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let weather = out.find("get_weather(").expect("the weather call");
+    let time = out.find("get_time(").expect("the time call");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        out[weather..time].contains(
+            "  DOES NOT MATCH its declaration (schema; retry_with_feedback):\n    at /unit: must be one of \"celsius\", \"fahrenheit\", got \"c\"\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out[time..]
+            .contains("    there is no tool named `get_time`; the tools are `get_weather`\n"),
+        "{out}"
+    );
+    assert!(lines.len() >= 8, "{out}");
+
+    // JSON: one mismatch object after each call, with the feedback for the model.
+    let (code, out, _) = run(
+        &[
+            "inspect",
+            "--json",
+            "--tools",
+            tools,
+            &format!("{root}/{capture}"),
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let events: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mismatches: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_mismatch")
+        .collect();
+    assert_eq!(mismatches.len(), 2, "{out}");
+    assert_eq!(mismatches[0]["kind"], "schema");
+    assert_eq!(mismatches[0]["violations"][0]["path"], "/unit");
+    assert_eq!(mismatches[0]["violations"][0]["keyword"], "enum");
+    assert_eq!(mismatches[1]["kind"], "unknown_tool");
+    assert!(mismatches[1]["feedback"]
+        .as_str()
+        .unwrap()
+        .contains("Call one of the declared tools"));
+
+    // A bad schema: exit 1, the pointer named.
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"{"tools": [{"name": "a", "input_schema": {"type": 3}}]}"#,
+    )
+    .unwrap();
+    let bad = dir.join("bad.json");
+    let (code, _, err) = run(
+        &[
+            "inspect",
+            "--tools",
+            bad.to_str().unwrap(),
+            &format!("{root}/{capture}"),
+        ],
+        b"",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("/tools/0/type"), "{err}");
+    // Not with --turn.
+    let (code, _, _) = run(
+        &[
+            "inspect",
+            "--turn",
+            "--tools",
+            tools,
+            &format!("{root}/{capture}"),
+        ],
+        b"",
+    );
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}

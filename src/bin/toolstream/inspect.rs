@@ -4,9 +4,11 @@ use std::io::{self, Read, Write};
 
 use bytes::Bytes;
 use toolstream::assemble::{Event, Policy};
+use toolstream::classify::{self, ToolFailure};
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::replay::Turn;
+use toolstream::schema::{Mismatch, Tools};
 
 pub(crate) struct Args {
     format: Option<Format>,
@@ -14,6 +16,7 @@ pub(crate) struct Args {
     json: bool,
     turn: bool,
     preview: bool,
+    tools: Option<String>,
     path: Option<String>,
 }
 
@@ -24,6 +27,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         json: false,
         turn: false,
         preview: false,
+        tools: None,
         path: None,
     };
     let mut it = args.iter();
@@ -50,6 +54,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             "--json" => out.json = true,
             "--turn" => out.turn = true,
             "--preview" => out.preview = true,
+            "--tools" => out.tools = Some(it.next().ok_or("--tools needs a file")?.clone()),
             s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.replace(s.to_string()).is_some() {
@@ -65,6 +70,11 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         > 1
     {
         return Err("--json, --turn and --preview are three outputs: choose one".into());
+    }
+    if out.tools.is_some() && (out.turn || out.preview) {
+        return Err(
+            "--tools checks the calls of the event list: not with --turn or --preview".into(),
+        );
     }
     Ok(out)
 }
@@ -255,6 +265,7 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
         preview(&input, args, &mut out)?;
         return out.flush();
     }
+    let tools = args.tools.as_deref().map(load_tools).transpose()?;
     let (events, format) = run(&input, args.format, args.chunk);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -280,6 +291,78 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
         } else {
             human(e, &mut out)?;
         }
+        if let (Some(tools), Event::ToolCall(c)) = (&tools, e) {
+            if let Err(m) = tools.check(&c.name, &c.arguments) {
+                mismatch(c, &m, args.json, &mut out)?;
+            }
+        }
     }
     out.flush()
+}
+
+/// `--tools FILE`: a request body (or its tools array) in any provider's shape.
+fn load_tools(path: &str) -> io::Result<Tools> {
+    let bad =
+        |e: String| io::Error::new(io::ErrorKind::InvalidData, format!("--tools {path}: {e}"));
+    let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let request: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+    let tools = Tools::from_request(&request).map_err(|e| bad(e.to_string()))?;
+    for name in tools.names() {
+        let unchecked = tools.get(name).map_or(&[][..], |s| s.unchecked());
+        if !unchecked.is_empty() {
+            eprintln!(
+                "toolstream: tool {name}: not checked: {}",
+                unchecked.join(", ")
+            );
+        }
+    }
+    Ok(tools)
+}
+
+/// A call that does not match its declaration: the violations, and the feedback a tool loop
+/// would send the model.
+fn mismatch(
+    c: &toolstream::assemble::ToolCall,
+    m: &Mismatch,
+    json: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let detail = m.to_string();
+    let verdict = classify::classify_tool_failure(
+        &ToolFailure {
+            tool: &c.name,
+            kind: m.kind(),
+            offset: 0,
+            raw: &c.arguments,
+            detail: Some(&detail),
+        },
+        0,
+        &classify::Policy::default(),
+    );
+    if json {
+        let violations: Vec<serde_json::Value> = match m {
+            Mismatch::Invalid(v) => v
+                .iter()
+                .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let v = serde_json::json!({
+            "type": "tool_call_mismatch", "index": c.index, "id": c.id, "name": c.name,
+            "kind": m.kind().as_str(), "violations": violations, "detail": detail,
+            "action": verdict.action.as_str(), "feedback": verdict.feedback,
+        });
+        return writeln!(out, "{v}");
+    }
+    writeln!(
+        out,
+        "  DOES NOT MATCH its declaration ({}; {}):",
+        m.kind().as_str(),
+        verdict.action.as_str()
+    )?;
+    for line in detail.lines() {
+        writeln!(out, "    {line}")?;
+    }
+    Ok(())
 }

@@ -15,7 +15,8 @@ mod classify;
 mod inspect;
 
 const USAGE: &str = "\
-usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn | --preview] [FILE|-]
+usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn | --preview]
+                          [--tools REQUEST.json] [FILE|-]
        toolstream split [--any] [--json] [FILE|-]
        toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
                            [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
@@ -28,7 +29,10 @@ change). --turn prints instead the assistant turn a tool loop sends back in its 
 request, in the format's request shape, with the reasoning, signatures and items the
 provider checks. --preview prints the events and, after each push (16 bytes unless
 --chunk says), the view of every call whose arguments changed, as a user interface would
-show them while they stream. Formats: openai, responses, anthropic, gemini, ollama,
+show them while they stream. --tools checks each call against the tools a request declared
+(the request body, or its tools array, in any provider's shape): an undeclared name or
+arguments that do not match the JSON Schema are listed under the call, with the action.
+Formats: openai, responses, anthropic, gemini, ollama,
 bedrock (ConverseStream, binary AWS event stream framing), auto (default: detected).
 Exit 0 when the stream was read (even with failed calls), 1 on unreadable input, 2 on usage
 errors.
