@@ -4,8 +4,8 @@
 //! takes is the next question, and the next most common way a model's call fails: a
 //! required property left out, a string where the schema wants an integer, a value outside
 //! an `enum`, a tool name that was never declared. Such a call should go back to the model
-//! with precise feedback ([`classify::classify_tool_failure`] with
-//! [`ToolFailureKind::Schema`] or [`ToolFailureKind::UnknownTool`]), not be run and not
+//! with precise feedback ([`crate::classify::classify_tool_failure`] with
+//! [`crate::classify::ToolFailureKind::Schema`] or [`crate::classify::ToolFailureKind::UnknownTool`]), not be run and not
 //! sent to another provider.
 //!
 //! [`Tools::from_request`] reads the tool declarations of any supported provider's request
