@@ -144,6 +144,12 @@ fn err(pointer: &str, message: impl Into<String>) -> SchemaError {
 fn child(pointer: &str, key: &str) -> String {
     let mut p = String::with_capacity(pointer.len() + key.len() + 1);
     p.push_str(pointer);
+    push_step(&mut p, key);
+    p
+}
+
+/// Append `/key` to a JSON Pointer, with `~` and `/` escaped (RFC 6901).
+pub(crate) fn push_step(p: &mut String, key: &str) {
     p.push('/');
     for ch in key.chars() {
         match ch {
@@ -152,7 +158,6 @@ fn child(pointer: &str, key: &str) -> String {
             c => p.push(c),
         }
     }
-    p
 }
 
 impl<'d> Compiler<'d> {

@@ -192,16 +192,7 @@ impl<'s, 'v> Run<'s, 'v> {
                     p.push('/');
                     p.push_str(&i.to_string());
                 }
-                Step::Key(k) => {
-                    p.push('/');
-                    for ch in k.chars() {
-                        match ch {
-                            '~' => p.push_str("~0"),
-                            '/' => p.push_str("~1"),
-                            c => p.push(c),
-                        }
-                    }
-                }
+                Step::Key(k) => super::compile::push_step(&mut p, k),
             }
         }
         p
@@ -435,18 +426,31 @@ impl<'s, 'v> Run<'s, 'v> {
             return;
         }
         let len = s.chars().count() as u64;
-        if let Some(min) = node.min_length.filter(|&m| len < m) {
+        let bounds = (node.min_length, node.max_length);
+        self.count(f, len, bounds, ("minLength", "maxLength"), "characters");
+    }
+
+    /// A count (of characters, items or properties) against its lower and upper bound.
+    fn count(
+        &mut self,
+        f: u32,
+        len: u64,
+        (min, max): (Option<u64>, Option<u64>),
+        (kw_min, kw_max): (&'static str, &'static str),
+        noun: &str,
+    ) {
+        if let Some(min) = min.filter(|&m| len < m) {
             self.fail(
                 f,
-                "minLength",
-                format!("must be at least {min} characters long, is {len}"),
+                kw_min,
+                format!("must have at least {min} {noun}, has {len}"),
             );
         }
-        if let Some(max) = node.max_length.filter(|&m| len > m) {
+        if let Some(max) = max.filter(|&m| len > m) {
             self.fail(
                 f,
-                "maxLength",
-                format!("must be at most {max} characters long, is {len}"),
+                kw_max,
+                format!("must have at most {max} {noun}, has {len}"),
             );
         }
     }
@@ -488,20 +492,13 @@ impl<'s, 'v> Run<'s, 'v> {
 
     fn array(&mut self, f: u32, node: &Node, inst: Inst<'v>, a: &'v [Value], path: u32) {
         let len = a.len() as u64;
-        if let Some(min) = node.min_items.filter(|&m| len < m) {
-            self.fail(
-                f,
-                "minItems",
-                format!("must have at least {min} items, has {len}"),
-            );
-        }
-        if let Some(max) = node.max_items.filter(|&m| len > m) {
-            self.fail(
-                f,
-                "maxItems",
-                format!("must have at most {max} items, has {len}"),
-            );
-        }
+        self.count(
+            f,
+            len,
+            (node.min_items, node.max_items),
+            ("minItems", "maxItems"),
+            "items",
+        );
         if node.unique_items {
             if let Some((i, j)) = first_duplicate(a) {
                 self.fail(
@@ -546,20 +543,14 @@ impl<'s, 'v> Run<'s, 'v> {
         path: u32,
     ) {
         let len = o.len() as u64;
-        if let Some(min) = node.min_properties.filter(|&m| len < m) {
-            self.fail(
-                f,
-                "minProperties",
-                format!("must have at least {min} properties, has {len}"),
-            );
-        }
-        if let Some(max) = node.max_properties.filter(|&m| len > m) {
-            self.fail(
-                f,
-                "maxProperties",
-                format!("must have at most {max} properties, has {len}"),
-            );
-        }
+        let bounds = (node.min_properties, node.max_properties);
+        self.count(
+            f,
+            len,
+            bounds,
+            ("minProperties", "maxProperties"),
+            "properties",
+        );
         for r in &node.required {
             if !o.contains_key(r) {
                 self.fail(f, "required", format!("missing required property `{r}`"));
