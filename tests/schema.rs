@@ -5,7 +5,7 @@
 //! its own, so its dependencies are built once in CI, not by every test build).
 
 use serde_json::{json, Value};
-use toolstream::classify::{self, Action, Reason, ToolFailure};
+use toolstream::classify::{self, Action, Reason};
 use toolstream::schema::{Mismatch, Schema, Tools, Violation};
 
 fn violations(schema: Value, instance: Value) -> Vec<(String, &'static str)> {
@@ -560,18 +560,7 @@ fn a_mismatch_becomes_feedback_for_the_model() {
             },
         ]
     );
-    let detail = m.to_string();
-    let verdict = classify::classify_tool_failure(
-        &ToolFailure {
-            tool: "write_file",
-            kind: m.kind(),
-            offset: 0,
-            raw: b"",
-            detail: Some(&detail),
-        },
-        0,
-        &classify::Policy::default(),
-    );
+    let verdict = m.classify("write_file", 0, &classify::Policy::default());
     assert_eq!(verdict.reason, Reason::ModelOutput);
     assert_eq!(verdict.action, Action::RetryWithFeedback);
     let feedback = verdict.feedback.expect("feedback");
@@ -590,18 +579,7 @@ fn a_mismatch_becomes_feedback_for_the_model() {
         unknown.to_string(),
         "there is no tool named `write`; the tools are `write_file`, `read_file`"
     );
-    let detail = unknown.to_string();
-    let verdict = classify::classify_tool_failure(
-        &ToolFailure {
-            tool: "write",
-            kind: unknown.kind(),
-            offset: 0,
-            raw: b"",
-            detail: Some(&detail),
-        },
-        0,
-        &classify::Policy::default(),
-    );
+    let verdict = unknown.classify("write", 0, &classify::Policy::default());
     assert_eq!(verdict.action, Action::RetryWithFeedback);
     assert!(verdict
         .feedback

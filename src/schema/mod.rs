@@ -193,6 +193,27 @@ impl Mismatch {
     }
 }
 
+impl Mismatch {
+    /// The decision for a call to `tool` that failed this way: `model_output`, retried with
+    /// feedback that lists each violation (or the declared names), never a fallback.
+    pub fn classify(
+        &self,
+        tool: &str,
+        attempt: u32,
+        policy: &crate::classify::Policy,
+    ) -> crate::classify::Verdict {
+        let detail = self.to_string();
+        let failure = crate::classify::ToolFailure {
+            tool,
+            kind: self.kind(),
+            offset: 0,
+            raw: b"",
+            detail: Some(&detail),
+        };
+        crate::classify::classify_tool_failure(&failure, attempt, policy)
+    }
+}
+
 impl fmt::Display for Mismatch {
     /// What the model is told: the unknown name and the known ones, or each violation on
     /// its own line.

@@ -465,21 +465,25 @@ impl<'s, 'v> Run<'s, 'v> {
                 (false, true) => o != Ordering::Less,
             }
         };
-        if let Some(b) = node.minimum.as_ref().filter(|b| outside(b, true)) {
-            let (keyword, op) = if b.exclusive {
-                ("exclusiveMinimum", ">")
-            } else {
-                ("minimum", ">=")
-            };
-            self.fail(f, keyword, format!("must be {op} {}, got {x}", b.limit));
-        }
-        if let Some(b) = node.maximum.as_ref().filter(|b| outside(b, false)) {
-            let (keyword, op) = if b.exclusive {
-                ("exclusiveMaximum", "<")
-            } else {
-                ("maximum", "<=")
-            };
-            self.fail(f, keyword, format!("must be {op} {}, got {x}", b.limit));
+        let bounds = [
+            (
+                &node.minimum,
+                true,
+                ("minimum", ">="),
+                ("exclusiveMinimum", ">"),
+            ),
+            (
+                &node.maximum,
+                false,
+                ("maximum", "<="),
+                ("exclusiveMaximum", "<"),
+            ),
+        ];
+        for (bound, below, inclusive, exclusive) in bounds {
+            if let Some(b) = bound.as_ref().filter(|b| outside(b, below)) {
+                let (keyword, op) = if b.exclusive { exclusive } else { inclusive };
+                self.fail(f, keyword, format!("must be {op} {}, got {x}", b.limit));
+            }
         }
         if let Some(m) = node.multiple_of.as_ref().filter(|m| !multiple_of(x, m)) {
             self.fail(

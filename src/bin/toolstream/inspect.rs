@@ -4,7 +4,7 @@ use std::io::{self, Read, Write};
 
 use bytes::Bytes;
 use toolstream::assemble::{Event, Policy};
-use toolstream::classify::{self, ToolFailure};
+use toolstream::classify;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::replay::Turn;
@@ -329,17 +329,7 @@ fn mismatch(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let detail = m.to_string();
-    let verdict = classify::classify_tool_failure(
-        &ToolFailure {
-            tool: &c.name,
-            kind: m.kind(),
-            offset: 0,
-            raw: &c.arguments,
-            detail: Some(&detail),
-        },
-        0,
-        &classify::Policy::default(),
-    );
+    let verdict = m.classify(&c.name, 0, &classify::Policy::default());
     if json {
         let violations: Vec<serde_json::Value> = match m {
             Mismatch::Invalid(v) => v
