@@ -9,6 +9,9 @@
 //! an `anyOf` that another alternative satisfied). A budget on frames bounds the work.
 
 use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use serde_json::{Number, Value};
 
@@ -658,14 +661,15 @@ fn is_integer(n: &Number) -> bool {
             .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
 }
 
-/// Numbers compared by value: exactly when both are integers, else as `f64`.
+/// Numbers compared by exact value: as integers when both are integers (any `i64`/`u64`,
+/// or an integral `f64` below 2^127, all of which convert exactly), else as `f64`. The
+/// `f64` comparison is exact here too: a float that is not integral is below 2^53 in
+/// magnitude, where every integer it could be compared with either converts exactly or
+/// lies beyond it on the same side. So `2^63 + 1` is above the float `2^63`, though it
+/// rounds to it.
 pub(crate) fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
-    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
-        (Some(x), Some(y), _, _) => x.cmp(&y),
-        (_, _, Some(x), Some(y)) => x.cmp(&y),
-        // One is a u64 above i64::MAX, the other a negative i64.
-        (Some(_), None, _, Some(_)) => Ordering::Less,
-        (None, Some(_), Some(_), _) => Ordering::Greater,
+    match (exact_integer(a), exact_integer(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
         _ => {
             let (x, y) = (
                 a.as_f64().unwrap_or(f64::NAN),
@@ -674,6 +678,19 @@ pub(crate) fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
             x.partial_cmp(&y).unwrap_or(Ordering::Equal)
         }
     }
+}
+
+/// The number as an exact integer, where it is one that `i128` holds exactly.
+fn exact_integer(n: &Number) -> Option<i128> {
+    if let Some(i) = n.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = n.as_f64()?;
+    // 2^127: every integral float below it is an exact i128; -0.0 becomes 0.
+    (f.fract() == 0.0 && f.abs() < 1.7014118346046923e38).then_some(f as i128)
 }
 
 fn multiple_of(x: &Number, m: &Number) -> bool {
@@ -722,13 +739,76 @@ pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     true
 }
 
-fn first_duplicate(a: &[Value]) -> Option<(usize, usize)> {
-    for j in 1..a.len() {
-        for i in 0..j {
-            if json_eq(&a[i], &a[j]) {
-                return Some((i, j));
+/// A number by its exact value, for hashing: the integer where [`exact_integer`] gives
+/// one, else the float's bits. Two numbers have equal keys exactly when [`cmp_numbers`]
+/// calls them equal.
+#[derive(PartialEq, Eq, Hash)]
+enum NumberKey {
+    Int(i128),
+    Float(u64),
+}
+
+fn number_key(n: &Number) -> NumberKey {
+    match exact_integer(n) {
+        Some(i) => NumberKey::Int(i),
+        None => NumberKey::Float(n.as_f64().unwrap_or(f64::NAN).to_bits()),
+    }
+}
+
+/// Hash a value so that values [`json_eq`] calls equal hash the same: numbers by
+/// [`number_key`], object members in key order whatever the map's own order. Walks the
+/// value with its own stack.
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    enum Item<'a> {
+        Value(&'a Value),
+        Key(&'a str),
+    }
+    let mut stack = vec![Item::Value(v)];
+    while let Some(item) = stack.pop() {
+        let v = match item {
+            Item::Key(k) => {
+                k.hash(h);
+                continue;
+            }
+            Item::Value(v) => v,
+        };
+        match v {
+            Value::Null => h.write_u8(0),
+            Value::Bool(b) => (1u8, *b).hash(h),
+            Value::Number(n) => (2u8, number_key(n)).hash(h),
+            Value::String(s) => (3u8, s.as_str()).hash(h),
+            Value::Array(a) => {
+                (4u8, a.len()).hash(h);
+                stack.extend(a.iter().rev().map(Item::Value));
+            }
+            Value::Object(o) => {
+                (5u8, o.len()).hash(h);
+                let mut members: Vec<_> = o.iter().collect();
+                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (k, v) in members.into_iter().rev() {
+                    stack.push(Item::Value(v));
+                    stack.push(Item::Key(k));
+                }
             }
         }
+    }
+}
+
+/// The first pair of equal items: the least `j` equal to an earlier item, with the least
+/// such `i`. Items are bucketed by [`hash_value`] (randomly keyed, so a hostile array cannot
+/// fill one bucket) and compared only within a bucket: linear in the array's size where
+/// comparing every pair was quadratic (100 000 items, 5·10⁹ comparisons).
+fn first_duplicate(a: &[Value]) -> Option<(usize, usize)> {
+    let keys = RandomState::new();
+    let mut buckets: HashMap<u64, Vec<usize>> = HashMap::with_capacity(a.len());
+    for (j, item) in a.iter().enumerate() {
+        let mut h = keys.build_hasher();
+        hash_value(item, &mut h);
+        let bucket = buckets.entry(h.finish()).or_default();
+        if let Some(&i) = bucket.iter().find(|&&i| json_eq(&a[i], item)) {
+            return Some((i, j));
+        }
+        bucket.push(j);
     }
     None
 }
@@ -745,4 +825,105 @@ fn show(v: &Value) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: every pair compared, in order.
+    fn first_duplicate_by_pairs(a: &[Value]) -> Option<(usize, usize)> {
+        (1..a.len()).find_map(|j| (0..j).find(|&i| json_eq(&a[i], &a[j])).map(|i| (i, j)))
+    }
+
+    /// Small values with many equal pairs: numbers written as integers and as floats,
+    /// objects built in either member order.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (0i64..3).prop_map(Value::from),
+            (0i64..3).prop_map(|i| Value::from(i as f64)),
+            Just(Value::from(0.5)),
+            Just(Value::from(-0.0)),
+            Just(Value::from(u64::MAX)),
+            Just(Value::from(i64::MIN)),
+            Just(Value::from(9_223_372_036_854_775_808.0)),
+            Just(Value::from(9_223_372_036_854_775_809u64)),
+            prop_oneof![Just("a"), Just("b")].prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec((prop_oneof![Just("x"), Just("y")], inner), 0..3).prop_map(
+                    |m| {
+                        let mut o = serde_json::Map::new();
+                        for (k, v) in m.into_iter().rev() {
+                            o.insert(k.to_string(), v);
+                        }
+                        Value::Object(o)
+                    }
+                ),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn first_duplicate_agrees_with_comparing_every_pair(
+            a in prop::collection::vec(value(), 0..12)
+        ) {
+            prop_assert_eq!(first_duplicate(&a), first_duplicate_by_pairs(&a));
+        }
+    }
+
+    #[test]
+    fn numbers_are_equal_by_exact_value() {
+        let eq = |a: Value, b: Value| json_eq(&a, &b);
+        assert!(eq(Value::from(1), Value::from(1.0)));
+        assert!(eq(Value::from(0), Value::from(-0.0)));
+        assert!(eq(Value::from(u64::MAX), Value::from(u64::MAX)));
+        assert!(eq(
+            Value::from(1u64 << 63),
+            Value::from(9_223_372_036_854_775_808.0)
+        ));
+        // 2^63 + 1 rounds to 2^63 as a float, but is another number.
+        assert!(!eq(
+            Value::from((1u64 << 63) + 1),
+            Value::from(9_223_372_036_854_775_808.0)
+        ));
+        assert!(!eq(Value::from((1u64 << 63) + 1), Value::from(1u64 << 63)));
+        assert!(!eq(Value::from(-1), Value::from(u64::MAX)));
+        assert!(!eq(Value::from(0.5), Value::from(0)));
+    }
+
+    #[test]
+    fn numbers_are_ordered_by_exact_value() {
+        let cmp = |a: Value, b: Value| cmp_numbers(a.as_number().unwrap(), b.as_number().unwrap());
+        let two_63 = Value::from(9_223_372_036_854_775_808.0);
+        assert_eq!(
+            cmp(Value::from((1u64 << 63) + 1), two_63.clone()),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp(two_63.clone(), Value::from((1u64 << 63) + 1)),
+            Ordering::Less
+        );
+        assert_eq!(cmp(Value::from(1u64 << 63), two_63), Ordering::Equal);
+        assert_eq!(
+            cmp(Value::from(i64::MIN), Value::from(u64::MAX)),
+            Ordering::Less
+        );
+        assert_eq!(cmp(Value::from(-1), Value::from(-0.5)), Ordering::Less);
+        assert_eq!(cmp(Value::from(3), Value::from(2.5)), Ordering::Greater);
+        assert_eq!(
+            cmp(Value::from(u64::MAX), Value::from(1e300)),
+            Ordering::Less
+        );
+        assert_eq!(
+            cmp(Value::from(i64::MIN), Value::from(-1e300)),
+            Ordering::Greater
+        );
+    }
 }
