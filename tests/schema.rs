@@ -417,18 +417,57 @@ fn bad_schemas_are_refused_with_a_pointer() {
 
 #[test]
 fn the_budget_ends_cycles_and_explosions() {
-    // A reference to itself that never descends into the instance.
-    let s = Schema::compile(&json!({"$ref": "#"}))
-        .unwrap()
-        .with_budget(10_000);
-    let v = s.validate(&json!(1));
-    assert_eq!(v.len(), 1);
-    assert_eq!(v[0].keyword, "budget");
-    let loop2 = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"});
-    assert_eq!(
-        Schema::compile(&loop2).unwrap().validate(&json!({}))[0].keyword,
-        "budget"
+    // A reference to itself that never descends into the instance has no answer: it is
+    // reported as a cycle at the value, after a few steps, whatever the budget.
+    for budget in [10_000, 1 << 20, usize::MAX] {
+        let s = Schema::compile(&json!({"$ref": "#"}))
+            .unwrap()
+            .with_budget(budget);
+        let v = s.validate(&json!(1));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!((v[0].keyword, v[0].path.as_str()), ("$ref", ""));
+    }
+    // Through two definitions and two kinds of applicator, below a property.
+    let loop2 = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+        "properties": {"x": {"$ref": "#/$defs/a"}}});
+    let v = Schema::compile(&loop2).unwrap().validate(&json!({"x": {}}));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!((v[0].keyword, v[0].path.as_str()), ("$ref", "/x"));
+    // Not reached, no cycle: the other property is checked as usual.
+    let v = Schema::compile(&loop2).unwrap().validate(&json!({"y": 1}));
+    assert!(v.is_empty(), "{v:?}");
+    // Recursion that descends into the instance is no cycle, however deep the schema
+    // chain on one value: 300 definitions each referring to the next, then a tree.
+    let mut defs = serde_json::Map::new();
+    for i in 0..300 {
+        defs.insert(
+            format!("d{i}"),
+            json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert(
+        "d300".into(),
+        json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/d0"}, "v": {"type": "integer"}}}),
     );
+    let chain = Schema::compile(&json!({"$defs": defs, "$ref": "#/$defs/d0"})).unwrap();
+    let v = chain.validate(&json!({"next": {"next": {"v": "x"}}}));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!((v[0].keyword, v[0].path.as_str()), ("type", "/next/next/v"));
+    // An explosion without a cycle (each level applies the next one twice: 2^30 steps)
+    // ends with the budget.
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/$defs/e{}", i + 1);
+        defs.insert(
+            format!("e{i}"),
+            json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("e30".into(), json!({"type": "integer"}));
+    let boom = Schema::compile(&json!({"$defs": defs, "$ref": "#/$defs/e0"})).unwrap();
+    let v = boom.validate(&json!(1));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].keyword, "budget");
     // The default budget is far above real arguments: 10 000 items against a small schema.
     let big = json!({"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}}});
     let items: Vec<Value> = (0..10_000).map(|i| json!({"a": i})).collect();

@@ -147,13 +147,20 @@ impl Schema {
     pub fn validate(&self, instance: &Value) -> Vec<Violation> {
         match validate::validate(&self.nodes, instance, self.budget) {
             Ok(v) => v,
-            Err(()) => vec![Violation {
+            Err(validate::Stop::Budget) => vec![Violation {
                 path: String::new(),
                 keyword: "budget",
                 message: format!(
                     "checking needed more than {} steps; the schema or the value is too complex",
                     self.budget
                 ),
+            }],
+            Err(validate::Stop::Cycle(path)) => vec![Violation {
+                path,
+                keyword: "$ref",
+                message: "the schema refers back to itself for this value without end \
+                          (a $ref cycle that never descends into the value); it has no answer"
+                    .to_string(),
             }],
         }
     }

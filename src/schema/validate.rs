@@ -97,6 +97,11 @@ struct Frame<'v> {
     failed: bool,
     /// Length of the violation list when the frame was expanded.
     mark: usize,
+    /// How many frames above this one check the same instance (in-place applicators:
+    /// `$ref`, `allOf`, `anyOf`, `if`...). Past twice the number of nodes some node
+    /// repeats on the chain, and a node applied to the same value twice on one chain
+    /// applies itself again without end.
+    chain: u32,
 }
 
 /// One step of an instance location: a member's key or an item's index, after the
@@ -119,15 +124,29 @@ struct Run<'s, 'v> {
     paths: Vec<(u32, Step<'v>)>,
     out: Vec<Violation>,
     budget: usize,
+    /// The longest chain of frames on one instance that has no cycle.
+    max_chain: u32,
+    /// The instance location where a cycle was found.
+    cycle: Option<u32>,
 }
 
-/// Check `instance` against `nodes` (the root is node 0). `Err` when the budget of frames
-/// ran out before an answer.
+/// Why a check gave no answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The budget of frames ran out.
+    Budget,
+    /// The schema applies itself to the value at this JSON Pointer without end (a `$ref`
+    /// cycle that never descends into the instance).
+    Cycle(String),
+}
+
+/// Check `instance` against `nodes` (the root is node 0). `Err` when no answer exists (a
+/// cycle) or the budget of frames ran out before one.
 pub(crate) fn validate(
     nodes: &[Node],
     instance: &Value,
     budget: usize,
-) -> Result<Vec<Violation>, ()> {
+) -> Result<Vec<Violation>, Stop> {
     let mut r = Run {
         nodes,
         frames: Vec::new(),
@@ -135,13 +154,18 @@ pub(crate) fn validate(
         paths: vec![(NO_PARENT, Step::Root)],
         out: Vec::new(),
         budget,
+        max_chain: u32::try_from(nodes.len()).unwrap_or(u32::MAX / 4) * 2 + 1,
+        cycle: None,
     };
     r.add(Kind::Node(0), Inst::Value(instance), 0, NO_PARENT);
     while let Some(f) = r.stack.pop() {
         if r.frames.len() > r.budget {
-            return Err(());
+            return Err(Stop::Budget);
         }
         r.expand(f);
+        if let Some(path) = r.cycle {
+            return Err(Stop::Cycle(r.pointer(path)));
+        }
     }
     Ok(r.out)
 }
@@ -156,6 +180,23 @@ impl<'s, 'v> Run<'s, 'v> {
     /// A new frame, counted by its parent, not yet on the stack.
     fn frame(&mut self, kind: Kind, inst: Inst<'v>, path: u32, parent: u32) -> u32 {
         let at = self.frames.len() as u32;
+        // A child on the same location and the same kind of instance checks the same
+        // value as its parent (a key's frames are on a location of their own).
+        let chain = match self.frames.get(parent as usize) {
+            Some(p)
+                if p.path == path
+                    && matches!(
+                        (p.inst, inst),
+                        (Inst::Value(_), Inst::Value(_)) | (Inst::Key(_), Inst::Key(_))
+                    ) =>
+            {
+                p.chain + 1
+            }
+            _ => 0,
+        };
+        if chain > self.max_chain {
+            self.cycle = Some(path);
+        }
         self.frames.push(Frame {
             kind,
             inst,
@@ -166,6 +207,7 @@ impl<'s, 'v> Run<'s, 'v> {
             children: 0,
             failed: false,
             mark: UNMARKED,
+            chain,
         });
         if parent != NO_PARENT {
             let p = &mut self.frames[parent as usize];
