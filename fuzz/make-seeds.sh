@@ -5,7 +5,7 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope preview_chunked bedrock_messages; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits classify openai_envelope preview_chunked bedrock_messages schema; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 cp ../examples/tool-arguments.json corpus/preview_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/captures/*.eventstream; do
@@ -39,6 +39,17 @@ sse_case bad-utf8 'data: \xff\xfe\n\n'
 sse_case second-bom '\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n'
 printf '{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}' > corpus/classify/ollama-400
 printf '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' > corpus/classify/anthropic-529
+# Schema seeds: a budget byte, a schema, NUL, an instance (see fuzz_targets/schema.rs).
+schema_case() { { printf '%b' "$2"; printf '\0'; printf '%s' "$3"; } > "corpus/schema/$1"; }
+schema_case weather '@{"type":"object","properties":{"city":{"type":"string","minLength":1},"unit":{"enum":["c","f"]}},"required":["city"],"additionalProperties":false}' '{"city":"Paris","unit":"k","x":1}'
+schema_case edits '@{"type":"object","properties":{"edits":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"object","properties":{"line":{"type":"integer","minimum":1},"text":{"type":"string"}},"required":["line"]}}}}' '{"edits":[{"line":1,"text":"a"},{"line":1.0,"text":"a"},{"line":0}]}'
+schema_case combinators ' {"anyOf":[{"type":"string","maxLength":3},{"type":"number","multipleOf":0.5}],"not":{"const":2},"oneOf":[{"minimum":0},{"type":"string"}]}' '[2.5]'
+schema_case conditional '!{"if":{"properties":{"kind":{"const":"file"}}},"then":{"required":["path"]},"else":{"required":["url"]},"dependentRequired":{"a":["b"]},"propertyNames":{"maxLength":4}}' '{"kind":"file","a":0,"longname":1}'
+schema_case refs '~{"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"},"v":{"type":["integer","null"]}}}},"$ref":"#/$defs/node"}' '{"v":1,"next":{"v":null,"next":{"v":"x"}}}'
+schema_case self-ref '\001{"$ref":"#"}' '{}'
+schema_case arrays '@{"prefixItems":[{"type":"string"}],"items":false,"contains":{"type":"null"},"minContains":1,"maxContains":1}' '["a",null,null]'
+schema_case gemini '@{"type":"OBJECT","properties":{"n":{"type":"INTEGER","nullable":true,"maxItems":"3"}},"required":["n"]}' '{"n":null}'
+schema_case draft7 '@{"items":[{"type":"string"}],"additionalItems":{"type":"integer"},"dependencies":{"a":{"required":["b"]}},"exclusiveMinimum":true,"minimum":1}' '["a",1,"b"]'
 echo "seeds: $(find corpus -type f | wc -l) files"
 # OpenAI-chat-style payloads (and Anthropic and Responses ones, for the target's template
 # checks), one
