@@ -98,6 +98,52 @@ impl From<Masks> for StrMasks {
     }
 }
 
+/// The classes the check of a run of scalars in an array needs (numbers and `null`,
+/// separated by commas and whitespace), one bit per byte of a 64-byte block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ScalarMasks {
+    /// `0..=9`
+    pub(crate) digit: u64,
+    /// `0`
+    pub(crate) zero: u64,
+    /// `.`
+    pub(crate) dot: u64,
+    /// `-`
+    pub(crate) minus: u64,
+    /// `+`
+    pub(crate) plus: u64,
+    /// `e`, `E`
+    pub(crate) exp: u64,
+    /// `,`
+    pub(crate) comma: u64,
+    /// space, tab, LF, CR
+    pub(crate) whitespace: u64,
+    /// `n`
+    pub(crate) n: u64,
+    /// `u`
+    pub(crate) u: u64,
+    /// `l`
+    pub(crate) l: u64,
+}
+
+/// Whether this build classifies scalars with SIMD. The scalar-array path of the splitter
+/// is only worth taking where it does: the portable classifier costs more per block than
+/// the token path spends on the values in it.
+pub(crate) const SIMD_SCALARS: bool = cfg!(any(
+    all(target_arch = "x86_64", not(toolstream_disable_simd)),
+    all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        not(toolstream_disable_simd)
+    )
+));
+
+/// The scalar classes of a 64-byte block, with the best implementation this CPU has.
+#[inline]
+pub(crate) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
+    simd_or!(scalar_masks(block), portable::scalar_masks_scalar(block))
+}
+
 /// The string classes of a 64-byte block, with the best implementation this CPU has
 /// (fewer operations than [`classify`]).
 #[inline]
@@ -158,7 +204,34 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
     allow(dead_code)
 )]
 mod portable {
-    use super::{Masks, NumMasks};
+    use super::{Masks, NumMasks, ScalarMasks};
+
+    /// The portable [`scalar_masks`](super::scalar_masks).
+    pub(crate) fn scalar_masks_scalar(block: &[u8; 64]) -> ScalarMasks {
+        let mut m = ScalarMasks::default();
+        for (i, &b) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            let class = match b {
+                b'0' => {
+                    m.zero |= bit;
+                    &mut m.digit
+                }
+                b'1'..=b'9' => &mut m.digit,
+                b'.' => &mut m.dot,
+                b'-' => &mut m.minus,
+                b'+' => &mut m.plus,
+                b'e' | b'E' => &mut m.exp,
+                b',' => &mut m.comma,
+                b' ' | b'\t' | b'\n' | b'\r' => &mut m.whitespace,
+                b'n' => &mut m.n,
+                b'u' => &mut m.u,
+                b'l' => &mut m.l,
+                _ => continue,
+            };
+            *class |= bit;
+        }
+        m
+    }
 
     /// The portable [`number_masks16`](super::number_masks16).
     pub(crate) fn number_masks16_scalar(bytes: &[u8; 16]) -> NumMasks {

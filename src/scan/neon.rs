@@ -8,7 +8,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{Masks, NumMasks, StrMasks};
+use super::{Masks, NumMasks, ScalarMasks, StrMasks};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -202,5 +202,47 @@ fn number_masks16_neon(bytes: &[u8; 16]) -> NumMasks {
         dot: (m >> 16) as u32 & 0xFFFF,
         exp: (m >> 32) as u32 & 0xFFFF,
         sign: (m >> 48) as u32,
+    }
+}
+
+/// The scalar classes of a block.
+#[inline]
+pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { scalar_masks_neon(block) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn scalar_masks_neon(block: &[u8; 64]) -> ScalarMasks {
+    let v = load64(block);
+    // The mask of one lane-wise class over the four vectors.
+    macro_rules! class {
+        (|$x:ident| $e:expr) => {{
+            let f = |$x: uint8x16_t| $e;
+            movemask64([f(v[0]), f(v[1]), f(v[2]), f(v[3])])
+        }};
+    }
+    macro_rules! eq {
+        ($c:expr) => {
+            class!(|x| vceqq_u8(x, splat($c)))
+        };
+    }
+    ScalarMasks {
+        digit: class!(|x| digits(x)),
+        zero: eq!(b'0'),
+        dot: eq!(b'.'),
+        minus: eq!(b'-'),
+        plus: eq!(b'+'),
+        // `e` and `E` differ only in bit 0x20.
+        exp: class!(|x| vceqq_u8(vorrq_u8(x, splat(0x20)), splat(b'e'))),
+        comma: eq!(b','),
+        whitespace: class!(|x| vorrq_u8(
+            vorrq_u8(vceqq_u8(x, splat(b' ')), vceqq_u8(x, splat(b'\t'))),
+            vorrq_u8(vceqq_u8(x, splat(b'\n')), vceqq_u8(x, splat(b'\r'))),
+        )),
+        n: eq!(b'n'),
+        u: eq!(b'u'),
+        l: eq!(b'l'),
     }
 }

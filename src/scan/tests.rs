@@ -1,5 +1,6 @@
 use super::portable::{
     classify_scalar, non_digits16_scalar, number_masks16_scalar, probe16_scalar,
+    scalar_masks_scalar,
 };
 use super::*;
 
@@ -277,6 +278,61 @@ fn number_masks_agree_with_a_match_on_each_byte() {
                     "{b:#04x} at {pos} on {filler:#04x}"
                 );
                 assert_eq!(number_masks16_scalar(&window), want, "scalar");
+            }
+        }
+    }
+}
+
+fn scalar_implementations(block: &[u8; 64]) -> Vec<(&'static str, ScalarMasks)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("dispatch", scalar_masks(block))];
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    v.extend(x86::scalar_both(block));
+    v
+}
+
+/// The scalar classes: every byte value at every position of a block, on fillers from
+/// each class and outside them, through every implementation, against the portable one;
+/// and the portable one against its definition, byte by byte.
+#[test]
+fn scalar_masks_agree_with_a_match_on_each_byte() {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"7n"
+    } else {
+        b"70.-+eE, \tnulx]\x00\xFF\xEE"
+    };
+    type Class = (&'static str, fn(&ScalarMasks) -> u64, &'static [u8]);
+    let classes: [Class; 11] = [
+        ("digit", |m| m.digit, b"0123456789"),
+        ("zero", |m| m.zero, b"0"),
+        ("dot", |m| m.dot, b"."),
+        ("minus", |m| m.minus, b"-"),
+        ("plus", |m| m.plus, b"+"),
+        ("exp", |m| m.exp, b"eE"),
+        ("comma", |m| m.comma, b","),
+        ("whitespace", |m| m.whitespace, b" \t\n\r"),
+        ("n", |m| m.n, b"n"),
+        ("u", |m| m.u, b"u"),
+        ("l", |m| m.l, b"l"),
+    ];
+    for &filler in fillers {
+        for b in byte_values() {
+            for pos in positions() {
+                let mut block = [filler; 64];
+                block[pos] = b;
+                let want = scalar_masks_scalar(&block);
+                for (name, get, members) in &classes {
+                    let mut bits = 0u64;
+                    for (i, c) in block.iter().enumerate() {
+                        if members.contains(c) {
+                            bits |= 1 << i;
+                        }
+                    }
+                    assert_eq!(get(&want), bits, "portable {name}: {b:#04x} at {pos}");
+                }
+                for (name, got) in scalar_implementations(&block) {
+                    assert_eq!(got, want, "{name}: {b:#04x} at {pos} on {filler:#04x}");
+                }
             }
         }
     }

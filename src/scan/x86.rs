@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{Masks, NumMasks, StrMasks};
+use super::{Masks, NumMasks, ScalarMasks, StrMasks};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -216,6 +216,119 @@ fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
     }
 }
 
+/// The scalar classes of a block, with the best implementation this CPU has.
+#[inline]
+pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+        unsafe { scalar_masks_avx2(block) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { scalar_masks_sse2(block) }
+    }
+}
+
+/// The eleven scalar classes of 16 or 32 bytes, as movemask bits, in the order of
+/// [`ScalarMasks`]'s fields.
+macro_rules! scalar_lanes {
+    ($x:expr, $set1:ident, $cmpeq:ident, $min:ident, $max:ident, $and:ident, $or:ident, $movemask:ident) => {{
+        let x = $x;
+        macro_rules! eq {
+            ($c:expr) => {
+                $cmpeq(x, $set1($c as i8))
+            };
+        }
+        macro_rules! m {
+            ($v:expr) => {
+                $movemask($v) as u32 as u64
+            };
+        }
+        // Unsigned: x >= '0' where max(x, '0') == x, x <= '9' where min(x, '9') == x.
+        let digit = $and(
+            $cmpeq($max(x, $set1(b'0' as i8)), x),
+            $cmpeq($min(x, $set1(b'9' as i8)), x),
+        );
+        [
+            m!(digit),
+            m!(eq!(b'0')),
+            m!(eq!(b'.')),
+            m!(eq!(b'-')),
+            m!(eq!(b'+')),
+            // `e` and `E` differ only in bit 0x20.
+            m!($cmpeq($or(x, $set1(0x20)), $set1(b'e' as i8))),
+            m!(eq!(b',')),
+            m!($or($or(eq!(b' '), eq!(b'\t')), $or(eq!(b'\n'), eq!(b'\r')))),
+            m!(eq!(b'n')),
+            m!(eq!(b'u')),
+            m!(eq!(b'l')),
+        ]
+    }};
+}
+
+fn scalar_masks_from(m: [u64; 11]) -> ScalarMasks {
+    ScalarMasks {
+        digit: m[0],
+        zero: m[1],
+        dot: m[2],
+        minus: m[3],
+        plus: m[4],
+        exp: m[5],
+        comma: m[6],
+        whitespace: m[7],
+        n: m[8],
+        u: m[9],
+        l: m[10],
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn scalar_masks_avx2(block: &[u8; 64]) -> ScalarMasks {
+    let p = block.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
+    // 32..64 of it.
+    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    macro_rules! lanes {
+        ($x:expr) => {
+            scalar_lanes!(
+                $x,
+                _mm256_set1_epi8,
+                _mm256_cmpeq_epi8,
+                _mm256_min_epu8,
+                _mm256_max_epu8,
+                _mm256_and_si256,
+                _mm256_or_si256,
+                _mm256_movemask_epi8
+            )
+        };
+    }
+    let (l, h) = (lanes!(lo), lanes!(hi));
+    scalar_masks_from(std::array::from_fn(|k| l[k] | (h[k] << 32)))
+}
+
+#[target_feature(enable = "sse2")]
+fn scalar_masks_sse2(block: &[u8; 64]) -> ScalarMasks {
+    let p = block.as_ptr() as *const __m128i;
+    let mut out = [0u64; 11];
+    for lane in 0..4 {
+        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
+        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
+        let m = scalar_lanes!(
+            x,
+            _mm_set1_epi8,
+            _mm_cmpeq_epi8,
+            _mm_min_epu8,
+            _mm_max_epu8,
+            _mm_and_si128,
+            _mm_or_si128,
+            _mm_movemask_epi8
+        );
+        for k in 0..11 {
+            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
+        }
+    }
+    scalar_masks_from(out)
+}
+
 /// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII
 /// bytes. SSE2 only (the x86_64 baseline), so it inlines into any caller.
 #[inline]
@@ -309,6 +422,17 @@ pub(super) fn both(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { classify_avx2(block) }));
+    }
+    v
+}
+
+#[cfg(test)]
+pub(super) fn scalar_both(block: &[u8; 64]) -> Vec<(&'static str, ScalarMasks)> {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let mut v = vec![("sse2", unsafe { scalar_masks_sse2(block) })];
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 support was just checked.
+        v.push(("avx2", unsafe { scalar_masks_avx2(block) }));
     }
     v
 }

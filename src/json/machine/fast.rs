@@ -496,6 +496,101 @@ fn scan_number_runs(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     Some(j)
 }
 
+/// Segmented fill: bit `p` of the result is set when some bit `q <= p` of `a` is set and
+/// every byte in `q + 1..=p` is one of `through`.
+#[inline(always)]
+fn fill(a: u64, through: u64) -> u64 {
+    let (mut x, mut g) = (a, through);
+    x |= (x << 1) & g;
+    g &= g << 1;
+    x |= (x << 2) & g;
+    g &= g << 2;
+    x |= (x << 4) & g;
+    g &= g << 4;
+    x |= (x << 8) & g;
+    g &= g << 8;
+    x |= (x << 16) & g;
+    g &= g << 16;
+    x | ((x << 32) & g)
+}
+
+/// Scalars in an array, from the value at `i` (its first byte a digit, `-` or `n`; 64
+/// bytes of input from `i`): numbers and `null`s, separated by commas with any whitespace
+/// around them, checked together from one look at the 64-byte block
+/// ([`scan::scalar_masks`]), each rule of the grammar as bits that must be clear, without
+/// a branch per value. `Some((j, close))` when at least one value is plainly valid and
+/// complete: `j` is just after the last comma of the valid run (`close` false: a value
+/// comes next), or the index of the array's `]` right after the last value (`close` true).
+/// `None` when the first value is not plainly valid and complete inside the block: the
+/// token path reads it. Numbers of 64 bytes or more never pass here, so the caller need
+/// only check that the number limit is at least 64.
+///
+/// Bit `p` stands for byte `i + p`; `x << 1` asks about the byte before. A value is a run
+/// of scalar bytes (digits, `.`, `-`, `+`, `e`, `E`, `n`, `u`, `l`); every check of a value
+/// sets bits no later than the byte just after its run, so a value whose bits are clear up
+/// to the comma after it is valid whatever follows.
+#[inline(never)]
+fn scalar_run(input: &[u8], i: usize) -> Option<(usize, bool)> {
+    let Ok(block) = <&[u8; 64]>::try_from(&input[i..i + 64]) else {
+        unreachable!("64 bytes")
+    };
+    let m = scan::scalar_masks(block);
+    let sc = m.digit | m.dot | m.minus | m.plus | m.exp | m.n | m.u | m.l;
+    // The first byte that is neither a scalar's, a comma nor whitespace (64: none).
+    let other = (!(sc | m.comma | m.whitespace)).trailing_zeros();
+    let starts = sc & !(sc << 1);
+    let ends = sc & !(sc >> 1);
+    // Bytes whose last byte before, whitespace aside, ends a value / is a comma. Most
+    // arrays have no whitespace to look through.
+    let (after_value, after_comma) = if m.whitespace == 0 {
+        (ends << 1, m.comma << 1)
+    } else {
+        (
+            fill(ends, m.whitespace) << 1,
+            fill(m.comma, m.whitespace) << 1,
+        )
+    };
+    let null = starts & m.n;
+    let number = starts & (m.digit | m.minus);
+    let letters = null | (null << 1) | (null << 2) | (null << 3);
+    let lead_minus = number & m.minus;
+    let int = (number & m.digit) | (lead_minus << 1);
+    let exp_sign = (m.minus | m.plus) & (m.exp << 1);
+    let mut bad = (m.comma & !after_value) // a comma after a value,
+        | (starts & !1 & !after_comma) // a value after a comma;
+        // A value is a number or null (one that starts with another scalar byte breaks
+        // that byte's own rule below):
+        | ((null << 1) & !m.u) | ((null << 2) & !m.l) | ((null << 3) & !m.l) | ((null << 4) & sc)
+        | ((m.n | m.u | m.l) & !letters) // (its letters nowhere else),
+        | (m.minus & !(number | (m.exp << 1))) // a minus leads or follows the letter,
+        | (m.plus & !(m.exp << 1)) // a plus follows it;
+        | ((lead_minus << 1) & !m.digit) // the integer part starts with a digit,
+        | (((int & m.zero) << 1) & m.digit) // no digit after a leading `0`;
+        | (m.dot & !(m.digit << 1)) | ((m.dot << 1) & !m.digit) // digits around a dot,
+        | (m.exp & !(m.digit << 1)) // a digit before the letter
+        | ((m.exp << 1) & !(m.digit | m.minus | m.plus)) // and a digit or sign after it,
+        | ((exp_sign << 1) & !m.digit); // and a digit after that sign.
+    let marks = m.dot | m.exp;
+    if marks & marks.wrapping_sub(1) != 0 {
+        // In one value, no dot after a dot or the letter, no second letter.
+        bad |= (((fill(marks, sc) << 1) & m.dot) | ((fill(m.exp, sc) << 1) & m.exp)) & sc;
+    }
+    let first_bad = bad.trailing_zeros();
+    if other < 64
+        && block[other as usize] == b']'
+        && first_bad > other
+        && (after_value >> other) & 1 != 0
+    {
+        return Some((i + other as usize, true));
+    }
+    let upto = other.min(first_bad);
+    let commas = m.comma & 1u64.checked_shl(upto).map_or(!0, |b| b - 1);
+    if commas == 0 {
+        return None;
+    }
+    Some((i + 64 - commas.leading_zeros() as usize, false))
+}
+
 impl Machine {
     /// The token-level path (see the module comment), from index `i` of `input`, whose
     /// byte 0 is at absolute offset `base`. The machine must be in a between-tokens state.
@@ -645,56 +740,85 @@ impl Machine {
         };
         // The transitions a valid text takes (key, colon, value, comma or close) run
         // straight on in code; `st` is only kept for where the path hands back.
-        loop {
+        // Scalars in a row in the innermost array: the block path is tried from the fourth
+        // (it costs more than the two or three values of a short array such as `[12,4]`).
+        let mut scalars = 0u32;
+        'tokens: loop {
             if value {
                 // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
-                // `ArrFirst` for an array's first).
-                match b {
-                    b'"' => match self.quick_string(input, i, lim) {
-                        Some(j) => i = j,
-                        None => match self.fast_string(input, base, i, lim, false) {
-                            Ok(j) => i = j,
-                            Err(at) => stop!(St::Str, at, lim.min(at + 12)),
-                        },
-                    },
-                    b'{' | b'[' => {
-                        if self.depth >= self.limits.max_depth {
-                            stop!(st, i, i);
-                        }
-                        value = open!();
-                        continue;
-                    }
-                    b'-' | b'0'..=b'9' => {
-                        let max = self.limits.max_number_bytes.min(lim as u64) as usize;
-                        match scan_number(input, i, lim) {
-                            Some(j) if j - i <= max => i = j,
-                            _ => stop!(st, i, lim.min(i + max + 1)),
+                // `ArrFirst` for an array's first). Numbers and nulls in an array are
+                // taken a block at a time where SIMD classifies them.
+                'one: {
+                    if scan::SIMD_SCALARS
+                        && scalars >= 3
+                        && !object
+                        && matches!(b, b'-' | b'0'..=b'9' | b'n')
+                        && lim - i >= 64
+                        && self.limits.max_number_bytes >= 64
+                    {
+                        if let Some((j, close)) = scalar_run(input, i) {
+                            i = j;
+                            st = St::Value;
+                            if !close {
+                                b = next!(st);
+                                continue 'tokens;
+                            }
+                            break 'one;
                         }
                     }
-                    b't' | b'f' | b'n' => {
-                        // Compared as one 4-byte word (and the `e` of `false`), not
-                        // with a call to `memcmp`.
-                        let (head, len) = match b {
-                            b't' => (*b"true", 4),
-                            b'f' => (*b"fals", 5),
-                            _ => (*b"null", 4),
-                        };
-                        let word = |at: usize| {
-                            input
-                                .get(at..at + 4)
-                                .and_then(|w| <[u8; 4]>::try_from(w).ok())
-                                .map(u32::from_ne_bytes)
-                        };
-                        if lim - i >= len
-                            && word(i) == Some(u32::from_ne_bytes(head))
-                            && (len == 4 || input[i + 4] == b'e')
-                        {
-                            i += len;
-                        } else {
-                            stop!(st, i, lim.min(i + len));
+                    match b {
+                        b'"' => {
+                            scalars = 0;
+                            match self.quick_string(input, i, lim) {
+                                Some(j) => i = j,
+                                None => match self.fast_string(input, base, i, lim, false) {
+                                    Ok(j) => i = j,
+                                    Err(at) => stop!(St::Str, at, lim.min(at + 12)),
+                                },
+                            }
                         }
+                        b'{' | b'[' => {
+                            if self.depth >= self.limits.max_depth {
+                                stop!(st, i, i);
+                            }
+                            scalars = 0;
+                            value = open!();
+                            continue 'tokens;
+                        }
+                        b'-' | b'0'..=b'9' => {
+                            let max = self.limits.max_number_bytes.min(lim as u64) as usize;
+                            scalars += 1;
+                            match scan_number(input, i, lim) {
+                                Some(j) if j - i <= max => i = j,
+                                _ => stop!(st, i, lim.min(i + max + 1)),
+                            }
+                        }
+                        b't' | b'f' | b'n' => {
+                            // Compared as one 4-byte word (and the `e` of `false`), not
+                            // with a call to `memcmp`.
+                            let (head, len) = match b {
+                                b't' => (*b"true", 4),
+                                b'f' => (*b"fals", 5),
+                                _ => (*b"null", 4),
+                            };
+                            let word = |at: usize| {
+                                input
+                                    .get(at..at + 4)
+                                    .and_then(|w| <[u8; 4]>::try_from(w).ok())
+                                    .map(u32::from_ne_bytes)
+                            };
+                            if lim - i >= len
+                                && word(i) == Some(u32::from_ne_bytes(head))
+                                && (len == 4 || input[i + 4] == b'e')
+                            {
+                                i += len;
+                                scalars += 1;
+                            } else {
+                                stop!(st, i, lim.min(i + len));
+                            }
+                        }
+                        _ => stop!(st, i, i),
                     }
-                    _ => stop!(st, i, i),
                 }
             }
             // After a value: a comma and what follows it (a key and its colon in an
@@ -720,6 +844,7 @@ impl Machine {
                     return self.fast_done(step, i, entry);
                 }
                 object = self.top_is_object();
+                scalars = 0;
             }
             value = true;
         }
