@@ -38,7 +38,8 @@ const INVALID: &[&str] = &[
     "01", "-01", "00", "1.", ".5", "-", "--1", "+1", "1e", "1e+", "1E-", "1.2.3", "1e2e3", "1e2.3",
     "1.2e3.4", "1.e5", "-e5", "1-2", "1+2", "1e5-3", "nul", "nulll", "nulL", "Null", "nu11", "n",
     "nullnull", "null1", "1null", "0x10", "1_000", "e", "u", "l", "5u", "5l", "-null", "1ee5",
-    "1e--5", "Infinity", "NaN", "2.", "-.5",
+    "1e--5", "Infinity", "NaN", "2.", "-.5", "e5", "E1", "ee", "u1", "l5", ".", "-0.", "0.e1",
+    "1e5e", "nulle5",
 ];
 
 /// `{"v":[` + `pad` filler values + the value under test + more values, so that the
