@@ -19,6 +19,9 @@ if [ -d "$suite" ]; then
     [ "$sz" -le 4096 ] && cp "$f" corpus/splitter_chunked/ && cp "$f" corpus/preview_chunked/
   done
 fi
+# A long array of numbers and nulls (the token path checks such runs a block at a time).
+printf '{"values":[%s]}' "$(printf '%s,' 12 -0.5 3e-7 null 0 1E+9 -12.75 42 null 7e2 0.001 -3 | sed 's/,$//;p;p;p;p' | tr '\n' ',' | sed 's/,$//')" \
+  | tee corpus/splitter_chunked/number-array > corpus/preview_chunked/number-array
 printf 'data: a\r\ndata: b\r\rdata: c\n\n: ping\nid: 7\nretry: 100\nevent: x\ndata\n\n' > corpus/sse_chunked/whatwg-mix
 printf '\xef\xbb\xbfdata: bom\n\n' > corpus/sse_chunked/bom
 # The shapes of the tests/sse.rs table, one seed each.

@@ -514,8 +514,9 @@ fn fill(a: u64, through: u64) -> u64 {
     x | ((x << 32) & g)
 }
 
-/// Scalars in an array, from the value at `i` (its first byte a digit, `-` or `n`; 64
-/// bytes of input from `i`): numbers and `null`s, separated by commas with any whitespace
+/// Scalars in an array, from the value at `i` (its first byte a digit, `-` or `n`; at
+/// least 32 bytes of input from `i`, of which 64 are read, the input's end standing in
+/// for a byte no scalar has when fewer are left): numbers and `null`s, separated by commas with any whitespace
 /// around them, checked together from one look at the 64-byte block
 /// ([`scan::scalar_masks`]), each rule of the grammar as bits that must be clear, without
 /// a branch per value. `Some((j, close))` when at least one value is plainly valid and
@@ -531,8 +532,16 @@ fn fill(a: u64, through: u64) -> u64 {
 /// to the comma after it is valid whatever follows.
 #[inline(never)]
 fn scalar_run(input: &[u8], i: usize) -> Option<(usize, bool)> {
-    let Ok(block) = <&[u8; 64]>::try_from(&input[i..i + 64]) else {
-        unreachable!("64 bytes")
+    let mut padded = [0xFF; 64];
+    let block = match <&[u8; 64]>::try_from(input.get(i..i + 64).unwrap_or_default()) {
+        Ok(block) => block,
+        Err(_) => {
+            // A chunk's last bytes: a value they cut short is not taken (no comma or `]`
+            // follows it in the block), and the byte machine reads it with the next push.
+            let rest = &input[i..];
+            padded[..rest.len()].copy_from_slice(rest);
+            &padded
+        }
     };
     let m = scan::scalar_masks(block);
     let sc = m.digit | m.dot | m.minus | m.plus | m.exp | m.n | m.u | m.l;
@@ -741,8 +750,9 @@ impl Machine {
         // The transitions a valid text takes (key, colon, value, comma or close) run
         // straight on in code; `st` is only kept for where the path hands back.
         // Scalars in a row in the innermost array: the block path is tried from the fourth
-        // (it costs more than the two or three values of a short array such as `[12,4]`).
-        let mut scalars = 0u32;
+        // (it costs more than the two or three values of a short array such as `[12,4]`),
+        // or at once when the path is entered inside an array (a chunk of a long one).
+        let mut scalars = if self.depth > 0 && !object { 3 } else { 0 };
         'tokens: loop {
             if value {
                 // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
@@ -753,7 +763,7 @@ impl Machine {
                         && scalars >= 3
                         && !object
                         && matches!(b, b'-' | b'0'..=b'9' | b'n')
-                        && lim - i >= 64
+                        && lim - i >= 32
                         && self.limits.max_number_bytes >= 64
                     {
                         if let Some((j, close)) = scalar_run(input, i) {
