@@ -4,7 +4,8 @@
 //!
 //! `cargo run --release --example instructions -- MODE [CHUNK]`, with `MODE` one of
 //! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
-//! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2); or
+//! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2; only the objects
+//! of one kind with `TOOLSTREAM_BENCH_KIND`, see below); or
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
 //! stream, `pipeline-anthropic-none` and `pipeline-anthropic` on the same calls streamed as
 //! Anthropic events, `pipeline-responses-none`, `pipeline-responses` and
@@ -20,7 +21,7 @@
 #[path = "../benches/common/mod.rs"]
 mod common;
 
-use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus, toolstream_chunks};
+use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus_of, toolstream_chunks};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -41,7 +42,12 @@ fn main() {
         .get(2)
         .map(|c| c.parse().expect("CHUNK is a number of bytes"))
         .unwrap_or(usize::MAX);
-    let (input, n) = corpus(common::corpus_bytes(2), false);
+    // `TOOLSTREAM_BENCH_KIND=K`: only objects of kind K (0 commands, 1 file contents, 2 edit
+    // lists, 3 number arrays), for a profile by kind.
+    let kind = std::env::var("TOOLSTREAM_BENCH_KIND")
+        .ok()
+        .map(|k| k.parse().expect("TOOLSTREAM_BENCH_KIND is 0..=3"));
+    let (input, n) = corpus_of(common::corpus_bytes(2), false, kind);
     let found = match mode {
         "none" => n,
         "toolstream" => toolstream_chunks(&input, chunk),

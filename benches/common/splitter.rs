@@ -25,8 +25,15 @@ pub const CODE: &str = "fn main() {\n    let path = \"src/lib.rs\";\n    println
 pub const PROSE: &str = "The quick brown fox jumps over the lazy dog. Les élèves étudient à la bibliothèque; 東京の天気は晴れです。 Zürich — naïve café. ";
 
 pub fn object(rng: &mut Rng, target: usize) -> String {
+    let kind = rng.below(4);
+    object_of(rng, kind, target)
+}
+
+/// An object of one kind: 0 a shell command, 1 a file's contents, 2 an edit list, 3 an
+/// array of numbers.
+pub fn object_of(rng: &mut Rng, kind: u64, target: usize) -> String {
     let mut s = String::new();
-    match rng.below(4) {
+    match kind {
         0 => {
             s.push_str("{\"command\":\"");
             while s.len() < target {
@@ -87,12 +94,19 @@ pub fn object(rng: &mut Rng, target: usize) -> String {
 
 /// Objects of 100 B..64 KiB (log-uniform), `}{`-glued or newline-separated.
 pub fn corpus(bytes: usize, ndjson: bool) -> (Bytes, usize) {
+    corpus_of(bytes, ndjson, None)
+}
+
+/// [`corpus`], or with `Some(kind)` only objects of that kind ([`object_of`]), of the same
+/// sizes: for profiles by kind.
+pub fn corpus_of(bytes: usize, ndjson: bool, kind: Option<u64>) -> (Bytes, usize) {
     let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
     let mut out = String::with_capacity(bytes + 70_000);
     let mut n = 0;
     while out.len() < bytes {
         let target = (100.0 * 655.36f64.powf(rng.below(1000) as f64 / 1000.0)) as usize;
-        out.push_str(&object(&mut rng, target));
+        let k = rng.below(4);
+        out.push_str(&object_of(&mut rng, kind.unwrap_or(k), target));
         if ndjson {
             out.push('\n');
         }
