@@ -296,8 +296,10 @@ fn scalar_implementations(block: &[u8; 64]) -> Vec<(&'static str, ScalarMasks)> 
 /// and the portable one against its definition, byte by byte.
 #[test]
 fn scalar_masks_agree_with_a_match_on_each_byte() {
+    // Under miri, which is there for undefined behaviour in the SIMD paths (and runs them
+    // slowly), one filler and no check of the portable classifier against its definition.
     let fillers: &[u8] = if cfg!(miri) {
-        b"7n"
+        b"7"
     } else {
         b"70.-+eE, \tnulx]\x00\xFF\xEE"
     };
@@ -321,7 +323,7 @@ fn scalar_masks_agree_with_a_match_on_each_byte() {
                 let mut block = [filler; 64];
                 block[pos] = b;
                 let want = scalar_masks_scalar(&block);
-                for (name, get, members) in &classes {
+                for (name, get, members) in classes.iter().filter(|_| !cfg!(miri)) {
                     let mut bits = 0u64;
                     for (i, c) in block.iter().enumerate() {
                         if members.contains(c) {
