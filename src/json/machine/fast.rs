@@ -5,7 +5,8 @@
 //! whole token at a time — a string with [`scan_string`] (16-byte probes for short ones,
 //! 64-byte string masks with escapes checked in place for long ones, UTF-8 validated once),
 //! a number from one look at its 16 bytes ([`scan_number`]: its grammar checked on masks,
-//! without a branch per part), a literal as one word, a structural byte with its
+//! without a branch per part), a run of numbers and `null`s in an array from one look at
+//! its 64 bytes ([`scalar_run`]), a literal as one word, a structural byte with its
 //! whitespace — and keeps the container stack exactly as the byte machine does. It dispatches
 //! on the machine's state once, where it is entered; after that each transition (key, colon,
 //! value, comma or close) runs straight on in code. The byte machine reads string runs with
@@ -515,9 +516,9 @@ fn fill(a: u64, through: u64) -> u64 {
 }
 
 /// Scalars in an array, from the value at `i` (its first byte a digit, `-` or `n`; at
-/// least 32 bytes of input from `i`, of which 64 are read, the input's end standing in
-/// for a byte no scalar has when fewer are left): numbers and `null`s, separated by commas with any whitespace
-/// around them, checked together from one look at the 64-byte block
+/// least 32 bytes of input from `i`, of which 64 are read, the input's end standing in for
+/// a byte no scalar has when fewer are left): numbers and `null`s, separated by commas
+/// with any whitespace around them, checked together from one look at the 64-byte block
 /// ([`scan::scalar_masks`]), each rule of the grammar as bits that must be clear, without
 /// a branch per value. `Some((j, close))` when at least one value is plainly valid and
 /// complete: `j` is just after the last comma of the valid run (`close` false: a value
@@ -752,7 +753,7 @@ impl Machine {
         // Scalars in a row in the innermost array: the block path is tried from the fourth
         // (it costs more than the two or three values of a short array such as `[12,4]`),
         // or at once when the path is entered inside an array (a chunk of a long one).
-        let mut scalars = if self.depth > 0 && !object { 3 } else { 0 };
+        let mut scalars: u32 = if self.depth > 0 && !object { 3 } else { 0 };
         'tokens: loop {
             if value {
                 // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
@@ -797,7 +798,7 @@ impl Machine {
                         }
                         b'-' | b'0'..=b'9' => {
                             let max = self.limits.max_number_bytes.min(lim as u64) as usize;
-                            scalars += 1;
+                            scalars = scalars.saturating_add(1);
                             match scan_number(input, i, lim) {
                                 Some(j) if j - i <= max => i = j,
                                 _ => stop!(st, i, lim.min(i + max + 1)),
@@ -822,7 +823,7 @@ impl Machine {
                                 && (len == 4 || input[i + 4] == b'e')
                             {
                                 i += len;
-                                scalars += 1;
+                                scalars = scalars.saturating_add(1);
                             } else {
                                 stop!(st, i, lim.min(i + len));
                             }
