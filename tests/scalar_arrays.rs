@@ -201,3 +201,21 @@ proptest! {
         prop_assert_eq!(out.one_clean_value(), serde_accepts(&doc), "{} {:?}", doc, out);
     }
 }
+
+#[test]
+fn top_level_arrays_glued_and_on_lines() {
+    let a: Vec<String> = (0..40).map(|k| format!("{}", k * 37 - 500)).collect();
+    let one = format!("[{}]", a.join(","));
+    for sep in ["", "\n", " ", "\r\n"] {
+        let doc = format!("{one}{sep}{one}{sep}[null,{}]", a.join(", "));
+        let out = check_chunkings(Mode::Any, Limits::default(), doc.as_bytes());
+        assert_eq!(out.values.len(), 3, "{doc}: {out:?}");
+        assert!(out.error.is_none(), "{doc}: {out:?}");
+    }
+    // A broken value in the second array: the first is still handed out.
+    let doc = format!("{one}[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,1.2.3,17]");
+    let out = check_chunkings(Mode::Any, Limits::default(), doc.as_bytes());
+    assert_eq!(out.values.len(), 1, "{out:?}");
+    let (_, offset) = out.error.expect("an error");
+    assert_eq!(offset as usize, doc.find("1.2.3").unwrap() + 3, "{out:?}");
+}
