@@ -198,7 +198,12 @@ proptest! {
         }
         doc.push_str(close);
         let out = check_chunkings(Mode::Objects, Limits::default(), doc.as_bytes());
-        prop_assert_eq!(out.one_clean_value(), serde_accepts(&doc), "{} {:?}", doc, out);
+        // serde_json also refuses a number beyond f64's range, which JSON's grammar allows
+        // (the reference machine, inside `check_chunkings`, is the oracle for those).
+        let serde = serde_json::from_str::<serde_json::Value>(&doc);
+        if !matches!(&serde, Err(e) if e.to_string().starts_with("number out of range")) {
+            prop_assert_eq!(out.one_clean_value(), serde.is_ok(), "{} {:?}", doc, out);
+        }
     }
 }
 
