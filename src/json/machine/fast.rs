@@ -752,7 +752,8 @@ impl Machine {
         // straight on in code; `st` is only kept for where the path hands back.
         // Scalars in a row in the innermost array: the block path is tried from the fourth
         // (it costs more than the two or three values of a short array such as `[12,4]`),
-        // or at once when the path is entered inside an array (a chunk of a long one).
+        // or at once when the path is entered inside an array (a chunk of a long one). It
+        // wraps rather than panic past 2^32 (it only steers which path reads the values).
         let mut scalars: u32 = if self.depth > 0 && !object { 3 } else { 0 };
         'tokens: loop {
             if value {
@@ -798,7 +799,7 @@ impl Machine {
                         }
                         b'-' | b'0'..=b'9' => {
                             let max = self.limits.max_number_bytes.min(lim as u64) as usize;
-                            scalars = scalars.saturating_add(1);
+                            scalars = scalars.wrapping_add(1);
                             match scan_number(input, i, lim) {
                                 Some(j) if j - i <= max => i = j,
                                 _ => stop!(st, i, lim.min(i + max + 1)),
@@ -823,7 +824,7 @@ impl Machine {
                                 && (len == 4 || input[i + 4] == b'e')
                             {
                                 i += len;
-                                scalars = scalars.saturating_add(1);
+                                scalars = scalars.wrapping_add(1);
                             } else {
                                 stop!(st, i, lim.min(i + len));
                             }
