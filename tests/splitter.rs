@@ -353,6 +353,35 @@ fn limits_have_distinct_errors() {
     case(Mode::Any, l().max_number_bytes(3), b"-15 ", &["-15"], None);
 }
 
+/// The largest limits mean "no limit": nothing overflows working out where a string,
+/// number or value must end, however far from offset 0 it starts.
+#[test]
+fn the_largest_limits_limit_nothing() {
+    let max = Limits::default()
+        .max_value_bytes(u64::MAX)
+        .max_string_bytes(u64::MAX)
+        .max_number_bytes(u64::MAX)
+        .max_depth(u32::MAX);
+    let input = b"{\"key\":[\"a string\",-12.5e3,{\"k\":\"\\u00e9\\n\"}]} {\"b\":\"x\"}";
+    case(
+        Mode::Objects,
+        max,
+        input,
+        &[
+            "{\"key\":[\"a string\",-12.5e3,{\"k\":\"\\u00e9\\n\"}]}",
+            "{\"b\":\"x\"}",
+        ],
+        None,
+    );
+    case(
+        Mode::Any,
+        max,
+        b"\"top\" 12 [\"s\"]",
+        &["\"top\"", "12", "[\"s\"]"],
+        None,
+    );
+}
+
 #[test]
 fn deep_nesting_is_a_depth_error_not_a_crash() {
     let arrays = vec![b'['; 100_000];

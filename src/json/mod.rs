@@ -81,8 +81,10 @@ impl Limits {
     }
     /// Maximum raw bytes between the quotes of one string, escapes counted as written
     /// (default 64 MiB). The first byte past it is an [`ErrorKind::StringTooLong`] error.
+    /// A value of 0 is treated as 1; `u64::MAX` (no limit) as `u64::MAX - 1`, which no
+    /// stream reaches, so that the offset a string must end by never overflows.
     pub fn max_string_bytes(mut self, bytes: u64) -> Self {
-        self.max_string_bytes = bytes.max(1);
+        self.max_string_bytes = bytes.clamp(1, u64::MAX - 1);
         self
     }
     /// Maximum bytes of one number literal (default 1 KiB). The first byte past it is an
