@@ -163,6 +163,43 @@ fn limits_inside_long_strings_are_exact() {
     }
 }
 
+/// A chunk that continues a string already more than a block long is read in whole blocks
+/// from its start, and its last bytes (fewer than a block) as the block that ends at the
+/// chunk's end, shifted past the bytes already read. Each seed at every place in that last
+/// block, at the chunk's very end and cut inside it (the next chunk taking the rest).
+#[test]
+fn seeds_at_the_end_of_a_chunk_that_continues_a_long_string() {
+    let step = if cfg!(miri) { 13 } else { 1 };
+    for seed in SEEDS {
+        let input = padded(b"a", 200, seed, 100);
+        // The seed starts at 206; the second chunk starts 80 bytes into the string.
+        for end in (130..=206 + seed.len() + 70).step_by(step) {
+            check(input.clone(), &[&[86, end], &[86, end, end + 1]]);
+        }
+    }
+}
+
+/// The string limit inside a chunk that continues a long string: the scan's bound is the
+/// limit, not the chunk's end, wherever the chunk ends.
+#[test]
+fn string_limits_in_chunks_that_continue_a_long_string() {
+    let step = if cfg!(miri) { 17 } else { 1 };
+    for max in [100u64, 127, 128, 129, 200] {
+        let limits = Limits::default().max_string_bytes(max);
+        for len in [max as usize, max as usize + 1, max as usize + 70] {
+            let input = Bytes::from(padded(b"\\n", len / 2, b"", 0));
+            let want = run_reference(Mode::Objects, limits, &input);
+            for end in (80..input.len()).step_by(step) {
+                assert_eq!(
+                    run_cuts(Mode::Objects, limits, &input, &[76, end]).without_detail(),
+                    want,
+                    "max {max} len {len} cut at 76 and {end}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn the_implementation_in_use_is_reported() {
     let name = toolstream::scan::implementation();

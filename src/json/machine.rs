@@ -960,7 +960,17 @@ impl Machine {
         if bound < 16 {
             return 0;
         }
-        let j = string_run(input, 0, bound);
+        // 64 bytes or more into its content, a string is likely to go on for a while (a
+        // file's contents, say): with a block of room, the scan starts with whole blocks.
+        let long = bound >= 64 && {
+            let start = self.str_limit - 1 - self.limits.max_string_bytes.min(self.str_limit - 1);
+            self.pos.saturating_sub(start) > 64
+        };
+        let j = if long {
+            continued_string_run(input, bound)
+        } else {
+            string_run(input, 0, bound)
+        };
         self.pos += j as u64;
         #[cfg(test)]
         {
@@ -977,6 +987,16 @@ impl Machine {
 #[inline(never)]
 fn string_run(input: &[u8], i: usize, end: usize) -> usize {
     match scan_string::<true>(input, i, end) {
+        StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
+    }
+}
+
+/// [`string_run`] for a string that opened in an earlier chunk, from the chunk's start:
+/// its content is likely to go on, so a block or more of room goes straight to the
+/// 64-byte blocks.
+#[inline(never)]
+fn continued_string_run(input: &[u8], end: usize) -> usize {
+    match fast::scan_string_run(input, 0, end) {
         StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     }
 }

@@ -103,7 +103,7 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     // Whether a non-ASCII byte came before `k`.
     let mut wide = false;
     if bound < 16 {
-        let (end, w) = tail(input, from, bound, escaped, usize::MAX);
+        let (end, w) = tail(input, from, bound, escaped);
         return utf8_checked::<UTF8>(input, from, end, w != 0);
     }
     let end = loop {
@@ -174,6 +174,18 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     utf8_checked::<UTF8>(input, from, end, wide)
 }
 
+/// String content from the safe point `from`, for a string that opened before it (the
+/// byte machine's runs): with a block or more before `bound`, straight to whole 64-byte
+/// blocks, since the content is known to go on; else [`scan_string`]'s windows.
+#[inline(always)]
+pub(in crate::json) fn scan_string_run(input: &[u8], from: usize, bound: usize) -> StrEnd {
+    if bound - from >= 64 {
+        scan_string_long::<true>(input, from, from, false, false, bound)
+    } else {
+        scan_string::<true>(input, from, bound)
+    }
+}
+
 /// How [`scan_string`] leaves a window (`usize`: the index in the window).
 enum Window {
     /// No stop left in it.
@@ -213,18 +225,11 @@ fn utf8_checked<const UTF8: bool>(input: &[u8], from: usize, end: StrEnd, wide: 
     }
 }
 
-/// String content from `j` to `bound`, byte by byte: where it ends, and whether it had a
-/// non-ASCII byte (nonzero). `escaped`: whether the content before `j` had an escape.
-/// `skip_u`: the index of the `u` of a low-surrogate escape already checked with its
-/// high half (`usize::MAX` when none).
+/// String content from `j` to `bound`, byte by byte (an input shorter than a window):
+/// where it ends, and whether it had a non-ASCII byte (nonzero). `escaped`: whether the
+/// content before `j` had an escape.
 #[inline]
-fn tail(
-    input: &[u8],
-    mut j: usize,
-    bound: usize,
-    mut escaped: bool,
-    skip_u: usize,
-) -> (StrEnd, u64) {
+fn tail(input: &[u8], mut j: usize, bound: usize, mut escaped: bool) -> (StrEnd, u64) {
     let mut wide = 0u64;
     while j < bound {
         match input[j] {
@@ -237,8 +242,6 @@ fn tail(
                 let c = input[j + 1];
                 if SIMPLE_ESCAPE[c as usize] {
                     j += 2;
-                } else if c == b'u' && j + 1 == skip_u {
-                    j += 6;
                 } else if c == b'u' {
                     match unicode_escape(input, j, bound) {
                         Some(k) => j = k,
@@ -258,15 +261,14 @@ fn tail(
     (StrEnd::Stop(bound), wide)
 }
 
-/// [`scan_string`] past its first 64 bytes: whole 64-byte blocks, then the tail.
+/// [`scan_string`] past its first 64 bytes (and [`scan_string_run`] from the start):
+/// whole 64-byte blocks ([`LongScan::block`]), and the last bytes before `bound`, fewer
+/// than a block, as the block that ends at `bound`, its masks shifted past the bytes
+/// already read (the caller's input has a block or more before `bound`).
 ///
 /// The content starts at `from`; the scan starts at `at`, a safe point: the bytes from `from`
 /// to `at` were read already and are plain, simple escapes or checked `\u` escapes
 /// (`escaped` says whether there were escapes, `wide_before` whether any was non-ASCII).
-///
-/// The escaped bytes of a block (found with [`scan::escaped`], carried from block to block)
-/// are checked in place, so a block only stops the scan at its closing quote or at a byte
-/// that is wrong.
 #[inline(never)]
 fn scan_string_long<const UTF8: bool>(
     input: &[u8],
@@ -277,65 +279,128 @@ fn scan_string_long<const UTF8: bool>(
     bound: usize,
 ) -> StrEnd {
     let mut j = at;
-    let mut saw_escape = escaped;
-    let mut wide = wide_before as u64;
-    let mut carry = 0u64;
-    // The `u` of a low-surrogate escape already checked with its high half.
-    let mut skip_u = usize::MAX;
-    let end = 'scan: {
-        while bound - j >= 64 {
-            let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
-                break;
+    let mut st = LongScan {
+        saw_escape: escaped,
+        wide: wide_before as u64,
+        carry: 0,
+        skip_u: usize::MAX,
+    };
+    let end = loop {
+        let left = bound - j;
+        if left < 64 {
+            break if left == 0 {
+                // A backslash that ended the last block starts an escape the input cuts
+                // short.
+                StrEnd::Stop(j - st.carry as usize)
+            } else {
+                // The last bytes: the 64 before `bound`, the masks shifted so that bit 0
+                // is byte `j` (the bytes before it were read already).
+                let Ok(block) = <&[u8; 64]>::try_from(&input[bound - 64..bound]) else {
+                    unreachable!("64 bytes")
+                };
+                let m = shifted(scan::string_masks(block), 64 - left);
+                st.block(input, j, m, left, bound)
+                    .unwrap_or(StrEnd::Stop(bound))
             };
-            let m = scan::string_masks(block);
-            wide |= m.non_ascii;
-            if (m.quote | m.backslash | m.control | carry) == 0 {
-                j += 64;
+        }
+        let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
+            unreachable!("64 bytes")
+        };
+        if let Some(end) = st.block(input, j, scan::string_masks(block), 64, bound) {
+            break end;
+        }
+        j += 64;
+    };
+    let wide = st.wide;
+    utf8_checked::<UTF8>(input, from, end, wide != 0)
+}
+
+/// The masks of a block shifted right by `shift` bytes: bit 0 stands for byte `shift`.
+#[inline(always)]
+fn shifted(m: scan::StrMasks, shift: usize) -> scan::StrMasks {
+    scan::StrMasks {
+        quote: m.quote >> shift,
+        backslash: m.backslash >> shift,
+        control: m.control >> shift,
+        non_ascii: m.non_ascii >> shift,
+    }
+}
+
+/// What [`scan_string_long`] carries from block to block.
+struct LongScan {
+    /// Whether the content so far had an escape.
+    saw_escape: bool,
+    /// Nonzero when the content so far had a non-ASCII byte.
+    wide: u64,
+    /// 1 when the next block's first byte is escaped (see [`scan::escaped`]).
+    carry: u64,
+    /// The `u` of a low-surrogate escape already checked with its high half.
+    skip_u: usize,
+}
+
+impl LongScan {
+    /// One block of string content: the `len` bytes from `input[j]` (64, or fewer for
+    /// the last ones), bit `p` of each of `m`'s masks standing for byte `j + p` and clear
+    /// past `len`. `None` when the string goes on after the block; else where the scan
+    /// ends: the closing quote, a byte that is wrong, or a backslash whose escape the
+    /// input cuts short.
+    ///
+    /// The escaped bytes (found with [`scan::escaped`], carried from block to block) are
+    /// checked in place, so a block only stops the scan at its closing quote or at a byte
+    /// that is wrong.
+    #[inline(always)]
+    fn block(
+        &mut self,
+        input: &[u8],
+        j: usize,
+        m: scan::StrMasks,
+        len: usize,
+        bound: usize,
+    ) -> Option<StrEnd> {
+        self.wide |= m.non_ascii;
+        if (m.quote | m.backslash | m.control | self.carry) == 0 {
+            return None;
+        }
+        let esc = scan::escaped(m.backslash, &mut self.carry);
+        let stops = (m.quote | m.control) & !esc;
+        let first = stops.trailing_zeros() as usize; // 64 when none
+        let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
+        self.saw_escape |= m.backslash & below != 0;
+        let mut e = esc & below;
+        while e != 0 {
+            let p = e.trailing_zeros() as usize;
+            e &= e - 1;
+            // `q - 1` is the backslash (in the previous block when `p` is 0).
+            let q = j + p;
+            if p >= len {
+                // The byte after a backslash that ends a short last block: the byte
+                // machine takes the backslash.
+                return Some(StrEnd::Stop(q - 1));
+            }
+            let c = input[q];
+            if SIMPLE_ESCAPE[c as usize] {
                 continue;
             }
-            let esc = scan::escaped(m.backslash, &mut carry);
-            let stops = (m.quote | m.control) & !esc;
-            let first = stops.trailing_zeros() as usize; // 64 when none
-            let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
-            saw_escape |= m.backslash & below != 0;
-            let mut e = esc & below;
-            while e != 0 {
-                let p = e.trailing_zeros() as usize;
-                e &= e - 1;
-                let c = block[p];
-                if SIMPLE_ESCAPE[c as usize] {
-                    continue;
-                }
-                // `q - 1` is the backslash (in the previous block when `p` is 0).
-                let q = j + p;
-                if c != b'u' {
-                    break 'scan StrEnd::Stop(q - 1);
-                }
-                if q == skip_u {
-                    continue;
-                }
-                match unicode_escape(input, q - 1, bound) {
-                    Some(k) if k - (q - 1) == 12 => skip_u = q + 6,
-                    Some(_) => {}
-                    None => break 'scan StrEnd::Stop(q - 1),
-                }
+            if c != b'u' {
+                return Some(StrEnd::Stop(q - 1));
             }
-            if first < 64 {
-                break 'scan if block[first] == b'"' {
-                    StrEnd::Closed(j + first, saw_escape)
-                } else {
-                    StrEnd::Stop(j + first)
-                };
+            if q == self.skip_u {
+                continue;
             }
-            j += 64;
+            match unicode_escape(input, q - 1, bound) {
+                Some(k) if k - (q - 1) == 12 => self.skip_u = q + 6,
+                Some(_) => {}
+                None => return Some(StrEnd::Stop(q - 1)),
+            }
         }
-        // The tail; a backslash that ended the last block starts it.
-        j -= carry as usize;
-        let (end, w) = tail(input, j, bound, saw_escape, skip_u);
-        wide |= w;
-        end
-    };
-    utf8_checked::<UTF8>(input, from, end, wide != 0)
+        (first < 64).then(|| {
+            if input[j + first] == b'"' {
+                StrEnd::Closed(j + first, self.saw_escape)
+            } else {
+                StrEnd::Stop(j + first)
+            }
+        })
+    }
 }
 
 /// The bytes that may go on with a number after its integer part: digits, `.`, `e`, `E`,
