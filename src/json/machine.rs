@@ -991,12 +991,11 @@ fn string_run(input: &[u8], i: usize, end: usize) -> usize {
     }
 }
 
-/// [`string_run`] for a string that opened in an earlier chunk, from the chunk's start:
-/// its content is likely to go on, so a block or more of room goes straight to the
-/// 64-byte blocks.
+/// [`string_run`] from a chunk's start inside a long string (at least a block before
+/// `end`): straight to whole 64-byte blocks, since the content is likely to go on.
 #[inline(never)]
 fn continued_string_run(input: &[u8], end: usize) -> usize {
-    match fast::scan_string_run(input, 0, end) {
+    match fast::scan_string_long::<true>(input, 0, 0, false, false, end) {
         StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
     }
 }

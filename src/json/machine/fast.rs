@@ -174,18 +174,6 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     utf8_checked::<UTF8>(input, from, end, wide)
 }
 
-/// String content from the safe point `from`, for a string that opened before it (the
-/// byte machine's runs): with a block or more before `bound`, straight to whole 64-byte
-/// blocks, since the content is known to go on; else [`scan_string`]'s windows.
-#[inline(always)]
-pub(in crate::json) fn scan_string_run(input: &[u8], from: usize, bound: usize) -> StrEnd {
-    if bound - from >= 64 {
-        scan_string_long::<true>(input, from, from, false, false, bound)
-    } else {
-        scan_string::<true>(input, from, bound)
-    }
-}
-
 /// How [`scan_string`] leaves a window (`usize`: the index in the window).
 enum Window {
     /// No stop left in it.
@@ -261,7 +249,8 @@ fn tail(input: &[u8], mut j: usize, bound: usize, mut escaped: bool) -> (StrEnd,
     (StrEnd::Stop(bound), wide)
 }
 
-/// [`scan_string`] past its first 64 bytes (and [`scan_string_run`] from the start):
+/// [`scan_string`] past its first 64 bytes (and, for a push that starts inside a long
+/// string, from the push's first byte):
 /// whole 64-byte blocks ([`LongScan::block`]), and the last bytes before `bound`, fewer
 /// than a block, as the block that ends at `bound`, its masks shifted past the bytes
 /// already read (the caller's input has a block or more before `bound`).
@@ -270,7 +259,7 @@ fn tail(input: &[u8], mut j: usize, bound: usize, mut escaped: bool) -> (StrEnd,
 /// to `at` were read already and are plain, simple escapes or checked `\u` escapes
 /// (`escaped` says whether there were escapes, `wide_before` whether any was non-ASCII).
 #[inline(never)]
-fn scan_string_long<const UTF8: bool>(
+pub(in crate::json) fn scan_string_long<const UTF8: bool>(
     input: &[u8],
     from: usize,
     at: usize,
