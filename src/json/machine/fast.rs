@@ -10,7 +10,8 @@
 //! whitespace — and keeps the container stack exactly as the byte machine does. It dispatches
 //! on the machine's state once, where it is entered; after that each transition (key, colon,
 //! value, comma or close) runs straight on in code. The byte machine reads string runs with
-//! the same [`scan_string`], from any safe point.
+//! the same [`scan_string`], from any safe point; a push that starts inside a string
+//! already more than a block long goes straight to [`scan_string_long`]'s blocks.
 //!
 //! It is a *recogniser* only: it never reports an error itself. Whenever a token is not
 //! plainly valid and complete inside the input and the limits — the input ends inside it,
