@@ -454,6 +454,9 @@ enum Window16 {
 /// the data.
 #[inline]
 fn number_in_window(window: &[u8; 16]) -> Window16 {
+    if let Some(verdict) = short_integer(window) {
+        return verdict;
+    }
     let scan::NumMasks {
         digit,
         dot,
@@ -463,6 +466,18 @@ fn number_in_window(window: &[u8; 16]) -> Window16 {
     let len = (!(digit | dot | exp | sign)).trailing_zeros();
     if len >= 16 {
         return Window16::Longer;
+    }
+    let marks = (dot | exp | sign) & ((1 << len) - 1);
+    if marks & !1 == 0 {
+        // An integer (most numbers in tool arguments): digits, after a minus when bit 0
+        // is set (a minus, not one of the other marks), the first not a `0` unless it is
+        // the only one.
+        let (s, len) = (marks as usize, len as usize);
+        return if len > s && (s == 0 || window[0] == b'-') && (window[s] != b'0' || len == s + 1) {
+            Window16::Number(len)
+        } else {
+            Window16::Invalid
+        };
     }
     // The integer part's first byte: after a leading minus, if any.
     let s = (window[0] == b'-') as u32;
@@ -484,6 +499,32 @@ fn number_in_window(window: &[u8; 16]) -> Window16 {
     } else {
         Window16::Invalid
     }
+}
+
+/// The common number, an integer of 1 to 7 digits, from one word: its verdict, or `None`
+/// when the window starts otherwise (a minus, eight digits, or digits that a fraction, an
+/// exponent or a sign goes on with), for the masks to decide.
+///
+/// The first 8 bytes as one little-endian word; a byte is a digit when, XORed with `0`,
+/// it is below 10: adding `0x76` to its low 7 bits sets the high bit exactly when they
+/// are 10 or more (no carry leaves the byte), and the XOR's own high bit marks the rest.
+#[inline(always)]
+fn short_integer(window: &[u8; 16]) -> Option<Window16> {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let Ok(head) = <[u8; 8]>::try_from(&window[..8]) else {
+        unreachable!("8 bytes")
+    };
+    let v = u64::from_le_bytes(head) ^ 0x3030_3030_3030_3030;
+    let non_digit = (((v & LOW7) + 0x7676_7676_7676_7676) | v) & !LOW7;
+    let len = (non_digit.trailing_zeros() / 8) as usize; // 8 when all are digits
+    if len == 0 || len == 8 || NUMBER_GOES_ON[window[len] as usize] {
+        return None;
+    }
+    Some(if window[0] == b'0' && len > 1 {
+        Window16::Invalid
+    } else {
+        Window16::Number(len)
+    })
 }
 
 /// [`scan_number`] for any number: its integer part, fraction and exponent each read as a
