@@ -2,7 +2,9 @@
 //!
 //! [`Machine::fast`] runs while the machine sits *between tokens* (states `Top`, `Value`,
 //! `ArrFirst`, `ObjFirst`, `Key`, `Colon`, `After`) and enough input is left. It reads a
-//! whole token at a time — a string with [`scan_string`] (16-byte probes for short ones,
+//! whole token at a time — a string that closes within 32 bytes with simple escapes only
+//! from one or two 16-byte probes ([`Machine::short_string`]), any other with
+//! [`scan_string`] (16-byte probes for short ones,
 //! 64-byte string masks with escapes checked in place for long ones, UTF-8 validated once),
 //! a number from one look at its 16 bytes ([`scan_number`]: its grammar checked on masks,
 //! without a branch per part), a run of numbers and `null`s in an array from one look at
@@ -1028,11 +1030,57 @@ impl Machine {
         let p = stops.trailing_zeros() as usize;
         // `p` content bytes: the last at offset `p` past the quote, which must stay
         // below the string limit (`1 + max_string_bytes` past the quote).
-        (p < 16
+        if p < 16
             && window[p] == b'"'
             && wide & ((1 << p) - 1) == 0
-            && p as u64 <= self.limits.max_string_bytes)
-            .then_some(i + p + 2)
+            && p as u64 <= self.limits.max_string_bytes
+        {
+            return Some(i + p + 2);
+        }
+        self.short_string(input, i, lim, stops, wide)
+    }
+
+    /// [`Machine::quick_string`] for a string that closes within the 32 bytes after its
+    /// opening quote at `i`, whose escapes are all simple ones and whose content is valid
+    /// UTF-8 and inside the string limit: the index after its closing quote. `stops` and
+    /// `wide` are the first 16 bytes' probe. Else `None`: [`Machine::fast_string`] reads
+    /// it (a `\u` escape, a control byte, a longer string).
+    #[inline(never)]
+    fn short_string(
+        &self,
+        input: &[u8],
+        i: usize,
+        lim: usize,
+        stops: u32,
+        wide: u32,
+    ) -> Option<usize> {
+        // The byte a backslash escapes is read even when the backslash is the 32nd.
+        if lim - i < 34 {
+            return None;
+        }
+        let Ok(second) = <&[u8; 16]>::try_from(&input[i + 17..i + 33]) else {
+            unreachable!("16 bytes")
+        };
+        let (s1, w1) = scan::probe16(second);
+        let mut stops = stops | s1 << 16;
+        loop {
+            if stops == 0 {
+                return None;
+            }
+            let p = stops.trailing_zeros() as usize;
+            match input[i + 1 + p] {
+                b'"' => {
+                    let wide = (wide | w1 << 16) & ((1 << p) - 1);
+                    let content = &input[i + 1..i + 1 + p];
+                    return (p as u64 <= self.limits.max_string_bytes
+                        && (wide == 0 || utf8_invalid(content).is_none()))
+                    .then_some(i + p + 2);
+                }
+                // The escaped byte may itself be a stop (`\"`, `\\`): both bits go.
+                b'\\' if SIMPLE_ESCAPE[input[i + 2 + p] as usize] => stops &= !(3 << p),
+                _ => return None,
+            }
+        }
     }
 
     /// A string (a key when `key`) whose opening quote is at `i`: `Ok` with the index after
