@@ -1066,8 +1066,9 @@ impl Machine {
     /// opening quote at `i`, whose escapes are all simple ones and whose content is valid
     /// UTF-8 and inside the string limit: the index after its closing quote. `stops` and
     /// `wide` are the first 16 bytes' probe. Else `None`: [`Machine::fast_string`] reads
-    /// it (a `\u` escape, a control byte, a longer string).
-    #[inline(never)]
+    /// it (a `\u` escape, a control byte, a longer string). Inlined: a call costs more
+    /// than its setup, as every vector constant of the token loop is loaded again after it.
+    #[inline(always)]
     fn short_string(
         &self,
         input: &[u8],
