@@ -274,6 +274,14 @@ fn utf8_short(s: &[u8]) -> Result<(), usize> {
             wide |= ((b >> 7) as u64) << p;
         }
     }
+    utf8_sequences(s, wide)
+}
+
+/// [`utf8_short`] given the mask of `s`'s non-ASCII bytes (`s` under 64 bytes): each
+/// sequence checked from its lead byte.
+#[inline(always)]
+fn utf8_sequences(s: &[u8], mut wide: u64) -> Result<(), usize> {
+    let n = s.len();
     while wide != 0 {
         let i = wide.trailing_zeros() as usize;
         let Some((more, lo, hi)) = utf8_lead(s[i]) else {
@@ -1105,7 +1113,7 @@ impl Machine {
                     let wide = (wide | w1 << 16) & ((1 << p) - 1);
                     let content = &input[i + 1..i + 1 + p];
                     return (p as u64 <= self.limits.max_string_bytes
-                        && (wide == 0 || utf8_invalid(content).is_none()))
+                        && (wide == 0 || utf8_sequences(content, wide as u64).is_ok()))
                     .then_some(i + p + 2);
                 }
                 // The escaped byte may itself be a stop (`\"`, `\\`): both bits go.
