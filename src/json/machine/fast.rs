@@ -946,6 +946,8 @@ impl Machine {
         // or at once when the path is entered inside an array (a chunk of a long one). It
         // wraps rather than panic past 2^32 (it only steers which path reads the values).
         let mut scalars: u32 = if self.depth > 0 && !object { 3 } else { 0 };
+        // The longest number the limit and the input allow (`lim` is set for good here).
+        let num_max = self.limits.max_number_bytes.min(lim as u64) as usize;
         'tokens: loop {
             if value {
                 // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
@@ -989,11 +991,10 @@ impl Machine {
                             continue 'tokens;
                         }
                         b'-' | b'0'..=b'9' => {
-                            let max = self.limits.max_number_bytes.min(lim as u64) as usize;
                             scalars = scalars.wrapping_add(1);
                             match scan_number(input, i, lim) {
-                                Some(j) if j - i <= max => i = j,
-                                _ => stop!(st, i, lim.min(i + max + 1)),
+                                Some(j) if j - i <= num_max => i = j,
+                                _ => stop!(st, i, lim.min(i + num_max + 1)),
                             }
                         }
                         b't' | b'f' | b'n' => {
