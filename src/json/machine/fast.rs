@@ -762,11 +762,11 @@ fn scalar_run(input: &[u8], i: usize) -> Option<(usize, bool)> {
         | (m.exp & !(m.digit << 1)) // a digit before the letter
         | ((m.exp << 1) & !(m.digit | m.minus | m.plus)) // and a digit or sign after it,
         | ((exp_sign << 1) & !m.digit); // and a digit after that sign.
-                                        // In one value, no dot after a dot or the letter, no second letter. Adding a run's
-                                        // marks to the scalar mask carries from its first mark through the end of the run
-                                        // (and out of it, onto a byte that is not a scalar's): the bits it clears are the
-                                        // run from that mark, and a later mark of the same run is set again by its own add.
     let marks = m.dot | m.exp;
+    // In one value, no dot after a dot or the letter, no second letter. Adding a run's
+    // marks to the scalar mask carries from its first mark through the end of the run
+    // (and out of it, onto a byte that is not a scalar's): the bits it clears are the
+    // run from that mark, and a later mark of the same run is set again by its own add.
     let from_first = |x: u64| sc & !sc.wrapping_add(x);
     let first = from_first(marks);
     let later = marks & !first;
