@@ -165,14 +165,27 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Each byte's value as a hex digit, or `0xFF`.
+static HEX: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut k = 0;
+    while k < 10 {
+        t[b'0' as usize + k] = k as u8;
+        k += 1;
+    }
+    k = 0;
+    while k < 6 {
+        t[b'a' as usize + k] = 10 + k as u8;
+        t[b'A' as usize + k] = 10 + k as u8;
+        k += 1;
+    }
+    t
+};
+
 #[inline]
 fn hex_val(b: u8) -> Option<u16> {
-    match b {
-        b'0'..=b'9' => Some((b - b'0') as u16),
-        b'a'..=b'f' => Some((b - b'a' + 10) as u16),
-        b'A'..=b'F' => Some((b - b'A' + 10) as u16),
-        _ => None,
-    }
+    let v = HEX[b as usize];
+    (v != 0xFF).then_some(v as u16)
 }
 
 /// A UTF-8 lead byte: how many continuation bytes follow, and the range of the first one

@@ -27,7 +27,7 @@
 //! by the number limit and 5 bytes; strings hand over at their last safe point, not at their
 //! start).
 
-use super::{is_ws, utf8_lead, Machine, St, Step, SIMPLE_ESCAPE};
+use super::{is_ws, utf8_lead, Machine, St, Step, HEX, SIMPLE_ESCAPE};
 use crate::json::Mode;
 use crate::scan;
 
@@ -40,23 +40,6 @@ pub(in crate::json) enum StrEnd {
     /// UTF-8 sequence.
     Stop(usize),
 }
-
-/// Each byte's value as a hex digit, or `0xFF`.
-static HEX: [u8; 256] = {
-    let mut t = [0xFF; 256];
-    let mut k = 0;
-    while k < 10 {
-        t[b'0' as usize + k] = k as u8;
-        k += 1;
-    }
-    k = 0;
-    while k < 6 {
-        t[b'a' as usize + k] = 10 + k as u8;
-        t[b'A' as usize + k] = 10 + k as u8;
-        k += 1;
-    }
-    t
-};
 
 /// The four hex digits at `at` as a number, or `None` if one is not a hex digit: four
 /// table lookups, one test (a loop comparing each byte with three ranges cost about three
