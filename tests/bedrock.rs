@@ -1,7 +1,7 @@
 //! Bedrock ConverseStream through the pipeline: framing failures, error messages, unknown
 //! events, detection from the first byte.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use toolstream::assemble::Event;

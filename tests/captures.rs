@@ -2,7 +2,7 @@
 //! capture by hand; `toolstream inspect --json` must reproduce it at chunk sizes 1, 7, 64
 //! and whole.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

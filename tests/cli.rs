@@ -1,7 +1,7 @@
 //! The `toolstream split` command: output, exit codes, and values printed while the
 //! input pipe is still open.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;

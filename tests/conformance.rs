@@ -8,7 +8,7 @@
 //! `$TOOLSTREAM_SHARED/conformance/JSONTestSuite`). When it is absent the suite is skipped
 //! with a loud message; the in-repo cases below always run.
 
-mod common;
+use crate::common;
 
 use common::check_chunkings;
 use toolstream::json::{Limits, Mode};

@@ -2,7 +2,7 @@
 //! every prefix again from its first byte) at every byte, at random chunkings, and against
 //! serde_json once each value completes.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};

@@ -4,7 +4,7 @@
 //! (c) differential against serde_json's stream reader, both ways;
 //! (d) the reference machine and the fast path agree (inside every check).
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::{run_cuts, run_reference, Outcome};

@@ -2,7 +2,7 @@
 //! captures at every chunk size and compared with messages written by hand from each
 //! provider's documented request shape.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! of valid and broken scalars with every kind of separator, against the reference
 //! machine (whole, per byte, at every split point) and serde_json.
 
-mod common;
+use crate::common;
 
 use common::{check_chunkings, show};
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! and 64. The expectations below were written by reading each capture, not by running the
 //! code. Skipped, loudly, when ../shared is absent.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

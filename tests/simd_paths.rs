@@ -4,7 +4,7 @@
 //! and every tail length runs. Run in CI both with the
 //! SIMD path and with `--cfg toolstream_disable_simd`.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::{run_cuts, run_reference};

@@ -1,7 +1,7 @@
 //! Table-driven splitter cases, written by hand. Each case runs whole, one byte at a time,
 //! split at every offset, and through the reference machine (see `common`).
 
-mod common;
+use crate::common;
 
 use common::{check_chunkings, Outcome};
 use toolstream::json::ErrorKind::{self, *};
