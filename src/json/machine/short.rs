@@ -28,16 +28,18 @@ impl Machine {
         let base = self.pos;
         // Every byte's offset must stay below `check_at` (the value limit and, inside a
         // string, the string limit).
-        let mut lim = (input.len() as u64).min(self.check_at.saturating_sub(base)) as usize;
+        let lim = (input.len() as u64).min(self.check_at.saturating_sub(base)) as usize;
+        // Cut at the bound, so that every index below `input.len()` is known to be in it.
+        let mut input = &input[..lim];
         let mut st = self.st;
         let mut i = 0;
-        while i < lim {
+        while i < input.len() {
             let b = input[i];
             match st {
                 St::Str => {
                     if PLAIN[b as usize] {
                         i += 1;
-                        while i < lim && PLAIN[input[i] as usize] {
+                        while i < input.len() && PLAIN[input[i] as usize] {
                             i += 1;
                         }
                         continue;
@@ -116,7 +118,7 @@ impl Machine {
                     b'"' => {
                         st = St::Str;
                         self.in_key = true;
-                        lim = self.open_string(base, i, lim, input.len());
+                        input = self.open_string(input, base, i);
                     }
                     b'}' if st == St::ObjFirst && self.depth > 1 => {
                         self.depth -= 1;
@@ -129,7 +131,7 @@ impl Machine {
                     b'"' => {
                         st = St::Str;
                         self.in_key = false;
-                        lim = self.open_string(base, i, lim, input.len());
+                        input = self.open_string(input, base, i);
                     }
                     b'1'..=b'9' | b'0' | b'-' => {
                         st = match b {
@@ -163,13 +165,7 @@ impl Machine {
                     _ => break,
                 },
                 St::After => match b {
-                    b',' => {
-                        st = if self.top_is_object() {
-                            St::Key
-                        } else {
-                            St::Value
-                        };
-                    }
+                    b',' => st = self.after_comma(),
                     b'}' | b']' if self.depth > 1 && self.top_is_object() == (b == b'}') => {
                         self.depth -= 1;
                     }
@@ -192,12 +188,14 @@ impl Machine {
                 }
                 St::NumInt | St::NumFrac | St::NumExp if b.is_ascii_digit() => {
                     // A digit run, every byte below the number limit too.
-                    let nlim = (lim as u64).min(self.num_limit.saturating_sub(base)) as usize;
-                    if i >= nlim {
+                    let nlim =
+                        (input.len() as u64).min(self.num_limit.saturating_sub(base)) as usize;
+                    let digits = &input[..nlim];
+                    if i >= digits.len() {
                         break;
                     }
                     i += 1;
-                    while i < nlim && input[i].is_ascii_digit() {
+                    while i < digits.len() && digits[i].is_ascii_digit() {
                         i += 1;
                     }
                     continue;
@@ -232,13 +230,23 @@ impl Machine {
     }
 
     /// A string opened at `input[i]` (the caller set `in_key`): set its limit and return
-    /// the loop's new bound.
+    /// the input cut at the loop's new bound.
     #[inline(always)]
-    fn open_string(&mut self, base: u64, i: usize, lim: usize, n: usize) -> usize {
+    fn open_string<'a>(&mut self, input: &'a [u8], base: u64, i: usize) -> &'a [u8] {
         let off = base + i as u64;
         self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
         self.check_at = self.value_limit.min(self.str_limit);
-        lim.min((n as u64).min(self.check_at - base) as usize)
+        &input[..(input.len() as u64).min(self.check_at - base) as usize]
+    }
+
+    /// The state after a comma inside a container.
+    #[inline(always)]
+    fn after_comma(&self) -> St {
+        if self.top_is_object() {
+            St::Key
+        } else {
+            St::Value
+        }
     }
 
     /// A string closed (not at the top level).
