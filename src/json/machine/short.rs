@@ -165,7 +165,13 @@ impl Machine {
                     _ => break,
                 },
                 St::After => match b {
-                    b',' => st = self.after_comma(),
+                    b',' => {
+                        st = if self.top_is_object() {
+                            St::Key
+                        } else {
+                            St::Value
+                        };
+                    }
                     b'}' | b']' if self.depth > 1 && self.top_is_object() == (b == b'}') => {
                         self.depth -= 1;
                     }
@@ -237,16 +243,6 @@ impl Machine {
         self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
         self.check_at = self.value_limit.min(self.str_limit);
         &input[..(input.len() as u64).min(self.check_at - base) as usize]
-    }
-
-    /// The state after a comma inside a container.
-    #[inline(always)]
-    fn after_comma(&self) -> St {
-        if self.top_is_object() {
-            St::Key
-        } else {
-            St::Value
-        }
     }
 
     /// A string closed (not at the top level).
