@@ -11,7 +11,7 @@
 //! (whole buffer), `peers-interleaved` and `chunks-interleaved` (the same comparisons with
 //! every side timed piece by piece at the same moments), `linear` (1-byte deltas vs.
 //! re-parsing the accumulated buffer).
-//! Run: `cargo bench --bench splitter`, then `scripts/bench-table.py` (see BENCHMARKS.md).
+//! Run: `cargo bench -p toolstream-benches --bench splitter`, then `scripts/bench-table.py` (see BENCHMARKS.md).
 
 mod common;
 

@@ -9,7 +9,7 @@
 //! size), `sse-interleaved` and `ndjson-interleaved` (every side run on the same pieces at
 //! the same moments, see `common::interleaved`).
 //!
-//! Run: `cargo bench --bench sse` (see BENCHMARKS.md).
+//! Run: `cargo bench -p toolstream-benches --bench sse` (see BENCHMARKS.md).
 
 mod common;
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf target/criterion
-cargo bench --bench splitter
-cargo bench --bench sse
-cargo bench --bench pipeline
+cargo bench -p toolstream-benches --bench splitter
+cargo bench -p toolstream-benches --bench sse
+cargo bench -p toolstream-benches --bench pipeline
 scripts/bench-report.sh

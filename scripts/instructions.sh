@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "scripts/instructions.sh needs valgrind" >&2; exit 1; }
-cargo build -q --release --example instructions
+cargo build -q --release -p toolstream-benches --example instructions
 bin=target/release/examples/instructions
 count() {
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 |

@@ -65,7 +65,10 @@ pub fn run(
         line += &format!(" {name} {}", t.as_nanos());
     }
     line.push('\n');
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    // Beside criterion's own reports: the workspace's target directory (cargo runs a
+    // bench with the benches package, one level down, as its working directory).
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../target").into());
     let dir = std::path::Path::new(&target).join("criterion").join(group);
     if std::fs::create_dir_all(&dir).is_ok() {
         let _ = std::fs::write(dir.join("totals.txt"), line);

@@ -1,5 +1,5 @@
 //! The pipeline benches' corpus and the two pipelines they compare, shared with the
-//! instruction-count example (`examples/instructions.rs`, mode `pipeline`).
+//! instruction-count example (`benches/instructions.rs`, mode `pipeline`).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;

@@ -1,5 +1,5 @@
 //! The splitter corpus and the two chunked drivers, shared by `benches/splitter.rs` and
-//! `examples/instructions.rs` (which counts instructions on the same bytes).
+//! `benches/instructions.rs` (which counts instructions on the same bytes).
 
 use bytes::Bytes;
 use toolstream::json::{Mode, Splitter};

@@ -1,5 +1,5 @@
 //! The SSE benches' corpus and the decoders they compare, shared with the
-//! instruction-count example (`examples/instructions.rs`, mode `sse`).
+//! instruction-count example (`benches/instructions.rs`, mode `sse`).
 
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -29,7 +29,7 @@ pub fn sse_corpus(bytes: usize) -> (Bytes, usize) {
     let mut out = String::with_capacity(bytes + 1024);
     let mut events = 0;
     while out.len() < bytes {
-        if rng.next() % 64 == 0 {
+        if rng.next().is_multiple_of(64) {
             out.push_str(": OPENROUTER PROCESSING\n\n");
         }
         let frag = rng.pick(FRAGMENTS);

@@ -2,7 +2,7 @@
 //! not: `scripts/instructions.sh` runs this under `valgrind --tool=callgrind` once per
 //! mode and subtracts the `none` run (generating the corpus).
 //!
-//! `cargo run --release --example instructions -- MODE [CHUNK]`, with `MODE` one of
+//! `cargo run --release -p toolstream-benches --example instructions -- MODE [CHUNK]`, with `MODE` one of
 //! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2; only the objects
 //! of one kind with `TOOLSTREAM_BENCH_KIND`, see below); or
@@ -18,7 +18,6 @@
 //! `preview-splitter` (the strict check alone) and `preview-toolstream` (`json::Preview`,
 //! the view read after every delta) on 1 MiB of code-like string argument in 16-byte deltas.
 
-#[path = "../benches/common/mod.rs"]
 mod common;
 
 use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus_of, toolstream_chunks};
