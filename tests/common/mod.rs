@@ -50,6 +50,7 @@ pub fn run_cuts_with(
     let mut out = Vec::new();
     let mut error = None;
     let mut prev = 0;
+    let mut emitted = 0;
     for &c in cuts.iter().chain(std::iter::once(&input.len())) {
         let c = c.clamp(prev, input.len());
         let r = if slices {
@@ -57,6 +58,18 @@ pub fn run_cuts_with(
         } else {
             s.push(input.slice(prev..c), &mut out)
         };
+        // Emit on close: every value out of this push ends in this chunk, and every value
+        // that ends in it came out (unless the push failed).
+        // (A top-level number has no closing byte: it comes out with the byte after it.)
+        for v in &out[emitted..] {
+            let number = matches!(v.bytes()[0], b'-' | b'0'..=b'9');
+            assert!(
+                (v.end() as usize > prev || number) && v.end() as usize <= c,
+                "value {:?} emitted by the push of {prev}..{c}",
+                v.start()..v.end()
+            );
+        }
+        emitted = out.len();
         if let Err(e) = r {
             // Fused: the same error again on the next push and at finish.
             assert_eq!(
