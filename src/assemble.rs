@@ -636,12 +636,12 @@ impl ToolCallAssembler {
             },
         };
         if let Some(s) = found {
-            let slot = &self.slots[s];
+            let slot = &mut self.slots[s];
             let new_id = id.is_some_and(|id| !slot.id.is_empty() && slot.id != id);
             let between_objects = slot.parts > 0
                 && slot
                     .splitter
-                    .as_ref()
+                    .as_mut()
                     .is_some_and(|sp| !sp.state().in_value());
             let new_name =
                 name.is_some_and(|n| !slot.name.is_empty() && slot.name != n) && between_objects;

@@ -528,3 +528,46 @@ fn state_is_inspectable() {
 fn _outcome_is_used(o: Outcome) -> bool {
     o.one_clean_value()
 }
+
+/// Short chunks inside a container that hold no `}` or `]` may wait unread (see
+/// `Splitter::push`): their error comes from the call that reads them, with the wrong
+/// byte's own offset, and the splitter is fused from there.
+#[test]
+fn an_error_in_a_waiting_chunk_comes_from_the_call_that_reads_it() {
+    use bytes::Bytes;
+    use toolstream::json::{Lexical, Splitter};
+    let push = |s: &mut Splitter, c: &'static [u8]| s.push(Bytes::from_static(c), &mut Vec::new());
+
+    // Read at the next chunk with a closer.
+    let mut s = Splitter::new(Mode::Objects);
+    push(&mut s, b"{\"a\":").unwrap();
+    let waited = push(&mut s, b"tx");
+    let e = match waited {
+        Ok(()) => push(&mut s, b"}").unwrap_err(),
+        Err(e) => e,
+    };
+    assert_eq!((e.kind(), e.offset()), (Syntax, 6));
+    assert_eq!(&e.raw()[..], b"{\"a\":tx");
+    assert_eq!(push(&mut s, b"{}"), Err(e.clone()));
+
+    // Read by `state`, which then shows where the bytes left the machine.
+    let mut s = Splitter::new(Mode::Objects);
+    push(&mut s, b"{\"a\":[1,").unwrap();
+    push(&mut s, b"2").unwrap();
+    push(&mut s, b", \"x").unwrap();
+    assert_eq!(s.offset(), 13);
+    assert_eq!(s.state().lexical(), Lexical::InString);
+    assert_eq!(s.state().depth(), 2);
+    push(&mut s, b"\x01").unwrap_or(());
+    assert!(!s.state().in_value(), "fused by the control byte");
+    let e = s.error().expect("fused").clone();
+    assert_eq!((e.kind(), e.offset()), (ControlCharacter, 13));
+
+    // Read by `finish`: a truncation still says where the input stopped.
+    let mut s = Splitter::new(Mode::Objects);
+    push(&mut s, b"{\"k\":\"v").unwrap();
+    push(&mut s, b"al").unwrap();
+    let e = s.finish().unwrap_err();
+    assert_eq!((e.kind(), e.offset()), (Truncated, 9));
+    assert_eq!(e.truncation().map(|t| t.lexical), Some(Lexical::InString));
+}

@@ -346,6 +346,14 @@ impl Machine {
         )
     }
 
+    /// Whether the machine is inside a container (and alive): a top-level value can then
+    /// end only at a `}` or `]` byte, so bytes without either may wait (see
+    /// `Splitter::push`).
+    #[inline(always)]
+    pub(crate) fn in_container(&self) -> bool {
+        self.depth > 0 && self.st != St::Dead
+    }
+
     /// Whether the machine was inside a value when it failed.
     pub(crate) fn failed_in_value(&self) -> bool {
         self.failed_in_value

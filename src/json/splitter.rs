@@ -14,6 +14,54 @@ use super::{Container, ErrorKind, Lexical, Limits, Mode};
 /// the byte loop, 0.57–0.59× against 0.65–0.70×).
 const SHORT: usize = FAST_MIN - 1;
 
+/// Chunks up to this long may be held back unread (see [`Splitter::push`]).
+const HOLD_MAX: usize = 1024;
+
+/// Held-back bytes are read once there are this many.
+const HOLD_BATCH: usize = 4096;
+
+/// Whether `chunk` holds a `}` or a `]`: the only bytes that can end a top-level value
+/// while a container is open.
+#[inline(always)]
+fn has_closer(chunk: &[u8]) -> bool {
+    memchr::memchr2(b'}', b']', chunk).is_some()
+}
+
+/// The bytes of a chunk of 1 to 16 bytes as two little-endian words, the bytes past the
+/// chunk zero: read with overlapping loads, no loop and no call.
+#[inline(always)]
+fn words(c: &[u8]) -> (u64, u64) {
+    let n = c.len();
+    let word = |at: usize| u64::from_le_bytes(c[at..at + 8].try_into().unwrap_or([0; 8]));
+    let half = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            c[at..at + 4].try_into().unwrap_or([0; 4]),
+        ))
+    };
+    if n > 8 {
+        // The last 8 bytes, shifted down past the ones the first word has.
+        (word(0), word(n - 8) >> (8 * (16 - n)))
+    } else if n >= 4 {
+        // Two 4-byte halves overlapping on equal bytes: OR keeps them.
+        (half(0) | (half(n - 4) << (8 * (n - 4))), 0)
+    } else if n > 0 {
+        let b = |i: usize| u64::from(c[i]) << (8 * i);
+        (b(0) | b(n / 2) | b(n - 1), 0)
+    } else {
+        (0, 0)
+    }
+}
+
+/// Whether a byte of `w` is `}` or `]` (`]` is 0x5D and `}` is 0x7D; no other byte ORed
+/// with 0x20 gives 0x7D, and a zero byte gives 0x20). Exact: the classic zero-byte test
+/// never reports a zero that is not there when asked only whether there is one.
+#[inline(always)]
+fn word_has_closer(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = (w | (ONES * 0x20)) ^ (ONES * 0x7D);
+    x.wrapping_sub(ONES) & !x & (ONES * 0x80) != 0
+}
+
 /// Append `bytes` to `buf`. A call to `memcpy` costs more than a few bytes stored one by
 /// one, and tiny appends are the common case when deltas are a byte or a few long.
 #[inline(always)]
@@ -101,6 +149,13 @@ pub struct Splitter {
     m: Machine,
     /// The bytes of a value that started in an earlier chunk.
     buf: BytesMut,
+    /// How many bytes at the end of `buf` the machine has not read yet (held back by
+    /// [`Splitter::push`]; see there). When non-zero, the machine is inside a container
+    /// and alive, and none of these bytes is a `}` or `]`.
+    held: usize,
+    /// The most bytes `buf` may hold with some of them held back: the value limit, so
+    /// that a push which leaves bytes unread never leaves more buffered than it allows.
+    hold_cap: usize,
     failed: Option<Error>,
 }
 
@@ -115,6 +170,8 @@ impl Splitter {
         Splitter {
             m: Machine::new(mode, limits),
             buf: BytesMut::new(),
+            held: 0,
+            hold_cap: usize::try_from(limits.max_value_bytes).unwrap_or(usize::MAX),
             failed: None,
         }
     }
@@ -125,10 +182,21 @@ impl Splitter {
     ///
     /// An empty chunk is allowed and does nothing.
     ///
+    /// **Short chunks may wait.** Inside an open array or object, a value can only end at
+    /// a `}` or `]`. A chunk of up to 1 KiB that holds neither may therefore be appended
+    /// to the splitter's buffer unread, and such chunks read later back to back, in one
+    /// pass: at the next chunk that holds a `}` or `]`, once 4 KiB are held, or at the
+    /// next [`Splitter::push_slice`], [`Splitter::state`] or [`Splitter::finish`]. Every
+    /// value still comes out of the push that delivers its last byte, no byte is read
+    /// twice, and the buffer never holds more than the value limit after a push. What
+    /// waits is only the reading: an error in such a chunk is returned by that later call
+    /// (kind, offset and raw bytes unchanged: the offset is the wrong byte's own).
+    ///
     /// # Errors
     ///
-    /// The first byte that cannot be accepted fails the push; see [`Error`]. The splitter
-    /// is then fused: later calls return the same error.
+    /// The first byte that cannot be accepted fails the push that reads it (this one, or
+    /// a later call when the chunk waited; see above) — see [`Error`]. The splitter is
+    /// then fused: later calls return the same error.
     #[inline]
     pub fn push(&mut self, mut chunk: Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
         // `k` bytes taken by a path that appended them itself: done when that was all of
@@ -146,6 +214,18 @@ impl Splitter {
             }};
         }
         if chunk.len() == 1 {
+            let b = chunk[0];
+            if (self.held > 0 || self.m.in_container()) && b | 0x20 != b'}' {
+                self.buf.put_u8(b);
+                self.held += 1;
+                if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+                    return Ok(());
+                }
+                return self.catch_up();
+            }
+            if self.held > 0 {
+                self.catch_up()?;
+            }
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
             // Its own branch that returns, here: inside `Self::run_short` the same
             // specialization gained nothing in wall time, and as a second call beside the
@@ -154,6 +234,36 @@ impl Splitter {
                 return Ok(());
             }
             return self.push_long::<false>(chunk, out);
+        }
+        if chunk.len() <= 16 && (self.held > 0 || self.m.in_container()) {
+            let n = chunk.len();
+            let (lo, hi) = words(&chunk);
+            if !word_has_closer(lo) && !word_has_closer(hi) {
+                let len = self.buf.len();
+                self.buf.put_u64_le(lo);
+                if n > 8 {
+                    self.buf.put_u64_le(hi);
+                }
+                self.buf.truncate(len + n);
+                self.held += n;
+                if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+                    return Ok(());
+                }
+                return self.catch_up();
+            }
+        } else if chunk.len() <= HOLD_MAX
+            && (self.held > 0 || self.m.in_container())
+            && !has_closer(&chunk)
+        {
+            append(&mut self.buf, &chunk);
+            self.held += chunk.len();
+            if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+                return Ok(());
+            }
+            return self.catch_up();
+        }
+        if self.held > 0 {
+            self.catch_up()?;
         }
         taken!(self.run_short(&chunk));
         if chunk.len() < FAST_MIN {
@@ -208,6 +318,43 @@ impl Splitter {
     #[inline(never)]
     fn run_short_rest(&mut self, rest: &[u8]) -> usize {
         self.run_short(rest)
+    }
+
+    /// Read the bytes held back by [`Splitter::push`], from the splitter's buffer, where
+    /// they lie back to back: a run of short chunks is read as one.
+    ///
+    /// No value can end in them: the machine was inside a container when the first came,
+    /// and a top-level value ends there only at a `}` or `]`, which none of them is. So
+    /// this either reads them all or fails at the first wrong byte.
+    #[inline(never)]
+    fn catch_up(&mut self) -> Result<(), Error> {
+        let mut pos = self.buf.len() - self.held;
+        self.held = 0;
+        pos += self.m.run_string(&self.buf[pos..]);
+        if pos < self.buf.len() {
+            let rest = &self.buf[pos..];
+            let (step, _) = if rest.len() >= FAST_MIN {
+                self.m.feed_with::<true>(rest)
+            } else {
+                self.m.feed_with::<false>(rest)
+            };
+            match step {
+                // All of them read.
+                Step::NeedMore => {}
+                Step::Fail(f) => {
+                    // The buffer holds the value from its first byte.
+                    let start = self.m.value_start();
+                    let end = ((f.offset - start + 1) as usize).min(self.buf.len());
+                    self.buf.truncate(end);
+                    let raw = self.buf.split().freeze();
+                    return Err(self.fuse(f, raw, start, None));
+                }
+                Step::Value { .. } => {
+                    unreachable!("no value ends in held-back bytes (no `}}` or `]` in them)")
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`Splitter::push`] past the short-chunk path.
@@ -267,6 +414,9 @@ impl Splitter {
     /// As [`Splitter::push`].
     #[inline]
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+        if self.held > 0 {
+            self.catch_up()?;
+        }
         let k = self.run_short(chunk);
         let chunk = &chunk[k..];
         if chunk.is_empty() && k > 0 {
@@ -369,6 +519,7 @@ impl Splitter {
             detail: f.detail,
         };
         self.buf = BytesMut::new();
+        self.held = 0;
         self.failed = Some(e.clone());
         e
     }
@@ -382,6 +533,9 @@ impl Splitter {
     /// [`Error::truncation`] saying what was open and [`Error::raw`] holding everything of
     /// the value that arrived; or the error the splitter was fused with.
     pub fn finish(mut self) -> Result<Option<Value>, Error> {
+        if self.held > 0 {
+            self.catch_up()?;
+        }
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
@@ -408,14 +562,22 @@ impl Splitter {
         }
     }
 
-    /// A read-only view of where the splitter stands.
-    pub fn state(&self) -> State<'_> {
+    /// A read-only view of where the splitter stands, after every byte pushed so far.
+    /// Bytes that [`Splitter::push`] let wait are read first; an error in them fuses the
+    /// splitter (see [`Splitter::error`]; the next push returns it) and the view is then
+    /// of a stream that failed (between values, depth as it stood at the error).
+    pub fn state(&mut self) -> State<'_> {
+        if self.held > 0 {
+            // An error in them fuses the splitter: `error` and the next push return it.
+            let _ = self.catch_up();
+        }
         State { m: &self.m }
     }
 
-    /// Total bytes consumed so far (the absolute offset of the next byte).
+    /// Total bytes taken so far (the absolute offset of the next byte), those that wait
+    /// unread included.
     pub fn offset(&self) -> u64 {
-        self.m.offset()
+        self.m.offset() + self.held as u64
     }
 
     /// Number of values emitted so far.
@@ -428,7 +590,8 @@ impl Splitter {
         self.buf.len()
     }
 
-    /// The error the splitter is fused with, if any.
+    /// The error the splitter is fused with, if any (not yet one in bytes that wait
+    /// unread: [`Splitter::state`] reads them).
     pub fn error(&self) -> Option<&Error> {
         self.failed.as_ref()
     }
@@ -474,5 +637,84 @@ impl fmt::Debug for State<'_> {
             .field("containers", &self.containers().collect::<Vec<_>>())
             .field("lexical", &self.lexical())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{has_closer, word_has_closer, words};
+
+    /// The chunk's bytes, in order, from the two words `words` made of it.
+    fn bytes_of(n: usize, (lo, hi): (u64, u64)) -> Vec<u8> {
+        let mut all = lo.to_le_bytes().to_vec();
+        all.extend_from_slice(&hi.to_le_bytes());
+        assert!(
+            all[n..].iter().all(|&b| b == 0),
+            "bytes past the chunk are zero"
+        );
+        all.truncate(n);
+        all
+    }
+
+    #[test]
+    fn words_hold_the_chunk_at_every_length() {
+        let data: Vec<u8> = (0..16u8).map(|i| 0xF0 ^ i.wrapping_mul(37)).collect();
+        for n in 0..=16 {
+            for fill in [0x00, 0xFF, 0x7D] {
+                let mut c = data[..n].to_vec();
+                if n > 2 {
+                    c[n / 2] = fill;
+                }
+                assert_eq!(bytes_of(n, words(&c)), c, "length {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn closers_found_in_words_exactly() {
+        // Every byte value at every place, among fillers either side of 0x7D and 0x5D
+        // (and zero, which pads short chunks); every pair of byte values side by side.
+        for fill in [0x00u8, 0x20, 0x5C, 0x5E, 0x7C, 0x7E, 0xDD, 0xFD, 0xFF] {
+            for at in 0..8 {
+                for b in 0..=255u8 {
+                    let mut w = [fill; 8];
+                    w[at] = b;
+                    assert_eq!(
+                        word_has_closer(u64::from_le_bytes(w)),
+                        matches!(b, b'}' | b']') || matches!(fill, b'}' | b']'),
+                        "{b:#x} at {at} among {fill:#x}"
+                    );
+                }
+            }
+        }
+        for at in 0..7 {
+            for a in 0..=255u8 {
+                for b in 0..=255u8 {
+                    let mut w = [b'a'; 8];
+                    w[at] = a;
+                    w[at + 1] = b;
+                    let want = has_closer(&w);
+                    assert_eq!(word_has_closer(u64::from_le_bytes(w)), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_chunks_closers_by_words_match_memchr() {
+        for n in 0..=16 {
+            for at in 0..n {
+                for b in [b'}', b']', b'{', b'[', b'=', b'\0'] {
+                    let mut c = vec![b'x'; n];
+                    c[at] = b;
+                    let (lo, hi) = words(&c);
+                    assert_eq!(
+                        word_has_closer(lo) || word_has_closer(hi),
+                        has_closer(&c),
+                        "{c:?}"
+                    );
+                }
+            }
+        }
     }
 }
