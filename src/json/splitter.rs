@@ -149,12 +149,15 @@ pub struct Splitter {
     m: Machine,
     /// The bytes of a value that started in an earlier chunk.
     buf: BytesMut,
-    /// How many bytes at the end of `buf` the machine has not read yet (held back by
-    /// [`Splitter::push`]; see there). When non-zero, the machine is inside a container
-    /// and alive, and none of these bytes is a `}` or `]`.
-    held: usize,
-    /// The most bytes `buf` may hold with some of them held back: the value limit, so
-    /// that a push which leaves bytes unread never leaves more buffered than it allows.
+    /// Where in `buf` the bytes the machine has not read yet begin (held back by
+    /// [`Splitter::push`]; see there). Meaningful when `hold_end` is not zero: then the
+    /// machine is inside a container and alive, and none of these bytes is a `}` or `]`.
+    hold_from: usize,
+    /// Zero when no bytes wait; else the length of `buf` at which they are read.
+    hold_end: usize,
+    /// The value limit plus one: `buf` never holds more than the value limit with bytes
+    /// waiting, so a push that leaves bytes unread never leaves more buffered than it
+    /// allows.
     hold_cap: usize,
     failed: Option<Error>,
 }
@@ -170,8 +173,11 @@ impl Splitter {
         Splitter {
             m: Machine::new(mode, limits),
             buf: BytesMut::new(),
-            held: 0,
-            hold_cap: usize::try_from(limits.max_value_bytes).unwrap_or(usize::MAX),
+            hold_from: 0,
+            hold_end: 0,
+            hold_cap: usize::try_from(limits.max_value_bytes)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1),
             failed: None,
         }
     }
@@ -215,15 +221,14 @@ impl Splitter {
         }
         if chunk.len() == 1 {
             let b = chunk[0];
-            if (self.held > 0 || self.m.in_container()) && b | 0x20 != b'}' {
+            if b | 0x20 != b'}' && self.may_hold() {
                 self.buf.put_u8(b);
-                self.held += 1;
-                if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+                if self.buf.len() < self.hold_end {
                     return Ok(());
                 }
                 return self.catch_up();
             }
-            if self.held > 0 {
+            if self.hold_end > 0 {
                 self.catch_up()?;
             }
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
@@ -235,34 +240,29 @@ impl Splitter {
             }
             return self.push_long::<false>(chunk, out);
         }
-        if chunk.len() <= 16 && (self.held > 0 || self.m.in_container()) {
+        if chunk.len() <= 16 {
             let n = chunk.len();
             let (lo, hi) = words(&chunk);
-            if !word_has_closer(lo) && !word_has_closer(hi) {
+            if !word_has_closer(lo) && !word_has_closer(hi) && self.may_hold() {
                 let len = self.buf.len();
                 self.buf.put_u64_le(lo);
                 if n > 8 {
                     self.buf.put_u64_le(hi);
                 }
                 self.buf.truncate(len + n);
-                self.held += n;
-                if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+                if self.buf.len() < self.hold_end {
                     return Ok(());
                 }
                 return self.catch_up();
             }
-        } else if chunk.len() <= HOLD_MAX
-            && (self.held > 0 || self.m.in_container())
-            && !has_closer(&chunk)
-        {
+        } else if chunk.len() <= HOLD_MAX && !has_closer(&chunk) && self.may_hold() {
             append(&mut self.buf, &chunk);
-            self.held += chunk.len();
-            if self.held < HOLD_BATCH && self.buf.len() <= self.hold_cap {
+            if self.buf.len() < self.hold_end {
                 return Ok(());
             }
             return self.catch_up();
         }
-        if self.held > 0 {
+        if self.hold_end > 0 {
             self.catch_up()?;
         }
         taken!(self.run_short(&chunk));
@@ -320,6 +320,32 @@ impl Splitter {
         self.run_short(rest)
     }
 
+    /// Whether a chunk with no `}` or `]` may wait unread: some already wait, or the
+    /// machine is inside a container (then this starts the wait).
+    #[inline(always)]
+    fn may_hold(&mut self) -> bool {
+        if self.hold_end > 0 {
+            return true;
+        }
+        if !self.m.in_container() {
+            return false;
+        }
+        let len = self.buf.len();
+        self.hold_from = len;
+        self.hold_end = len.saturating_add(HOLD_BATCH).min(self.hold_cap);
+        true
+    }
+
+    /// How many bytes wait unread.
+    #[inline(always)]
+    fn held(&self) -> usize {
+        if self.hold_end > 0 {
+            self.buf.len() - self.hold_from
+        } else {
+            0
+        }
+    }
+
     /// Read the bytes held back by [`Splitter::push`], from the splitter's buffer, where
     /// they lie back to back: a run of short chunks is read as one.
     ///
@@ -328,8 +354,8 @@ impl Splitter {
     /// this either reads them all or fails at the first wrong byte.
     #[inline(never)]
     fn catch_up(&mut self) -> Result<(), Error> {
-        let mut pos = self.buf.len() - self.held;
-        self.held = 0;
+        let mut pos = self.hold_from;
+        self.hold_end = 0;
         pos += self.m.run_string(&self.buf[pos..]);
         if pos < self.buf.len() {
             let rest = &self.buf[pos..];
@@ -414,7 +440,7 @@ impl Splitter {
     /// As [`Splitter::push`].
     #[inline]
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
-        if self.held > 0 {
+        if self.hold_end > 0 {
             self.catch_up()?;
         }
         let k = self.run_short(chunk);
@@ -519,7 +545,7 @@ impl Splitter {
             detail: f.detail,
         };
         self.buf = BytesMut::new();
-        self.held = 0;
+        self.hold_end = 0;
         self.failed = Some(e.clone());
         e
     }
@@ -533,7 +559,7 @@ impl Splitter {
     /// [`Error::truncation`] saying what was open and [`Error::raw`] holding everything of
     /// the value that arrived; or the error the splitter was fused with.
     pub fn finish(mut self) -> Result<Option<Value>, Error> {
-        if self.held > 0 {
+        if self.hold_end > 0 {
             self.catch_up()?;
         }
         if let Some(e) = self.failed.take() {
@@ -567,7 +593,7 @@ impl Splitter {
     /// splitter (see [`Splitter::error`]; the next push returns it) and the view is then
     /// of a stream that failed (between values, depth as it stood at the error).
     pub fn state(&mut self) -> State<'_> {
-        if self.held > 0 {
+        if self.hold_end > 0 {
             // An error in them fuses the splitter: `error` and the next push return it.
             let _ = self.catch_up();
         }
@@ -577,7 +603,7 @@ impl Splitter {
     /// Total bytes taken so far (the absolute offset of the next byte), those that wait
     /// unread included.
     pub fn offset(&self) -> u64 {
-        self.m.offset() + self.held as u64
+        self.m.offset() + self.held() as u64
     }
 
     /// Number of values emitted so far.
