@@ -354,6 +354,16 @@ impl Machine {
         self.depth > 0 && self.st != St::Dead
     }
 
+    /// Where the machine stands for a tracker of strings: inside a string's content, and
+    /// whether the next byte is escaped (it follows a backslash that starts an escape).
+    pub(crate) fn string_state(&self) -> (bool, bool) {
+        match self.st {
+            St::Str | St::Hex | St::LowEsc | St::Utf8 => (true, false),
+            St::Esc | St::LowU => (true, true),
+            _ => (false, false),
+        }
+    }
+
     /// Whether the machine was inside a value when it failed.
     pub(crate) fn failed_in_value(&self) -> bool {
         self.failed_in_value

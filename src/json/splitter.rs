@@ -7,6 +7,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use super::error::{Error, Fail, Truncation};
 use super::machine::{Machine, Step, FAST_MIN};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
+use crate::scan;
 
 /// Chunks up to this long are first taken by the short-chunk path
 /// ([`Machine::run_short`]). Longer ones go straight to the token path: at 16–32 bytes the
@@ -151,7 +152,7 @@ pub struct Splitter {
     buf: BytesMut,
     /// Where in `buf` the bytes the machine has not read yet begin (held back by
     /// [`Splitter::push`]; see there). Meaningful when `hold_end` is not zero: then the
-    /// machine is inside a container and alive, and none of these bytes is a `}` or `]`.
+    /// machine is inside a container and alive, and the value cannot end in these bytes.
     hold_from: usize,
     /// Zero when no bytes wait; else the length of `buf` at which they are read.
     hold_end: usize,
@@ -159,7 +160,84 @@ pub struct Splitter {
     /// waiting, so a push that leaves bytes unread never leaves more buffered than it
     /// allows.
     hold_cap: usize,
+    /// Strings and nesting followed through the waiting bytes, so that a chunk longer
+    /// than 16 bytes may wait even when it holds a `}` or `]`, if that cannot end the
+    /// value (see [`Tracker`]); valid while `buf` is `tracked_to` long (`usize::MAX`:
+    /// not valid; a short chunk that waits untracked leaves it behind).
+    track: Tracker,
+    tracked_to: usize,
     failed: Option<Error>,
+}
+
+/// Strings and nesting through bytes that wait unread, block by block, from where the
+/// machine stood when they began to wait: the unescaped quotes (odd backslash runs, the
+/// prefix XOR) say what is inside strings, and the brackets outside them give the depth.
+/// On a valid prefix this is exactly the machine's view; where the bytes are not valid,
+/// the machine finds the error when it reads them. It only answers "can the top-level
+/// value end here?", and answers yes whenever a block closes as many brackets as are
+/// open before it.
+#[derive(Clone, Copy, Debug)]
+struct Tracker {
+    /// All ones when the next byte is inside a string.
+    in_string: u64,
+    /// 1 when the next byte is escaped.
+    escape: u64,
+    /// Containers open before the next byte.
+    depth: u64,
+}
+
+impl Tracker {
+    fn new(m: &Machine) -> Self {
+        let (in_string, escaped) = m.string_state();
+        Tracker {
+            in_string: if in_string { u64::MAX } else { 0 },
+            escape: u64::from(escaped),
+            depth: m.depth() as u64,
+        }
+    }
+
+    /// Follow `chunk`; false (and the tracker left anywhere) if the top-level value may
+    /// end in it.
+    #[inline]
+    fn follow(&mut self, chunk: &[u8]) -> bool {
+        let mut blocks = chunk.chunks_exact(64);
+        for block in blocks.by_ref() {
+            if !self.block(block.try_into().unwrap_or(&[b' '; 64]), 64) {
+                return false;
+            }
+        }
+        let rest = blocks.remainder();
+        if rest.is_empty() {
+            return true;
+        }
+        let mut last = [b' '; 64];
+        last[..rest.len()].copy_from_slice(rest);
+        self.block(&last, rest.len())
+    }
+
+    /// One block whose first `n` bytes are the input's (the rest spaces).
+    #[inline(always)]
+    fn block(&mut self, block: &[u8; 64], n: usize) -> bool {
+        let m = scan::bracket_masks(block);
+        let mut carry = self.escape;
+        let escaped = scan::escaped(m.backslash, &mut carry);
+        let inside = scan::prefix_xor(m.quote & !escaped) ^ self.in_string;
+        let (open, close) = (m.open & !inside, m.close & !inside);
+        // (Most blocks of string content have no bracket outside strings; and baseline
+        // x86_64 has no popcount instruction.)
+        if open | close != 0 {
+            let closes = u64::from(close.count_ones());
+            if closes >= self.depth {
+                return false;
+            }
+            self.depth = self.depth + u64::from(open.count_ones()) - closes;
+        }
+        // The padding has no quotes, so the last byte's string state is bit 63's; but an
+        // escape the last input byte starts falls on the first byte of the padding.
+        self.escape = if n == 64 { carry } else { (escaped >> n) & 1 };
+        self.in_string = ((inside as i64) >> 63) as u64;
+        true
+    }
 }
 
 impl Splitter {
@@ -178,6 +256,12 @@ impl Splitter {
             hold_cap: usize::try_from(limits.max_value_bytes)
                 .unwrap_or(usize::MAX)
                 .saturating_add(1),
+            track: Tracker {
+                in_string: 0,
+                escape: 0,
+                depth: 0,
+            },
+            tracked_to: usize::MAX,
             failed: None,
         }
     }
@@ -189,10 +273,13 @@ impl Splitter {
     /// An empty chunk is allowed and does nothing.
     ///
     /// **Short chunks may wait.** Inside an open array or object, a value can only end at
-    /// a `}` or `]`. A chunk of up to 1 KiB that holds neither may therefore be appended
-    /// to the splitter's buffer unread, and such chunks read later back to back, in one
-    /// pass: at the next chunk that holds a `}` or `]`, once 4 KiB are held, or at the
-    /// next [`Splitter::push_slice`], [`Splitter::state`] or [`Splitter::finish`]. Every
+    /// the `}` or `]` that closes the outermost one. A chunk of up to 1 KiB that cannot
+    /// hold that byte — it has no `}` or `]`, or (over 16 bytes) its brackets outside
+    /// strings, followed block by block, never close as many containers as are open — may
+    /// therefore be appended to the splitter's buffer unread, and such chunks read later
+    /// back to back, in one pass: with the next chunk that may end the value, once 4 KiB
+    /// wait, or at the next [`Splitter::push_slice`], [`Splitter::state`] or
+    /// [`Splitter::finish`]. Every
     /// value still comes out of the push that delivers its last byte, no byte is read
     /// twice, and the buffer never holds more than the value limit after a push. What
     /// waits is only the reading: an error in such a chunk is returned by that later call
@@ -229,7 +316,7 @@ impl Splitter {
                 return self.catch_up();
             }
             if self.hold_end > 0 {
-                self.catch_up()?;
+                return self.catch_up_with(&chunk, out);
             }
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
             // Its own branch that returns, here: inside `Self::run_short` the same
@@ -255,7 +342,7 @@ impl Splitter {
                 }
                 return self.catch_up();
             }
-        } else if chunk.len() <= HOLD_MAX && !has_closer(&chunk) && self.may_hold() {
+        } else if chunk.len() <= HOLD_MAX && self.may_hold_long(&chunk) {
             append(&mut self.buf, &chunk);
             if self.buf.len() < self.hold_end {
                 return Ok(());
@@ -263,6 +350,9 @@ impl Splitter {
             return self.catch_up();
         }
         if self.hold_end > 0 {
+            if chunk.len() <= HOLD_MAX {
+                return self.catch_up_with(&chunk, out);
+            }
             self.catch_up()?;
         }
         taken!(self.run_short(&chunk));
@@ -336,6 +426,30 @@ impl Splitter {
         true
     }
 
+    /// [`Splitter::may_hold`] for a chunk longer than 16 bytes: its closers may not end
+    /// the value, as far as the tracker can tell (or, when bytes wait untracked, it has
+    /// none).
+    #[inline]
+    fn may_hold_long(&mut self, chunk: &[u8]) -> bool {
+        if self.hold_end == 0 {
+            if !self.may_hold() {
+                return false;
+            }
+            self.track = Tracker::new(&self.m);
+            self.tracked_to = self.buf.len();
+        }
+        if self.tracked_to == self.buf.len() {
+            if self.track.follow(chunk) {
+                self.tracked_to += chunk.len();
+                true
+            } else {
+                false
+            }
+        } else {
+            !has_closer(chunk)
+        }
+    }
+
     /// How many bytes wait unread.
     #[inline(always)]
     fn held(&self) -> usize {
@@ -350,12 +464,16 @@ impl Splitter {
     /// they lie back to back: a run of short chunks is read as one.
     ///
     /// No value can end in them: the machine was inside a container when the first came,
-    /// and a top-level value ends there only at a `}` or `]`, which none of them is. So
-    /// this either reads them all or fails at the first wrong byte.
+    /// and a top-level value ends there only at a `}` or `]` that closes its outermost
+    /// container. A chunk waits only if it holds no `}` or `]`, or if the [`Tracker`],
+    /// exact on every valid prefix, saw no block close as many containers as were open
+    /// before it; and the machine ends a value only after a valid prefix. So this either
+    /// reads them all or fails at the first wrong byte.
     #[inline(never)]
     fn catch_up(&mut self) -> Result<(), Error> {
         let mut pos = self.hold_from;
         self.hold_end = 0;
+        self.tracked_to = usize::MAX;
         pos += self.m.run_string(&self.buf[pos..]);
         if pos < self.buf.len() {
             let rest = &self.buf[pos..];
@@ -379,6 +497,65 @@ impl Splitter {
                     unreachable!("no value ends in held-back bytes (no `}}` or `]` in them)")
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The waiting bytes and then `chunk` (of at most [`HOLD_MAX`] bytes, which may end
+    /// values), read together from the buffer: `chunk` is appended first, so the bytes are
+    /// read back to back with no seam at the chunk's start. Values come out as slices of
+    /// the buffer (the bytes of a value that began before `chunk` are in it anyway).
+    #[inline(never)]
+    fn catch_up_with(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+        self.buf.extend_from_slice(chunk);
+        let mut pos = self.hold_from;
+        self.hold_end = 0;
+        self.tracked_to = usize::MAX;
+        // The absolute offset of `buf[0]`: the open value's first byte, at first.
+        let mut first = self.m.value_start();
+        pos += self.m.run_string(&self.buf[pos..]);
+        while pos < self.buf.len() {
+            let rest = &self.buf[pos..];
+            let (step, used) = if rest.len() >= FAST_MIN {
+                self.m.feed_with::<true>(rest)
+            } else {
+                self.m.feed_with::<false>(rest)
+            };
+            pos += used;
+            match step {
+                Step::NeedMore => break,
+                Step::Value { start, end } => {
+                    // What lies before the value (whitespace after the last one) goes.
+                    let skip = (start - first) as usize;
+                    let len = (end - start) as usize;
+                    self.buf.advance(skip);
+                    let bytes = self.buf.split_to(len).freeze();
+                    pos -= skip + len;
+                    first = end;
+                    out.push(Value {
+                        bytes,
+                        start,
+                        end,
+                        index: self.m.values() - 1,
+                    });
+                }
+                Step::Fail(f) => {
+                    let from = if self.m.failed_in_value() {
+                        self.m.value_start()
+                    } else {
+                        f.offset
+                    };
+                    let to = ((f.offset + 1 - first) as usize).min(self.buf.len());
+                    let raw = Bytes::copy_from_slice(&self.buf[(from - first) as usize..to]);
+                    return Err(self.fuse(f, raw, from, None));
+                }
+            }
+        }
+        // Left in the buffer: the open value's bytes from its first, or nothing.
+        if self.m.in_value() {
+            self.buf.advance((self.m.value_start() - first) as usize);
+        } else {
+            self.buf.clear();
         }
         Ok(())
     }
@@ -546,6 +723,7 @@ impl Splitter {
         };
         self.buf = BytesMut::new();
         self.hold_end = 0;
+        self.tracked_to = usize::MAX;
         self.failed = Some(e.clone());
         e
     }
@@ -668,7 +846,133 @@ impl fmt::Debug for State<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_closer, word_has_closer, words};
+    use super::{has_closer, word_has_closer, words, Tracker};
+    use crate::json::machine::{Machine, Step};
+    use crate::json::{Limits, Mode};
+
+    /// The exact state (in a string, next byte escaped, depth) after each byte of a valid
+    /// document, by the plain definition.
+    fn naive(doc: &[u8]) -> Vec<(bool, bool, u64)> {
+        let (mut s, mut e, mut d) = (false, false, 0u64);
+        let mut out = vec![(s, e, d)];
+        for &b in doc {
+            if e {
+                e = false;
+            } else if s {
+                match b {
+                    b'\\' => e = true,
+                    b'"' => s = false,
+                    _ => {}
+                }
+            } else {
+                match b {
+                    b'"' => s = true,
+                    b'{' | b'[' => d += 1,
+                    b'}' | b']' => d -= 1,
+                    _ => {}
+                }
+            }
+            out.push((s, e, d));
+        }
+        out
+    }
+
+    /// A document with brackets, quotes and backslash runs inside strings, nested.
+    fn doc(seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let pieces: [&str; 10] = [
+            r#""a]}b""#,
+            r#""\\""#,
+            r#""\"]""#,
+            r#""x\\\"}\\""#,
+            r#""\u005D\u007d""#,
+            "12",
+            "[]",
+            "{}",
+            r#""é{[""#,
+            "null",
+        ];
+        let mut out = String::from("{\"k\":[");
+        let mut open = vec!['}', ']'];
+        for i in 0..200 {
+            if i > 0 && !out.ends_with('[') && !out.ends_with(':') {
+                out.push(',');
+            }
+            match next(6) {
+                0 if open.len() < 12 => {
+                    out.push_str("{\"q[\":");
+                    open.push('}');
+                    out.push_str(pieces[next(10) as usize]);
+                    out.push(',');
+                    out.push_str("\"n\":[");
+                    open.push(']');
+                }
+                1 if open.len() > 2 => {
+                    out.push_str(pieces[next(10) as usize]);
+                    out.push(open.pop().unwrap_or(']'));
+                    if open.last() == Some(&'}') && open.len() > 2 {
+                        out.push(open.pop().unwrap_or('}'));
+                    }
+                }
+                _ => out.push_str(pieces[next(10) as usize]),
+            }
+        }
+        if !out.ends_with('[') {
+            out.push(',');
+        }
+        out.push('0');
+        while let Some(c) = open.pop() {
+            out.push(c);
+        }
+        out.into_bytes()
+    }
+
+    #[test]
+    fn the_tracker_follows_strings_and_depth_and_never_lets_the_end_wait() {
+        for seed in 1..40u64 {
+            let d = doc(seed * 0x9E37_79B9);
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&d).is_ok(),
+                "{}",
+                String::from_utf8_lossy(&d)
+            );
+            let want = naive(&d);
+            let mut starts: Vec<usize> = (1..d.len()).step_by(7).collect();
+            starts.extend(1..70.min(d.len()));
+            for p in starts {
+                let mut m = Machine::new(Mode::Objects, Limits::default());
+                let (step, used) = m.feed(&d[..p]);
+                assert_eq!((step, used), (Step::NeedMore, p));
+                let t0 = Tracker::new(&m);
+                assert_eq!(
+                    (t0.in_string != 0, t0.escape == 1, t0.depth),
+                    want[p],
+                    "start {p}"
+                );
+                for len in [17, 40, 63, 64, 65, 127, 128, 200, 1024] {
+                    let q = (p + len).min(d.len());
+                    let mut t = t0;
+                    let ends = (p..q).any(|i| want[i + 1].2 == 0);
+                    let held = t.follow(&d[p..q]);
+                    if ends {
+                        assert!(!held, "the end at depth 0 let wait: {p}..{q}");
+                    } else if held {
+                        assert_eq!(
+                            (t.in_string != 0, t.escape == 1, t.depth),
+                            want[q],
+                            "after {p}..{q}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// The chunk's bytes, in order, from the two words `words` made of it.
     fn bytes_of(n: usize, (lo, hi): (u64, u64)) -> Vec<u8> {

@@ -98,6 +98,20 @@ impl From<Masks> for StrMasks {
     }
 }
 
+/// The classes a structural tracker needs (strings and nesting), one bit per byte of a
+/// 64-byte block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BracketMasks {
+    /// `"`
+    pub(crate) quote: u64,
+    /// `\`
+    pub(crate) backslash: u64,
+    /// `{`, `[`
+    pub(crate) open: u64,
+    /// `}`, `]`
+    pub(crate) close: u64,
+}
+
 /// The classes the check of a run of scalars in an array needs (numbers and `null`,
 /// separated by commas and whitespace), one bit per byte of a 64-byte block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -149,6 +163,13 @@ pub(crate) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
 #[inline]
 pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
     simd_or!(string_masks(block), portable::classify_scalar(block).into())
+}
+
+/// The quotes, backslashes, opening and closing brackets of a 64-byte block, with the
+/// best implementation this CPU has.
+#[inline]
+pub(crate) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
+    simd_or!(bracket_masks(block), portable::bracket_masks_scalar(block))
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes (bit `i` for byte `i`), and
@@ -204,7 +225,23 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
     allow(dead_code)
 )]
 mod portable {
-    use super::{Masks, NumMasks, ScalarMasks};
+    use super::{BracketMasks, Masks, NumMasks, ScalarMasks};
+
+    /// The portable [`bracket_masks`](super::bracket_masks).
+    pub(crate) fn bracket_masks_scalar(block: &[u8; 64]) -> BracketMasks {
+        let mut m = BracketMasks::default();
+        for (i, &b) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            match b {
+                b'"' => m.quote |= bit,
+                b'\\' => m.backslash |= bit,
+                b'{' | b'[' => m.open |= bit,
+                b'}' | b']' => m.close |= bit,
+                _ => {}
+            }
+        }
+        m
+    }
 
     /// The portable [`scalar_masks`](super::scalar_masks).
     pub(crate) fn scalar_masks_scalar(block: &[u8; 64]) -> ScalarMasks {

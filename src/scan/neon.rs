@@ -8,7 +8,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{Masks, NumMasks, ScalarMasks, StrMasks};
+use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -87,6 +87,34 @@ fn string_masks_neon(block: &[u8; 64]) -> StrMasks {
         backslash: movemask64(b),
         control: movemask64(c),
         non_ascii: movemask64(n),
+    }
+}
+
+#[inline]
+pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { bracket_masks_neon(block) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn bracket_masks_neon(block: &[u8; 64]) -> BracketMasks {
+    let v = load64(block);
+    let (mut q, mut b, mut o, mut c) = (v, v, v, v);
+    for k in 0..4 {
+        // ORed with 0x20, `[` and `{` both give `{`, `]` and `}` both give `}`, and no
+        // other byte gives either.
+        let folded = vorrq_u8(v[k], splat(0x20));
+        q[k] = vceqq_u8(v[k], splat(b'"'));
+        b[k] = vceqq_u8(v[k], splat(b'\\'));
+        o[k] = vceqq_u8(folded, splat(b'{'));
+        c[k] = vceqq_u8(folded, splat(b'}'));
+    }
+    BracketMasks {
+        quote: movemask64(q),
+        backslash: movemask64(b),
+        open: movemask64(o),
+        close: movemask64(c),
     }
 }
 

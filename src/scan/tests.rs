@@ -1,6 +1,6 @@
 use super::portable::{
-    classify_scalar, non_digits16_scalar, number_masks16_scalar, probe16_scalar,
-    scalar_masks_scalar,
+    bracket_masks_scalar, classify_scalar, non_digits16_scalar, number_masks16_scalar,
+    probe16_scalar, scalar_masks_scalar,
 };
 use super::*;
 
@@ -17,6 +17,14 @@ fn string_implementations(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     let mut v = vec![("dispatch", string_masks(block))];
     #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
     v.extend(x86::string_both(block));
+    v
+}
+
+fn bracket_implementations(block: &[u8; 64]) -> Vec<(&'static str, BracketMasks)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("dispatch", bracket_masks(block))];
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    v.extend(x86::bracket_both(block));
     v
 }
 
@@ -359,6 +367,44 @@ fn the_simd_implementations_compared_are_the_expected_ones() {
         assert_eq!(names.contains(&"avx2"), avx2, "{names:?}");
         if cfg!(all(miri, target_feature = "avx2")) {
             assert!(avx2, "miri built with AVX2 does not report it");
+        }
+    }
+}
+
+/// The bracket classifier against the portable one, and the portable one against the
+/// definition: every byte value at every position, on several fillers.
+#[test]
+fn bracket_masks_agree_with_the_scalar_classifier() {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"a"
+    } else {
+        &[b'a', 0x00, 0xFF, b'"', b'\\', b'{', b']']
+    };
+    for &filler in fillers {
+        for b in byte_values() {
+            for pos in positions() {
+                let mut block = [filler; 64];
+                block[pos] = b;
+                let want = bracket_masks_scalar(&block);
+                let bits = |f: fn(u8) -> bool| {
+                    (0..64).fold(0u64, |m, i| m | (u64::from(f(block[i])) << i))
+                };
+                assert_eq!(
+                    want,
+                    BracketMasks {
+                        quote: bits(|x| x == b'"'),
+                        backslash: bits(|x| x == b'\\'),
+                        open: bits(|x| x == b'{' || x == b'['),
+                        close: bits(|x| x == b'}' || x == b']'),
+                    }
+                );
+                for (name, got) in bracket_implementations(&block) {
+                    assert_eq!(
+                        got, want,
+                        "{name}: byte {b:#04x} at {pos} on filler {filler:#04x}"
+                    );
+                }
+            }
         }
     }
 }

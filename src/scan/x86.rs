@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{Masks, NumMasks, ScalarMasks, StrMasks};
+use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -216,6 +216,87 @@ fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
     }
 }
 
+/// The bracket classes of a block, with the best implementation this CPU has.
+#[inline]
+pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+        unsafe { bracket_masks_avx2(block) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { bracket_masks_sse2(block) }
+    }
+}
+
+/// The four bracket classes of 16 or 32 bytes, as movemask bits. ORed with 0x20, `[` and
+/// `{` both give `{`, `]` and `}` both give `}`, and no other byte gives either.
+macro_rules! bracket_lanes {
+    ($x:expr, $set1:ident, $cmpeq:ident, $or:ident, $movemask:ident) => {{
+        let x = $x;
+        let folded = $or(x, $set1(0x20));
+        [
+            $movemask($cmpeq(x, $set1(b'"' as i8))) as u32 as u64,
+            $movemask($cmpeq(x, $set1(b'\\' as i8))) as u32 as u64,
+            $movemask($cmpeq(folded, $set1(b'{' as i8))) as u32 as u64,
+            $movemask($cmpeq(folded, $set1(b'}' as i8))) as u32 as u64,
+        ]
+    }};
+}
+
+#[target_feature(enable = "avx2")]
+fn bracket_masks_avx2(block: &[u8; 64]) -> BracketMasks {
+    let p = block.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
+    // 32..64 of it.
+    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    let l = bracket_lanes!(
+        lo,
+        _mm256_set1_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_or_si256,
+        _mm256_movemask_epi8
+    );
+    let h = bracket_lanes!(
+        hi,
+        _mm256_set1_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_or_si256,
+        _mm256_movemask_epi8
+    );
+    BracketMasks {
+        quote: l[0] | (h[0] << 32),
+        backslash: l[1] | (h[1] << 32),
+        open: l[2] | (h[2] << 32),
+        close: l[3] | (h[3] << 32),
+    }
+}
+
+#[target_feature(enable = "sse2")]
+fn bracket_masks_sse2(block: &[u8; 64]) -> BracketMasks {
+    let p = block.as_ptr() as *const __m128i;
+    let mut out = [0u64; 4];
+    for lane in 0..4 {
+        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
+        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
+        let m = bracket_lanes!(
+            x,
+            _mm_set1_epi8,
+            _mm_cmpeq_epi8,
+            _mm_or_si128,
+            _mm_movemask_epi8
+        );
+        for k in 0..4 {
+            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
+        }
+    }
+    BracketMasks {
+        quote: out[0],
+        backslash: out[1],
+        open: out[2],
+        close: out[3],
+    }
+}
+
 /// The scalar classes of a block, with the best implementation this CPU has.
 #[inline]
 pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
@@ -411,6 +492,17 @@ pub(super) fn string_both(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { string_masks_avx2(block) }));
+    }
+    v
+}
+
+#[cfg(test)]
+pub(super) fn bracket_both(block: &[u8; 64]) -> Vec<(&'static str, BracketMasks)> {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let mut v = vec![("sse2", unsafe { bracket_masks_sse2(block) })];
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 support was just checked.
+        v.push(("avx2", unsafe { bracket_masks_avx2(block) }));
     }
     v
 }
