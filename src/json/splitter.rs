@@ -316,7 +316,11 @@ impl Splitter {
                 return self.catch_up();
             }
             if self.hold_end > 0 {
-                return self.catch_up_with(&chunk, out);
+                // (Not `catch_up_with`, which reads the closer with the waiting bytes as
+                // the longer chunks do: 14 M instructions fewer on 2 MiB, but slower in
+                // wall time at every chunk size, 1 B 0.80-0.83x against 0.90x the byte
+                // loop, in alternating interleaved rounds; code layout.)
+                self.catch_up()?;
             }
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
             // Its own branch that returns, here: inside `Self::run_short` the same
