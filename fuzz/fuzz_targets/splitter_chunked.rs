@@ -30,11 +30,22 @@ fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
     let mut err = None;
     for &c in cuts.iter().chain(std::iter::once(&data.len())) {
         let c = c.clamp(prev, data.len());
+        let before = out.len();
         let r = if slices {
             s.push_slice(&data[prev..c], &mut out)
         } else {
             s.push(data.slice(prev..c), &mut out)
         };
+        // Emit on close: a value comes out of the push that delivers its last byte (a
+        // top-level number, with no closing byte, may come with a later one).
+        for v in &out[before..] {
+            let number = matches!(v.bytes()[0], b'-' | b'0'..=b'9');
+            assert!((v.end() as usize > prev || number) && v.end() as usize <= c);
+        }
+        // Reading the state now and then (which reads any bytes that wait) changes nothing.
+        if c % 7 == 3 {
+            let _ = s.state().depth();
+        }
         if let Err(e) = r {
             err = Some(e);
             break;

@@ -506,62 +506,56 @@ impl Splitter {
     }
 
     /// The waiting bytes and then `chunk` (of at most [`HOLD_MAX`] bytes, which may end
-    /// values), read together from the buffer: `chunk` is appended first, so the bytes are
-    /// read back to back with no seam at the chunk's start. Values come out as slices of
-    /// the buffer (the bytes of a value that began before `chunk` are in it anyway).
+    /// the value), read together from the buffer: `chunk` is appended first, so the bytes
+    /// are read back to back with no seam at the chunk's start. The value open before
+    /// `chunk` comes out of the buffer, where its bytes are anyway; what follows it in
+    /// `chunk` is pushed on its own, so a value inside `chunk` is a slice of it.
     #[inline(never)]
-    fn catch_up_with(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+    fn catch_up_with(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
+        // The buffer holds the open value from its first byte; `chunk` follows it.
+        let first = self.m.value_start();
+        let base = first + self.buf.len() as u64;
         self.buf.extend_from_slice(chunk);
         let mut pos = self.hold_from;
         self.hold_end = 0;
         self.tracked_to = usize::MAX;
-        // The absolute offset of `buf[0]`: the open value's first byte, at first.
-        let mut first = self.m.value_start();
         pos += self.m.run_string(&self.buf[pos..]);
-        while pos < self.buf.len() {
-            let rest = &self.buf[pos..];
-            let (step, used) = if rest.len() >= FAST_MIN {
-                self.m.feed_with::<true>(rest)
-            } else {
-                self.m.feed_with::<false>(rest)
-            };
-            pos += used;
-            match step {
-                Step::NeedMore => break,
-                Step::Value { start, end } => {
-                    // What lies before the value (whitespace after the last one) goes.
-                    let skip = (start - first) as usize;
-                    let len = (end - start) as usize;
-                    self.buf.advance(skip);
-                    let bytes = self.buf.split_to(len).freeze();
-                    pos -= skip + len;
-                    first = end;
-                    out.push(Value {
-                        bytes,
-                        start,
-                        end,
-                        index: self.m.values() - 1,
-                    });
+        if pos == self.buf.len() {
+            return Ok(());
+        }
+        let rest = &self.buf[pos..];
+        let (step, _) = if rest.len() >= FAST_MIN {
+            self.m.feed_with::<true>(rest)
+        } else {
+            self.m.feed_with::<false>(rest)
+        };
+        match step {
+            Step::NeedMore => Ok(()),
+            Step::Value { start, end } => {
+                debug_assert_eq!(start, first);
+                let bytes = self.buf.split_to((end - start) as usize).freeze();
+                self.buf.clear();
+                out.push(Value {
+                    bytes,
+                    start,
+                    end,
+                    index: self.m.values() - 1,
+                });
+                let taken = (end - base) as usize;
+                if taken == chunk.len() {
+                    return Ok(());
                 }
-                Step::Fail(f) => {
-                    let from = if self.m.failed_in_value() {
-                        self.m.value_start()
-                    } else {
-                        f.offset
-                    };
-                    let to = ((f.offset + 1 - first) as usize).min(self.buf.len());
-                    let raw = Bytes::copy_from_slice(&self.buf[(from - first) as usize..to]);
-                    return Err(self.fuse(f, raw, from, None));
-                }
+                // The machine is between values now: nothing waits, and the rest of the
+                // chunk takes the usual path.
+                self.push(chunk.slice(taken..), out)
+            }
+            Step::Fail(f) => {
+                let to = ((f.offset + 1 - first) as usize).min(self.buf.len());
+                self.buf.truncate(to);
+                let raw = self.buf.split().freeze();
+                Err(self.fuse(f, raw, first, None))
             }
         }
-        // Left in the buffer: the open value's bytes from its first, or nothing.
-        if self.m.in_value() {
-            self.buf.advance((self.m.value_start() - first) as usize);
-        } else {
-            self.buf.clear();
-        }
-        Ok(())
     }
 
     /// [`Splitter::push`] past the short-chunk path.

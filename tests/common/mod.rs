@@ -69,6 +69,19 @@ pub fn run_cuts_with(
                 v.start()..v.end()
             );
         }
+        // Zero-copy: through `push`, a value that lies inside the chunk is a slice of it.
+        if !slices {
+            for v in &out[emitted..] {
+                if v.start() as usize >= prev {
+                    assert_eq!(
+                        v.bytes().as_ptr(),
+                        input[v.start() as usize..].as_ptr(),
+                        "value {:?} inside the chunk {prev}..{c} was copied",
+                        v.start()..v.end()
+                    );
+                }
+            }
+        }
         emitted = out.len();
         if let Err(e) = r {
             // Fused: the same error again on the next push and at finish.
