@@ -169,74 +169,29 @@ pub struct Splitter {
     failed: Option<Error>,
 }
 
-/// Strings and nesting through bytes that wait unread, block by block, from where the
-/// machine stood when they began to wait: the unescaped quotes (odd backslash runs, the
-/// prefix XOR) say what is inside strings, and the brackets outside them give the depth.
-/// On a valid prefix this is exactly the machine's view; where the bytes are not valid,
-/// the machine finds the error when it reads them. It only answers "can the top-level
-/// value end here?", and answers yes whenever a block closes as many brackets as are
-/// open before it.
+/// Strings and nesting through bytes that wait unread, from where the machine stood when
+/// they began to wait ([`scan::track`]: exact on every valid prefix; where the bytes are
+/// not valid, the machine finds the error when it reads them). It only answers "can the
+/// top-level value end here?", and answers yes whenever a block closes as many brackets
+/// as are open before it.
 #[derive(Clone, Copy, Debug)]
-struct Tracker {
-    /// All ones when the next byte is inside a string.
-    in_string: u64,
-    /// 1 when the next byte is escaped.
-    escape: u64,
-    /// Containers open before the next byte.
-    depth: u64,
-}
+struct Tracker(scan::Track);
 
 impl Tracker {
     fn new(m: &Machine) -> Self {
         let (in_string, escaped) = m.string_state();
-        Tracker {
+        Tracker(scan::Track {
             in_string: if in_string { u64::MAX } else { 0 },
             escape: u64::from(escaped),
             depth: m.depth() as u64,
-        }
+        })
     }
 
     /// Follow `chunk`; false (and the tracker left anywhere) if the top-level value may
     /// end in it.
     #[inline]
     fn follow(&mut self, chunk: &[u8]) -> bool {
-        let mut blocks = chunk.chunks_exact(64);
-        for block in blocks.by_ref() {
-            if !self.block(block.try_into().unwrap_or(&[b' '; 64]), 64) {
-                return false;
-            }
-        }
-        let rest = blocks.remainder();
-        if rest.is_empty() {
-            return true;
-        }
-        let mut last = [b' '; 64];
-        last[..rest.len()].copy_from_slice(rest);
-        self.block(&last, rest.len())
-    }
-
-    /// One block whose first `n` bytes are the input's (the rest spaces).
-    #[inline(always)]
-    fn block(&mut self, block: &[u8; 64], n: usize) -> bool {
-        let m = scan::bracket_masks(block);
-        let mut carry = self.escape;
-        let escaped = scan::escaped(m.backslash, &mut carry);
-        let inside = scan::prefix_xor(m.quote & !escaped) ^ self.in_string;
-        let (open, close) = (m.open & !inside, m.close & !inside);
-        // (Most blocks of string content have no bracket outside strings; and baseline
-        // x86_64 has no popcount instruction.)
-        if open | close != 0 {
-            let closes = u64::from(close.count_ones());
-            if closes >= self.depth {
-                return false;
-            }
-            self.depth = self.depth + u64::from(open.count_ones()) - closes;
-        }
-        // The padding has no quotes, so the last byte's string state is bit 63's; but an
-        // escape the last input byte starts falls on the first byte of the padding.
-        self.escape = if n == 64 { carry } else { (escaped >> n) & 1 };
-        self.in_string = ((inside as i64) >> 63) as u64;
-        true
+        scan::track(chunk, &mut self.0)
     }
 }
 
@@ -256,11 +211,7 @@ impl Splitter {
             hold_cap: usize::try_from(limits.max_value_bytes)
                 .unwrap_or(usize::MAX)
                 .saturating_add(1),
-            track: Tracker {
-                in_string: 0,
-                escape: 0,
-                depth: 0,
-            },
+            track: Tracker(scan::Track::default()),
             tracked_to: usize::MAX,
             failed: None,
         }
@@ -949,7 +900,7 @@ mod tests {
                 assert_eq!((step, used), (Step::NeedMore, p));
                 let t0 = Tracker::new(&m);
                 assert_eq!(
-                    (t0.in_string != 0, t0.escape == 1, t0.depth),
+                    (t0.0.in_string != 0, t0.0.escape == 1, t0.0.depth),
                     want[p],
                     "start {p}"
                 );
@@ -962,7 +913,7 @@ mod tests {
                         assert!(!held, "the end at depth 0 let wait: {p}..{q}");
                     } else if held {
                         assert_eq!(
-                            (t.in_string != 0, t.escape == 1, t.depth),
+                            (t.0.in_string != 0, t.0.escape == 1, t.0.depth),
                             want[q],
                             "after {p}..{q}"
                         );

@@ -167,9 +167,82 @@ pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
 
 /// The quotes, backslashes, opening and closing brackets of a 64-byte block, with the
 /// best implementation this CPU has.
+// The tracker calls each implementation's own classifier; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(crate) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     simd_or!(bracket_masks(block), portable::bracket_masks_scalar(block))
+}
+
+/// What a tracker of strings and nesting carries from byte to byte (see [`track`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Track {
+    /// All ones when the next byte is inside a string, else zero.
+    pub(crate) in_string: u64,
+    /// 1 when the next byte is escaped (it follows a backslash that starts an escape).
+    pub(crate) escape: u64,
+    /// Containers open before the next byte.
+    pub(crate) depth: u64,
+}
+
+/// Follow strings and nesting through `bytes`, 64 at a time, from `t`: the unescaped
+/// quotes ([`escaped`], [`prefix_xor`]) say what is inside strings, and the brackets
+/// outside them give the depth. Returns false (and leaves `t` anywhere) if a block closes
+/// as many containers as are open before it: the outermost one may close in `bytes`.
+/// On valid JSON this is exactly the grammar's view; on other bytes it is only bytes.
+#[inline]
+pub(crate) fn track(bytes: &[u8], t: &mut Track) -> bool {
+    simd_or!(
+        track(bytes, t),
+        track_with(bytes, t, portable::bracket_masks_scalar)
+    )
+}
+
+/// [`track`] with a given bracket classifier (inlined into each implementation, so that
+/// `count_ones` is the CPU's own instruction where the implementation enables it).
+#[inline(always)]
+fn track_with(bytes: &[u8], t: &mut Track, masks: impl Fn(&[u8; 64]) -> BracketMasks) -> bool {
+    let mut blocks = bytes.chunks_exact(64);
+    for block in blocks.by_ref() {
+        let block: &[u8; 64] = block.try_into().unwrap_or(&[b' '; 64]);
+        if !track_block(masks(block), 64, t) {
+            return false;
+        }
+    }
+    let rest = blocks.remainder();
+    if rest.is_empty() {
+        return true;
+    }
+    let mut last = [b' '; 64];
+    last[..rest.len()].copy_from_slice(rest);
+    track_block(masks(&last), rest.len(), t)
+}
+
+/// One block of [`track`] whose first `n` bytes are the input's (the rest spaces).
+#[inline(always)]
+fn track_block(m: BracketMasks, n: usize, t: &mut Track) -> bool {
+    let mut carry = t.escape;
+    // (Without a backslash in it or an escape carried in, nothing in a block is escaped.)
+    let escaped = if m.backslash | carry == 0 {
+        0
+    } else {
+        escaped(m.backslash, &mut carry)
+    };
+    let inside = prefix_xor(m.quote & !escaped) ^ t.in_string;
+    let (open, close) = (m.open & !inside, m.close & !inside);
+    // Most blocks of string content have no bracket outside strings.
+    if open | close != 0 {
+        let closes = u64::from(close.count_ones());
+        if closes >= t.depth {
+            return false;
+        }
+        t.depth = t.depth + u64::from(open.count_ones()) - closes;
+    }
+    // The padding has no quotes, so the last byte's string state is bit 63's; but an
+    // escape the last input byte starts falls on the first byte of the padding.
+    t.escape = if n == 64 { carry } else { (escaped >> n) & 1 };
+    t.in_string = ((inside as i64) >> 63) as u64;
+    true
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes (bit `i` for byte `i`), and
@@ -381,9 +454,6 @@ pub(crate) fn escaped(backslash: u64, carry: &mut u64) -> u64 {
 
 /// Prefix XOR: bit `i` of the result is the XOR of bits `0..=i` of `x`. Applied to the
 /// unescaped quotes, it marks the bytes inside strings (opening quote included).
-// Not used by the splitter yet (it follows strings with its own state); kept, tested,
-// for the structural indexer.
-#[allow(dead_code)]
 #[inline]
 pub(crate) fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 1;

@@ -8,7 +8,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks};
+use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -90,6 +90,19 @@ fn string_masks_neon(block: &[u8; 64]) -> StrMasks {
     }
 }
 
+#[inline]
+pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { track_neon(bytes, t) }
+}
+
+#[target_feature(enable = "neon")]
+fn track_neon(bytes: &[u8], t: &mut Track) -> bool {
+    super::track_with(bytes, t, |b| bracket_masks_neon(b))
+}
+
+// The tracker calls each implementation's own classifier; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.

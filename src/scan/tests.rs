@@ -408,3 +408,50 @@ fn bracket_masks_agree_with_the_scalar_classifier() {
         }
     }
 }
+
+/// The tracker through every implementation against the portable classifier's, on
+/// random bytes dense in quotes, backslashes and brackets, from random states, at every
+/// length up to five blocks.
+#[test]
+fn track_implementations_agree() {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..if cfg!(miri) { 4 } else { 3000 } {
+        let len = if cfg!(miri) { 70 } else { round % 321 };
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                let r = next();
+                match r % 4 {
+                    0 => b"\"\\{}[]"[(r >> 8) as usize % 6],
+                    1 => b'\\',
+                    _ => (r >> 16) as u8,
+                }
+            })
+            .collect();
+        let r = next();
+        let start = Track {
+            in_string: if r & 1 == 1 { u64::MAX } else { 0 },
+            escape: (r >> 1) & 1,
+            depth: (r >> 8) % 40,
+        };
+        let mut want = start;
+        let want_held = track_with(&bytes, &mut want, bracket_masks_scalar);
+        let mut got = start;
+        assert_eq!(track(&bytes, &mut got), want_held, "dispatch on {bytes:?}");
+        if want_held {
+            assert_eq!(got, want, "dispatch on {bytes:?}");
+        }
+        #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+        for (name, held, t) in x86::track_both(&bytes, start) {
+            assert_eq!(held, want_held, "{name} on {bytes:?}");
+            if held {
+                assert_eq!(t, want, "{name} on {bytes:?}");
+            }
+        }
+    }
+}

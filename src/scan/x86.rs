@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks};
+use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -18,7 +18,8 @@ fn choice() -> u8 {
     if c != UNKNOWN {
         return c;
     }
-    let c = if std::is_x86_feature_detected!("avx2") {
+    // (Every CPU with AVX2 has POPCNT; the AVX2 tracker counts brackets with it.)
+    let c = if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
         AVX2
     } else {
         SSE2
@@ -217,6 +218,8 @@ fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
 }
 
 /// The bracket classes of a block, with the best implementation this CPU has.
+// The tracker calls each implementation's own classifier; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     if choice() == AVX2 {
@@ -226,6 +229,44 @@ pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
         unsafe { bracket_masks_sse2(block) }
     }
+}
+
+/// [`super::track`] with the best implementation this CPU has.
+#[inline]
+pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 and POPCNT.
+        unsafe { track_avx2(bytes, t) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { track_sse2(bytes, t) }
+    }
+}
+
+#[target_feature(enable = "avx2,popcnt")]
+fn track_avx2(bytes: &[u8], t: &mut Track) -> bool {
+    super::track_with(bytes, t, |b| bracket_masks_avx2(b))
+}
+
+#[target_feature(enable = "sse2")]
+fn track_sse2(bytes: &[u8], t: &mut Track) -> bool {
+    super::track_with(bytes, t, |b| bracket_masks_sse2(b))
+}
+
+#[cfg(test)]
+pub(super) fn track_both(bytes: &[u8], t: Track) -> Vec<(&'static str, bool, Track)> {
+    let mut v = Vec::new();
+    let mut s = t;
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let held = unsafe { track_sse2(bytes, &mut s) };
+    v.push(("sse2", held, s));
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+        let mut s = t;
+        // SAFETY: AVX2 and POPCNT support was just checked.
+        let held = unsafe { track_avx2(bytes, &mut s) };
+        v.push(("avx2", held, s));
+    }
+    v
 }
 
 /// The four bracket classes of 16 or 32 bytes, as movemask bits. ORed with 0x20, `[` and
