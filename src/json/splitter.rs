@@ -18,6 +18,10 @@ const SHORT: usize = FAST_MIN - 1;
 /// Chunks up to this long may be held back unread (see [`Splitter::push`]).
 const HOLD_MAX: usize = 1024;
 
+/// One-byte chunks that wait are first stored here, so many bytes (a plain store each),
+/// then appended to the buffer together.
+const STAGE: usize = 32;
+
 /// Held-back bytes are read once there are this many.
 const HOLD_BATCH: usize = 4096;
 
@@ -160,6 +164,9 @@ pub struct Splitter {
     /// waiting, so a push that leaves bytes unread never leaves more buffered than it
     /// allows.
     hold_cap: usize,
+    /// One-byte chunks that wait, after `buf`'s waiting bytes (`stage_len` of them).
+    stage: [u8; STAGE],
+    stage_len: usize,
     /// Strings and nesting followed through the waiting bytes, so that a chunk longer
     /// than 16 bytes may wait even when it holds a `}` or `]`, if that cannot end the
     /// value (see [`Tracker`]); valid while `buf` is `tracked_to` long (`usize::MAX`:
@@ -211,6 +218,8 @@ impl Splitter {
             hold_cap: usize::try_from(limits.max_value_bytes)
                 .unwrap_or(usize::MAX)
                 .saturating_add(1),
+            stage: [0; STAGE],
+            stage_len: 0,
             track: Tracker(scan::Track::default()),
             tracked_to: usize::MAX,
             failed: None,
@@ -260,6 +269,13 @@ impl Splitter {
         if chunk.len() == 1 {
             let b = chunk[0];
             if b | 0x20 != b'}' && self.may_hold() {
+                let n = self.stage_len;
+                if n < STAGE {
+                    self.stage[n] = b;
+                    self.stage_len = n + 1;
+                    return Ok(());
+                }
+                self.flush_stage();
                 self.buf.put_u8(b);
                 if self.buf.len() < self.hold_end {
                     return Ok(());
@@ -281,6 +297,9 @@ impl Splitter {
                 return Ok(());
             }
             return self.push_long::<false>(chunk, out);
+        }
+        if self.stage_len > 0 {
+            self.flush_stage();
         }
         if chunk.len() <= 16 {
             let n = chunk.len();
@@ -376,9 +395,24 @@ impl Splitter {
             return false;
         }
         let len = self.buf.len();
+        // Room for a full stage under the value limit, or no wait (near the limit the
+        // byte machine reads at once and finds it).
+        let end = len
+            .saturating_add(HOLD_BATCH)
+            .min(self.hold_cap.saturating_sub(STAGE));
+        if end <= len {
+            return false;
+        }
         self.hold_from = len;
-        self.hold_end = len.saturating_add(HOLD_BATCH).min(self.hold_cap);
+        self.hold_end = end;
         true
+    }
+
+    /// Move the staged one-byte chunks to the end of the buffer.
+    #[inline(never)]
+    fn flush_stage(&mut self) {
+        self.buf.extend_from_slice(&self.stage[..self.stage_len]);
+        self.stage_len = 0;
     }
 
     /// [`Splitter::may_hold`] for a chunk longer than 16 bytes: its closers may not end
@@ -409,7 +443,7 @@ impl Splitter {
     #[inline(always)]
     fn held(&self) -> usize {
         if self.hold_end > 0 {
-            self.buf.len() - self.hold_from
+            self.buf.len() - self.hold_from + self.stage_len
         } else {
             0
         }
@@ -426,6 +460,9 @@ impl Splitter {
     /// reads them all or fails at the first wrong byte.
     #[inline(never)]
     fn catch_up(&mut self) -> Result<(), Error> {
+        if self.stage_len > 0 {
+            self.flush_stage();
+        }
         let mut pos = self.hold_from;
         self.hold_end = 0;
         self.tracked_to = usize::MAX;
@@ -463,7 +500,9 @@ impl Splitter {
     /// `chunk` is pushed on its own, so a value inside `chunk` is a slice of it.
     #[inline(never)]
     fn catch_up_with(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
-        // The buffer holds the open value from its first byte; `chunk` follows it.
+        // The buffer holds the open value from its first byte (nothing is staged: the
+        // caller flushed the stage); `chunk` follows it.
+        debug_assert_eq!(self.stage_len, 0);
         let first = self.m.value_start();
         let base = first + self.buf.len() as u64;
         self.buf.extend_from_slice(chunk);
@@ -672,6 +711,7 @@ impl Splitter {
         };
         self.buf = BytesMut::new();
         self.hold_end = 0;
+        self.stage_len = 0;
         self.tracked_to = usize::MAX;
         self.failed = Some(e.clone());
         e
