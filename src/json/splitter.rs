@@ -450,7 +450,41 @@ impl Splitter {
     }
 
     /// Read the bytes held back by [`Splitter::push`], from the splitter's buffer, where
-    /// they lie back to back: a run of short chunks is read as one.
+    /// they lie back to back: a run of short chunks is read as one. Returns the span of
+    /// the value they end, if they end it; else they were all read.
+    #[inline(always)]
+    fn read_held(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        if self.stage_len > 0 {
+            self.flush_stage();
+        }
+        let mut pos = self.hold_from;
+        self.hold_end = 0;
+        self.tracked_to = usize::MAX;
+        pos += self.m.run_string(&self.buf[pos..]);
+        if pos == self.buf.len() {
+            return Ok(None);
+        }
+        let rest = &self.buf[pos..];
+        let (step, _) = if rest.len() >= FAST_MIN {
+            self.m.feed_with::<true>(rest)
+        } else {
+            self.m.feed_with::<false>(rest)
+        };
+        match step {
+            Step::NeedMore => Ok(None),
+            Step::Value { start, end } => Ok(Some((start, end))),
+            Step::Fail(f) => {
+                // The buffer holds the value from its first byte.
+                let start = self.m.value_start();
+                let to = ((f.offset + 1 - start) as usize).min(self.buf.len());
+                self.buf.truncate(to);
+                let raw = self.buf.split().freeze();
+                Err(self.fuse(f, raw, start, None))
+            }
+        }
+    }
+
+    /// [`Splitter::read_held`] when nothing more comes with them.
     ///
     /// No value can end in them: the machine was inside a container when the first came,
     /// and a top-level value ends there only at a `}` or `]` that closes its outermost
@@ -460,37 +494,10 @@ impl Splitter {
     /// reads them all or fails at the first wrong byte.
     #[inline(never)]
     fn catch_up(&mut self) -> Result<(), Error> {
-        if self.stage_len > 0 {
-            self.flush_stage();
+        match self.read_held()? {
+            None => Ok(()),
+            Some(_) => unreachable!("a value ended in bytes that could not end it"),
         }
-        let mut pos = self.hold_from;
-        self.hold_end = 0;
-        self.tracked_to = usize::MAX;
-        pos += self.m.run_string(&self.buf[pos..]);
-        if pos < self.buf.len() {
-            let rest = &self.buf[pos..];
-            let (step, _) = if rest.len() >= FAST_MIN {
-                self.m.feed_with::<true>(rest)
-            } else {
-                self.m.feed_with::<false>(rest)
-            };
-            match step {
-                // All of them read.
-                Step::NeedMore => {}
-                Step::Fail(f) => {
-                    // The buffer holds the value from its first byte.
-                    let start = self.m.value_start();
-                    let end = ((f.offset - start + 1) as usize).min(self.buf.len());
-                    self.buf.truncate(end);
-                    let raw = self.buf.split().freeze();
-                    return Err(self.fuse(f, raw, start, None));
-                }
-                Step::Value { .. } => {
-                    unreachable!("no value ends in held-back bytes (no `}}` or `]` in them)")
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The waiting bytes and then `chunk` (of at most [`HOLD_MAX`] bytes, which may end
@@ -500,52 +507,30 @@ impl Splitter {
     /// `chunk` is pushed on its own, so a value inside `chunk` is a slice of it.
     #[inline(never)]
     fn catch_up_with(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
-        // The buffer holds the open value from its first byte (nothing is staged: the
-        // caller flushed the stage); `chunk` follows it.
-        debug_assert_eq!(self.stage_len, 0);
-        let first = self.m.value_start();
-        let base = first + self.buf.len() as u64;
+        if self.stage_len > 0 {
+            self.flush_stage();
+        }
+        // The buffer holds the open value from its first byte; `chunk` follows it.
+        let base = self.m.value_start() + self.buf.len() as u64;
         self.buf.extend_from_slice(chunk);
-        let mut pos = self.hold_from;
-        self.hold_end = 0;
-        self.tracked_to = usize::MAX;
-        pos += self.m.run_string(&self.buf[pos..]);
-        if pos == self.buf.len() {
+        let Some((start, end)) = self.read_held()? else {
+            return Ok(());
+        };
+        let bytes = self.buf.split_to((end - start) as usize).freeze();
+        self.buf.clear();
+        out.push(Value {
+            bytes,
+            start,
+            end,
+            index: self.m.values() - 1,
+        });
+        let taken = (end - base) as usize;
+        if taken == chunk.len() {
             return Ok(());
         }
-        let rest = &self.buf[pos..];
-        let (step, _) = if rest.len() >= FAST_MIN {
-            self.m.feed_with::<true>(rest)
-        } else {
-            self.m.feed_with::<false>(rest)
-        };
-        match step {
-            Step::NeedMore => Ok(()),
-            Step::Value { start, end } => {
-                debug_assert_eq!(start, first);
-                let bytes = self.buf.split_to((end - start) as usize).freeze();
-                self.buf.clear();
-                out.push(Value {
-                    bytes,
-                    start,
-                    end,
-                    index: self.m.values() - 1,
-                });
-                let taken = (end - base) as usize;
-                if taken == chunk.len() {
-                    return Ok(());
-                }
-                // The machine is between values now: nothing waits, and the rest of the
-                // chunk takes the usual path.
-                self.push(chunk.slice(taken..), out)
-            }
-            Step::Fail(f) => {
-                let to = ((f.offset + 1 - first) as usize).min(self.buf.len());
-                self.buf.truncate(to);
-                let raw = self.buf.split().freeze();
-                Err(self.fuse(f, raw, first, None))
-            }
-        }
+        // The machine is between values now: nothing waits, and the rest of the chunk
+        // takes the usual path.
+        self.push(chunk.slice(taken..), out)
     }
 
     /// [`Splitter::push`] past the short-chunk path.
