@@ -765,7 +765,7 @@ impl Splitter {
 
     /// Bytes held for a value that spans chunks (bounded by the value limit).
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.stage_len
     }
 
     /// The error the splitter is fused with, if any (not yet one in bytes that wait
