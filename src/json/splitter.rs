@@ -160,9 +160,9 @@ pub struct Splitter {
     hold_from: usize,
     /// Zero when no bytes wait; else the length of `buf` at which they are read.
     hold_end: usize,
-    /// The value limit plus one: `buf` never holds more than the value limit with bytes
-    /// waiting, so a push that leaves bytes unread never leaves more buffered than it
-    /// allows.
+    /// The value limit plus one: with bytes waiting, `buf` and the stage never hold more
+    /// than the value limit (a wait ends a full stage short of it), so a push that leaves
+    /// bytes unread never leaves more buffered than the limit allows.
     hold_cap: usize,
     /// One-byte chunks that wait, after `buf`'s waiting bytes (`stage_len` of them).
     stage: [u8; STAGE],
