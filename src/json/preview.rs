@@ -118,7 +118,9 @@ impl Preview {
         }
     }
 
-    /// The splitter that checks the bytes (offsets, state, bytes held).
+    /// The splitter that checks the bytes (offsets, values emitted, bytes held, its error).
+    /// The lexical state it stands in is what [`Preview::partial`] shows: a preview feeds it
+    /// through [`Splitter::push_slice`], which reads every chunk at once.
     pub fn splitter(&self) -> &Splitter {
         &self.splitter
     }
