@@ -174,6 +174,13 @@ pub(crate) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     simd_or!(bracket_masks(block), portable::bracket_masks_scalar(block))
 }
 
+/// Whether `bytes` holds a `}` or a `]`: what a chunk must have to end a value while a
+/// container is open. Cheaper than following the chunk ([`track`]), so asked first.
+#[inline]
+pub(crate) fn has_closer(bytes: &[u8]) -> bool {
+    simd_or!(has_closer(bytes), portable::has_closer_scalar(bytes))
+}
+
 /// What a tracker of strings and nesting carries from byte to byte (see [`track`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Track {
@@ -187,9 +194,9 @@ pub(crate) struct Track {
 
 /// Follow strings and nesting through `bytes`, 64 at a time, from `t`: the unescaped
 /// quotes ([`escaped`], [`prefix_xor`]) say what is inside strings, and the brackets
-/// outside them give the depth. Returns false (and leaves `t` anywhere) if a block closes
-/// as many containers as are open before it: the outermost one may close in `bytes`.
-/// On valid JSON this is exactly the grammar's view; on other bytes it is only bytes.
+/// outside them give the depth. Returns false (and leaves `t` anywhere) if the depth
+/// falls to zero in `bytes`: the outermost container closes there. On valid JSON this is
+/// exactly the grammar's view; on other bytes it is only bytes.
 #[inline]
 pub(crate) fn track(bytes: &[u8], t: &mut Track) -> bool {
     simd_or!(
@@ -233,10 +240,27 @@ fn track_block(m: BracketMasks, n: usize, t: &mut Track) -> bool {
     // Most blocks of string content have no bracket outside strings.
     if open | close != 0 {
         let closes = u64::from(close.count_ones());
-        if closes >= t.depth {
-            return false;
+        if closes < t.depth {
+            t.depth = t.depth + u64::from(open.count_ones()) - closes;
+        } else {
+            // As many closes as open containers: whether the depth reaches zero depends
+            // on their order, so walk the brackets one by one (an edit list closes four
+            // or five in a block at depth three, and ends no value there).
+            let mut depth = t.depth;
+            let mut brackets = open | close;
+            while brackets != 0 {
+                let bit = brackets & brackets.wrapping_neg();
+                if close & bit == 0 {
+                    depth += 1;
+                } else if depth <= 1 {
+                    return false;
+                } else {
+                    depth -= 1;
+                }
+                brackets ^= bit;
+            }
+            t.depth = depth;
         }
-        t.depth = t.depth + u64::from(open.count_ones()) - closes;
     }
     // The padding has no quotes, so the last byte's string state is bit 63's; but an
     // escape the last input byte starts falls on the first byte of the padding.
@@ -299,6 +323,12 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
 )]
 mod portable {
     use super::{BracketMasks, Masks, NumMasks, ScalarMasks};
+
+    /// The portable [`has_closer`](super::has_closer). ORed with 0x20, `]` and `}` both
+    /// give `}`, and no other byte does.
+    pub(crate) fn has_closer_scalar(bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| b | 0x20 == b'}')
+    }
 
     /// The portable [`bracket_masks`](super::bracket_masks).
     pub(crate) fn bracket_masks_scalar(block: &[u8; 64]) -> BracketMasks {

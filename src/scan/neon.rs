@@ -167,6 +167,47 @@ fn classify_neon(block: &[u8; 64]) -> Masks {
     }
 }
 
+/// [`super::has_closer`].
+#[inline]
+pub(super) fn has_closer(bytes: &[u8]) -> bool {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { has_closer_neon(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn has_closer_neon(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    if n < 16 {
+        return super::portable::has_closer_scalar(bytes);
+    }
+    // The 16 bytes at `at` (at most `n - 16`): ORed with 0x20, `]` and `}` both give `}`,
+    // and no other byte does.
+    let closers = |at: usize| {
+        let Ok(w) = <&[u8; 16]>::try_from(&bytes[at..at + 16]) else {
+            unreachable!("16 bytes")
+        };
+        vceqq_u8(vorrq_u8(load16(w), splat(0x20)), splat(b'}'))
+    };
+    let mut at = 0;
+    // Whole 64-byte runs while more than 64 bytes are left, stopping at the first closer.
+    while n - at > 64 {
+        let a = vorrq_u8(closers(at), closers(at + 16));
+        let b = vorrq_u8(closers(at + 32), closers(at + 48));
+        if vmaxvq_u8(vorrq_u8(a, b)) != 0 {
+            return true;
+        }
+        at += 64;
+    }
+    // The last 16 to 64 bytes: the 16 that end the input, and those before them.
+    let mut any = closers(n - 16);
+    while at + 16 < n {
+        any = vorrq_u8(any, closers(at));
+        at += 16;
+    }
+    vmaxvq_u8(any) != 0
+}
+
 /// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII
 /// bytes.
 #[inline]

@@ -455,3 +455,45 @@ fn track_implementations_agree() {
         }
     }
 }
+
+/// The closer test against its definition (the bytes `}` and `]`) and the portable one:
+/// every byte value at every position of inputs from 16 to 200 bytes (under miri, lengths
+/// either side of the vector and run boundaries, a few places, and the bytes that border
+/// the two), on fillers with and without the other bracket bytes.
+#[test]
+fn has_closer_agrees_with_the_definition() {
+    let lengths: Vec<usize> = if cfg!(miri) {
+        vec![16, 17, 48, 64, 65, 129]
+    } else {
+        (16..=200).collect()
+    };
+    let values = if cfg!(miri) {
+        b"\x00 |[\\]{}\x7C\x7E\xDD\xFD\xFF".to_vec()
+    } else {
+        (0..=255).collect()
+    };
+    let fillers: &[u8] = if cfg!(miri) { b"a[" } else { b"a{[" };
+    for &filler in fillers {
+        for &n in &lengths {
+            let plain = vec![filler; n];
+            assert!(!has_closer(&plain), "{n} bytes of {filler}");
+            assert!(!portable::has_closer_scalar(&plain));
+            let places: Vec<usize> = if cfg!(miri) {
+                let mut v = vec![0, 15, 16, n / 2, n - 17.min(n), n - 1];
+                v.retain(|&p| p < n);
+                v
+            } else {
+                (0..n).collect()
+            };
+            for &p in &places {
+                for &b in &values {
+                    let mut bytes = plain.clone();
+                    bytes[p] = b;
+                    let want = b == b'}' || b == b']';
+                    assert_eq!(has_closer(&bytes), want, "{b:#x} at {p} of {n}");
+                    assert_eq!(portable::has_closer_scalar(&bytes), want);
+                }
+            }
+        }
+    }
+}

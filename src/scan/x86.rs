@@ -269,6 +269,50 @@ pub(super) fn track_both(bytes: &[u8], t: Track) -> Vec<(&'static str, bool, Tra
     v
 }
 
+/// [`super::has_closer`]: SSE2 (the baseline) is enough, and inlines with no dispatch.
+#[inline]
+pub(super) fn has_closer(bytes: &[u8]) -> bool {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { has_closer_sse2(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn has_closer_sse2(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    if n < 16 {
+        return super::portable::has_closer_scalar(bytes);
+    }
+    // The 16 bytes at `at` (at most `n - 16`): ORed with 0x20, `]` and `}` both give `}`,
+    // and no other byte does.
+    let closers = |at: usize| {
+        let Ok(w) = <&[u8; 16]>::try_from(&bytes[at..at + 16]) else {
+            unreachable!("16 bytes")
+        };
+        _mm_cmpeq_epi8(
+            _mm_or_si128(load16(w), _mm_set1_epi8(0x20)),
+            _mm_set1_epi8(b'}' as i8),
+        )
+    };
+    let mut at = 0;
+    // Whole 64-byte runs while more than 64 bytes are left, stopping at the first closer.
+    while n - at > 64 {
+        let a = _mm_or_si128(closers(at), closers(at + 16));
+        let b = _mm_or_si128(closers(at + 32), closers(at + 48));
+        if _mm_movemask_epi8(_mm_or_si128(a, b)) != 0 {
+            return true;
+        }
+        at += 64;
+    }
+    // The last 16 to 64 bytes: the 16 that end the input, and those before them.
+    let mut any = closers(n - 16);
+    while at + 16 < n {
+        any = _mm_or_si128(any, closers(at));
+        at += 16;
+    }
+    _mm_movemask_epi8(any) != 0
+}
+
 /// The four bracket classes of 16 or 32 bytes, as movemask bits. ORed with 0x20, `[` and
 /// `{` both give `{`, `]` and `}` both give `}`, and no other byte gives either.
 macro_rules! bracket_lanes {
