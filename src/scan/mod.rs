@@ -201,18 +201,24 @@ pub(crate) struct Track {
 pub(crate) fn track(bytes: &[u8], t: &mut Track) -> bool {
     simd_or!(
         track(bytes, t),
-        track_with(bytes, t, portable::bracket_masks_scalar)
+        track_with(bytes, t, portable::bracket_masks_scalar, prefix_xor)
     )
 }
 
-/// [`track`] with a given bracket classifier (inlined into each implementation, so that
-/// `count_ones` is the CPU's own instruction where the implementation enables it).
+/// [`track`] with a given bracket classifier and prefix XOR (inlined into each
+/// implementation, so that `count_ones` is the CPU's own instruction where the
+/// implementation enables it).
 #[inline(always)]
-fn track_with(bytes: &[u8], t: &mut Track, masks: impl Fn(&[u8; 64]) -> BracketMasks) -> bool {
+fn track_with(
+    bytes: &[u8],
+    t: &mut Track,
+    masks: impl Fn(&[u8; 64]) -> BracketMasks,
+    xor: impl Fn(u64) -> u64,
+) -> bool {
     let mut blocks = bytes.chunks_exact(64);
     for block in blocks.by_ref() {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[b' '; 64]);
-        if !track_block(masks(block), 64, t) {
+        if !track_block(masks(block), 64, t, &xor) {
             return false;
         }
     }
@@ -222,12 +228,12 @@ fn track_with(bytes: &[u8], t: &mut Track, masks: impl Fn(&[u8; 64]) -> BracketM
     }
     let mut last = [b' '; 64];
     last[..rest.len()].copy_from_slice(rest);
-    track_block(masks(&last), rest.len(), t)
+    track_block(masks(&last), rest.len(), t, &xor)
 }
 
 /// One block of [`track`] whose first `n` bytes are the input's (the rest spaces).
 #[inline(always)]
-fn track_block(m: BracketMasks, n: usize, t: &mut Track) -> bool {
+fn track_block(m: BracketMasks, n: usize, t: &mut Track, xor: impl Fn(u64) -> u64) -> bool {
     let mut carry = t.escape;
     // (Without a backslash in it or an escape carried in, nothing in a block is escaped.)
     let escaped = if m.backslash | carry == 0 {
@@ -235,7 +241,7 @@ fn track_block(m: BracketMasks, n: usize, t: &mut Track) -> bool {
     } else {
         escaped(m.backslash, &mut carry)
     };
-    let inside = prefix_xor(m.quote & !escaped) ^ t.in_string;
+    let inside = xor(m.quote & !escaped) ^ t.in_string;
     let (open, close) = (m.open & !inside, m.close & !inside);
     // Most blocks of string content have no bracket outside strings.
     if open | close != 0 {

@@ -98,7 +98,7 @@ pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
 
 #[target_feature(enable = "neon")]
 fn track_neon(bytes: &[u8], t: &mut Track) -> bool {
-    super::track_with(bytes, t, |b| bracket_masks_neon(b))
+    super::track_with(bytes, t, |b| bracket_masks_neon(b), super::prefix_xor)
 }
 
 // The tracker calls each implementation's own classifier; this one is for the tests.

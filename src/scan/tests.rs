@@ -208,6 +208,34 @@ fn escaped_matches_the_naive_definition_across_blocks() {
     }
 }
 
+/// The carry-less prefix XOR (x86_64's AVX2 path) against the shifts, on every single
+/// bit, every pair of bits and random words.
+#[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+#[test]
+fn prefix_xor_by_clmul_agrees_with_the_shifts() {
+    let mut words: Vec<u64> = vec![0, !0, 0x5555_5555_5555_5555];
+    for a in 0..64 {
+        words.push(1 << a);
+        for b in (a + 1..64).step_by(if cfg!(miri) { 13 } else { 1 }) {
+            words.push(1 << a | 1 << b);
+        }
+    }
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..if cfg!(miri) { 50 } else { 100_000 } {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        words.push(x);
+    }
+    if x86::prefix_xor_fast(0).is_none() {
+        eprintln!("SKIPPED: this CPU has no AVX2 path, so no carry-less prefix XOR to test");
+        return;
+    }
+    for w in words {
+        assert_eq!(x86::prefix_xor_fast(w), Some(prefix_xor(w)), "{w:#x}");
+    }
+}
+
 #[test]
 fn prefix_xor_marks_the_inside_of_strings() {
     let mut x = 0x0123_4567_u64;
@@ -440,7 +468,7 @@ fn track_implementations_agree() {
             depth: (r >> 8) % 40,
         };
         let mut want = start;
-        let want_held = track_with(&bytes, &mut want, bracket_masks_scalar);
+        let want_held = track_with(&bytes, &mut want, bracket_masks_scalar, prefix_xor);
         let mut got = start;
         assert_eq!(track(&bytes, &mut got), want_held, "dispatch on {bytes:?}");
         if want_held {
