@@ -40,6 +40,38 @@ pub(super) fn implementation() -> &'static str {
     }
 }
 
+/// A block's masks from a classifier of 32-byte lanes (`K` masks of 32 bits each):
+/// bytes 0..32 give bits 0..32, bytes 32..64 bits 32..64. Every AVX2 classifier is this
+/// with its own lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn by_halves<const K: usize>(block: &[u8; 64], lanes: impl Fn(__m256i) -> [u64; K]) -> [u64; K] {
+    let p = block.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
+    // 32..64 of it.
+    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    let (l, h) = (lanes(lo), lanes(hi));
+    std::array::from_fn(|k| l[k] | (h[k] << 32))
+}
+
+/// [`by_halves`] for a classifier of 16-byte lanes (SSE2): lane `j` gives bits
+/// `16j..16j+16`.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn by_quarters<const K: usize>(block: &[u8; 64], lanes: impl Fn(__m128i) -> [u64; K]) -> [u64; K] {
+    let p = block.as_ptr() as *const __m128i;
+    let mut out = [0u64; K];
+    for lane in 0..4 {
+        // SAFETY: `block` is 64 bytes; lane `j` reads bytes 16j..16j+16 unaligned.
+        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
+        let m = lanes(x);
+        for k in 0..K {
+            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
+        }
+    }
+    out
+}
+
 #[allow(dead_code)] // see `scan::classify`
 #[inline]
 pub(super) fn classify(block: &[u8; 64]) -> Masks {
@@ -54,90 +86,64 @@ pub(super) fn classify(block: &[u8; 64]) -> Masks {
 
 /// The six class masks of 16 or 32 bytes, as movemask bits.
 macro_rules! lane_masks {
-    ($x:expr, $set1:ident, $cmpeq:ident, $max:ident, $or:ident, $movemask:ident, $ty:ty) => {{
+    ($x:expr, $set1:ident, $cmpeq:ident, $max:ident, $or:ident, $movemask:ident) => {{
         let x = $x;
         macro_rules! eq {
             ($c:expr) => {
                 $cmpeq(x, $set1($c as i8))
             };
         }
-        let quote = $movemask(eq!(b'"')) as u32 as $ty;
-        let backslash = $movemask(eq!(b'\\')) as u32 as $ty;
+        let quote = $movemask(eq!(b'"')) as u32 as u64;
+        let backslash = $movemask(eq!(b'\\')) as u32 as u64;
         // x <= 0x1F  <=>  max(x, 0x1F) == 0x1F (unsigned).
-        let control = $movemask($cmpeq($max(x, $set1(0x1F)), $set1(0x1F))) as u32 as $ty;
-        let non_ascii = $movemask(x) as u32 as $ty;
+        let control = $movemask($cmpeq($max(x, $set1(0x1F)), $set1(0x1F))) as u32 as u64;
+        let non_ascii = $movemask(x) as u32 as u64;
         let structural = $movemask($or(
             $or($or(eq!(b'{'), eq!(b'}')), $or(eq!(b'['), eq!(b']'))),
             $or(eq!(b':'), eq!(b',')),
-        )) as u32 as $ty;
+        )) as u32 as u64;
         let whitespace =
-            $movemask($or($or(eq!(b' '), eq!(b'\t')), $or(eq!(b'\n'), eq!(b'\r')))) as u32 as $ty;
+            $movemask($or($or(eq!(b' '), eq!(b'\t')), $or(eq!(b'\n'), eq!(b'\r')))) as u32 as u64;
         [quote, backslash, control, non_ascii, structural, whitespace]
     }};
 }
 
 #[target_feature(enable = "avx2")]
 fn classify_avx2(block: &[u8; 64]) -> Masks {
-    let p = block.as_ptr() as *const __m256i;
-    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
-    // 32..64 of it.
-    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    let l = lane_masks!(
-        lo,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_max_epu8,
-        _mm256_or_si256,
-        _mm256_movemask_epi8,
-        u64
-    );
-    let h = lane_masks!(
-        hi,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_max_epu8,
-        _mm256_or_si256,
-        _mm256_movemask_epi8,
-        u64
-    );
-    let j = |k: usize| l[k] | (h[k] << 32);
-    Masks {
-        quote: j(0),
-        backslash: j(1),
-        control: j(2),
-        non_ascii: j(3),
-        structural: j(4),
-        whitespace: j(5),
-    }
+    masks_from(by_halves(block, |x| {
+        lane_masks!(
+            x,
+            _mm256_set1_epi8,
+            _mm256_cmpeq_epi8,
+            _mm256_max_epu8,
+            _mm256_or_si256,
+            _mm256_movemask_epi8
+        )
+    }))
 }
 
 #[target_feature(enable = "sse2")]
 fn classify_sse2(block: &[u8; 64]) -> Masks {
-    let p = block.as_ptr() as *const __m128i;
-    let mut out = [0u64; 6];
-    for lane in 0..4 {
-        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
-        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
-        let m = lane_masks!(
+    masks_from(by_quarters(block, |x| {
+        lane_masks!(
             x,
             _mm_set1_epi8,
             _mm_cmpeq_epi8,
             _mm_max_epu8,
             _mm_or_si128,
-            _mm_movemask_epi8,
-            u64
-        );
-        for k in 0..6 {
-            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
-        }
-    }
+            _mm_movemask_epi8
+        )
+    }))
+}
+
+fn masks_from([quote, backslash, control, non_ascii, structural, whitespace]: [u64; 6]) -> Masks {
     Masks {
-        quote: out[0],
-        backslash: out[1],
-        control: out[2],
-        non_ascii: out[3],
-        structural: out[4],
-        whitespace: out[5],
+        quote,
+        backslash,
+        control,
+        non_ascii,
+        structural,
+        whitespace,
     }
 }
 
@@ -169,55 +175,36 @@ macro_rules! string_lanes {
 
 #[target_feature(enable = "avx2")]
 fn string_masks_avx2(block: &[u8; 64]) -> StrMasks {
-    let p = block.as_ptr() as *const __m256i;
-    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
-    // 32..64 of it.
-    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    let l = string_lanes!(
-        lo,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_max_epu8,
-        _mm256_movemask_epi8
-    );
-    let h = string_lanes!(
-        hi,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_max_epu8,
-        _mm256_movemask_epi8
-    );
-    StrMasks {
-        quote: l[0] | (h[0] << 32),
-        backslash: l[1] | (h[1] << 32),
-        control: l[2] | (h[2] << 32),
-        non_ascii: l[3] | (h[3] << 32),
-    }
+    str_masks_from(by_halves(block, |x| {
+        string_lanes!(
+            x,
+            _mm256_set1_epi8,
+            _mm256_cmpeq_epi8,
+            _mm256_max_epu8,
+            _mm256_movemask_epi8
+        )
+    }))
 }
 
 #[target_feature(enable = "sse2")]
 fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
-    let p = block.as_ptr() as *const __m128i;
-    let mut out = [0u64; 4];
-    for lane in 0..4 {
-        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
-        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
-        let m = string_lanes!(
+    str_masks_from(by_quarters(block, |x| {
+        string_lanes!(
             x,
             _mm_set1_epi8,
             _mm_cmpeq_epi8,
             _mm_max_epu8,
             _mm_movemask_epi8
-        );
-        for k in 0..4 {
-            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
-        }
-    }
+        )
+    }))
+}
+
+fn str_masks_from([quote, backslash, control, non_ascii]: [u64; 4]) -> StrMasks {
     StrMasks {
-        quote: out[0],
-        backslash: out[1],
-        control: out[2],
-        non_ascii: out[3],
+        quote,
+        backslash,
+        control,
+        non_ascii,
     }
 }
 
@@ -352,55 +339,36 @@ macro_rules! bracket_lanes {
 
 #[target_feature(enable = "avx2")]
 fn bracket_masks_avx2(block: &[u8; 64]) -> BracketMasks {
-    let p = block.as_ptr() as *const __m256i;
-    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
-    // 32..64 of it.
-    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    let l = bracket_lanes!(
-        lo,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_or_si256,
-        _mm256_movemask_epi8
-    );
-    let h = bracket_lanes!(
-        hi,
-        _mm256_set1_epi8,
-        _mm256_cmpeq_epi8,
-        _mm256_or_si256,
-        _mm256_movemask_epi8
-    );
-    BracketMasks {
-        quote: l[0] | (h[0] << 32),
-        backslash: l[1] | (h[1] << 32),
-        open: l[2] | (h[2] << 32),
-        close: l[3] | (h[3] << 32),
-    }
+    bracket_masks_from(by_halves(block, |x| {
+        bracket_lanes!(
+            x,
+            _mm256_set1_epi8,
+            _mm256_cmpeq_epi8,
+            _mm256_or_si256,
+            _mm256_movemask_epi8
+        )
+    }))
 }
 
 #[target_feature(enable = "sse2")]
 fn bracket_masks_sse2(block: &[u8; 64]) -> BracketMasks {
-    let p = block.as_ptr() as *const __m128i;
-    let mut out = [0u64; 4];
-    for lane in 0..4 {
-        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
-        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
-        let m = bracket_lanes!(
+    bracket_masks_from(by_quarters(block, |x| {
+        bracket_lanes!(
             x,
             _mm_set1_epi8,
             _mm_cmpeq_epi8,
             _mm_or_si128,
             _mm_movemask_epi8
-        );
-        for k in 0..4 {
-            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
-        }
-    }
+        )
+    }))
+}
+
+fn bracket_masks_from([quote, backslash, open, close]: [u64; 4]) -> BracketMasks {
     BracketMasks {
-        quote: out[0],
-        backslash: out[1],
-        open: out[2],
-        close: out[3],
+        quote,
+        backslash,
+        open,
+        close,
     }
 }
 
@@ -471,36 +439,24 @@ fn scalar_masks_from(m: [u64; 11]) -> ScalarMasks {
 
 #[target_feature(enable = "avx2")]
 fn scalar_masks_avx2(block: &[u8; 64]) -> ScalarMasks {
-    let p = block.as_ptr() as *const __m256i;
-    // SAFETY: `block` is 64 bytes; the two unaligned 32-byte loads read bytes 0..32 and
-    // 32..64 of it.
-    let (lo, hi) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    macro_rules! lanes {
-        ($x:expr) => {
-            scalar_lanes!(
-                $x,
-                _mm256_set1_epi8,
-                _mm256_cmpeq_epi8,
-                _mm256_min_epu8,
-                _mm256_max_epu8,
-                _mm256_and_si256,
-                _mm256_or_si256,
-                _mm256_movemask_epi8
-            )
-        };
-    }
-    let (l, h) = (lanes!(lo), lanes!(hi));
-    scalar_masks_from(std::array::from_fn(|k| l[k] | (h[k] << 32)))
+    scalar_masks_from(by_halves(block, |x| {
+        scalar_lanes!(
+            x,
+            _mm256_set1_epi8,
+            _mm256_cmpeq_epi8,
+            _mm256_min_epu8,
+            _mm256_max_epu8,
+            _mm256_and_si256,
+            _mm256_or_si256,
+            _mm256_movemask_epi8
+        )
+    }))
 }
 
 #[target_feature(enable = "sse2")]
 fn scalar_masks_sse2(block: &[u8; 64]) -> ScalarMasks {
-    let p = block.as_ptr() as *const __m128i;
-    let mut out = [0u64; 11];
-    for lane in 0..4 {
-        // SAFETY: `block` is 64 bytes; lane `k` reads bytes 16k..16k+16 unaligned.
-        let x = unsafe { _mm_loadu_si128(p.add(lane)) };
-        let m = scalar_lanes!(
+    scalar_masks_from(by_quarters(block, |x| {
+        scalar_lanes!(
             x,
             _mm_set1_epi8,
             _mm_cmpeq_epi8,
@@ -509,12 +465,8 @@ fn scalar_masks_sse2(block: &[u8; 64]) -> ScalarMasks {
             _mm_and_si128,
             _mm_or_si128,
             _mm_movemask_epi8
-        );
-        for k in 0..11 {
-            out[k] |= (m[k] & 0xFFFF) << (16 * lane);
-        }
-    }
-    scalar_masks_from(out)
+        )
+    }))
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII
