@@ -163,7 +163,8 @@ pub struct Splitter {
     /// Strings and nesting followed through the waiting bytes, so that a chunk longer
     /// than 16 bytes may wait even when it holds a `}` or `]`, if that cannot end the
     /// value (see [`Tracker`]); valid while `buf` is `tracked_to` long (`usize::MAX`:
-    /// not valid; a short chunk that waits untracked leaves it behind).
+    /// not valid, as in a wait that does not follow its chunks, see
+    /// [`Splitter::may_hold_long`]; a short chunk that waits untracked leaves it behind).
     track: Tracker,
     tracked_to: usize,
     /// The start of the value whose waits follow every chunk longer than 16 bytes (see
@@ -175,8 +176,7 @@ pub struct Splitter {
 /// Strings and nesting through bytes that wait unread, from where the machine stood when
 /// they began to wait ([`scan::track`]: exact on every valid prefix; where the bytes are
 /// not valid, the machine finds the error when it reads them). It only answers "can the
-/// top-level value end here?", and answers yes whenever a block closes as many brackets
-/// as are open before it.
+/// top-level value end here?": yes exactly where the depth outside strings falls to zero.
 #[derive(Clone, Copy, Debug)]
 struct Tracker(scan::Track);
 
@@ -493,8 +493,8 @@ impl Splitter {
     /// No value can end in them: the machine was inside a container when the first came,
     /// and a top-level value ends there only at a `}` or `]` that closes its outermost
     /// container. A chunk waits only if it holds no `}` or `]`, or if the [`Tracker`],
-    /// exact on every valid prefix, saw no block close as many containers as were open
-    /// before it; and the machine ends a value only after a valid prefix. So this either
+    /// exact on every valid prefix, saw the depth outside strings stay above zero; and
+    /// the machine ends a value only after a valid prefix. So this either
     /// reads them all or fails at the first wrong byte.
     #[inline(never)]
     fn catch_up(&mut self) -> Result<(), Error> {

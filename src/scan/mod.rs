@@ -7,8 +7,8 @@
 //! `--cfg toolstream_disable_simd`, a portable scalar path. On an x86_64 machine the NEON
 //! path is tested by running the whole suite for aarch64 under qemu-user (see the README).
 //! Miri checks every SIMD path for undefined behaviour: SSE2 and AVX2 natively (built with
-//! `-C target-feature=+avx2`, since miri has no CPU to ask), NEON by interpreting the
-//! aarch64 target. Every implementation is tested against `classify_scalar` on all 256 byte
+//! `-C target-feature=+avx2,+popcnt,+pclmulqdq`, since miri has no CPU to ask), NEON by
+//! interpreting the aarch64 target. Every implementation is tested against `classify_scalar` on all 256 byte
 //! values at every position of a block.
 //!
 //! `escaped` and `prefix_xor` are the two bit tricks that let a block classifier carry

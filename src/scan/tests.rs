@@ -378,8 +378,8 @@ fn scalar_masks_agree_with_a_match_on_each_byte() {
 
 /// The SIMD implementations the tests above compare with the scalar reference: on x86_64,
 /// SSE2 always and AVX2 where the CPU has it. Under miri, which has no CPU to ask, AVX2 is
-/// there when the build enables it (`-C target-feature=+avx2`, as CI's miri step does), and
-/// this test makes sure that step cannot pass without running it.
+/// there when the build enables it (`-C target-feature=+avx2,+popcnt,+pclmulqdq`, as CI's
+/// miri step does), and this test makes sure that step cannot pass without running it.
 #[test]
 fn the_simd_implementations_compared_are_the_expected_ones() {
     let names: Vec<&str> = implementations(&[b'a'; 64])
@@ -395,6 +395,12 @@ fn the_simd_implementations_compared_are_the_expected_ones() {
         assert_eq!(names.contains(&"avx2"), avx2, "{names:?}");
         if cfg!(all(miri, target_feature = "avx2")) {
             assert!(avx2, "miri built with AVX2 does not report it");
+            // The dispatch (and the tracker's AVX2 path) also needs POPCNT and PCLMULQDQ.
+            assert_eq!(
+                x86::implementation(),
+                "avx2",
+                "miri built with AVX2 but without POPCNT or PCLMULQDQ"
+            );
         }
     }
 }
