@@ -571,3 +571,92 @@ fn an_error_in_a_waiting_chunk_comes_from_the_call_that_reads_it() {
     assert_eq!((e.kind(), e.offset()), (Truncated, 9));
     assert_eq!(e.truncation().map(|t| t.lexical), Some(Lexical::InString));
 }
+
+/// Values far longer than the splitter's wait (16 KiB), of the kinds that take its three
+/// ways to wait — chunks without a closer (a long string, a number array), chunks whose
+/// closers the tracker follows (an edit list, code with braces inside a string), and a
+/// value whose first waits test for a closer and whose later ones follow every chunk —
+/// glued back to back, at chunk sizes around each of its thresholds: every chunking gives
+/// the reference machine's values (and `run_cuts` checks that each comes out of the push
+/// with its last byte, and zero-copy where it lies in one chunk). Then the same with one
+/// byte made wrong deep inside a wait, at the same offset in every chunking.
+#[test]
+fn long_values_wait_and_are_read_at_every_chunk_size() {
+    let mut doc = String::new();
+    doc.push_str("{\"command\":\"");
+    while doc.len() < 40_000 {
+        doc.push_str(r#"grep -rn \"fn main\" src/ | sed 's/\\t/ /g' && echo \"done\"; "#);
+    }
+    doc.push_str("\",\"timeout\":30}");
+    doc.push_str("{\"content\":\"");
+    while doc.len() < 100_000 {
+        doc.push_str(r#"fn main() {\n    if x > 0 { return Err(\"bad \\\"input\\\"\".into()); }\n}\n[1, 2]\n"#);
+    }
+    doc.push_str("\"}{\"edits\":[");
+    let mut k = 0;
+    while doc.len() < 160_000 {
+        if k > 0 {
+            doc.push(',');
+        }
+        doc.push_str(&format!(
+            r#"{{"line":{k},"old":"let x = foo(\"a\");","range":{{"start":[12,4],"end":[12,30]}}}}"#
+        ));
+        k += 1;
+    }
+    doc.push_str("],\"dry_run\":false}{\"values\":[");
+    let start = doc.len();
+    while doc.len() - start < 30_000 {
+        doc.push_str("12,-3.5,1e-7,null,");
+    }
+    doc.push_str("0],\"label\":\"x\"}");
+    // A string whose first closer comes late, then a run of closers that end no value.
+    doc.push_str("{\"a\":\"");
+    doc.push_str(&"x".repeat(20_000));
+    doc.push_str("\",\"b\":[[[]]],\"c\":\"");
+    doc.push_str(&"y".repeat(20_000));
+    doc.push_str("\"}");
+    let input = bytes::Bytes::from(doc.into_bytes());
+    let limits = Limits::default();
+    let want = common::run_reference(Mode::Objects, limits, &input);
+    assert_eq!(want.values.len(), 5);
+    assert_eq!(want.error, None);
+    let cut = |n: usize| -> Vec<usize> { (n..input.len()).step_by(n).collect() };
+    for n in [1, 2, 7, 16, 17, 31, 63, 64, 65, 100, 1000, 1024, 1025, 5000] {
+        let got = common::run_cuts(Mode::Objects, limits, &input, &cut(n));
+        assert_eq!(got.without_detail(), want, "chunks of {n}");
+    }
+    // Chunks of n cut so that each value's closing byte starts one (and its chunk is n
+    // long): the closer test must look at a chunk's first byte too.
+    for n in [17, 64, 1024] {
+        let mut cuts = Vec::new();
+        let mut pos = 0;
+        for &(_, end, _) in &want.values {
+            let closer = end as usize - 1;
+            cuts.extend((pos + n..closer).step_by(n));
+            cuts.push(closer);
+            pos = closer;
+        }
+        let got = common::run_cuts(Mode::Objects, limits, &input, &cuts);
+        assert_eq!(
+            got.without_detail(),
+            want,
+            "chunks of {n}, each closer first"
+        );
+    }
+    // One wrong byte (a raw control byte in a string) deep inside the edit list.
+    let mut bad = input.to_vec();
+    let at = 150_000 + bad[150_000..].iter().position(|&b| b == b'"').unwrap_or(0);
+    bad[at + 1] = 0x01;
+    let bad = bytes::Bytes::from(bad);
+    let want = common::run_reference(Mode::Objects, limits, &bad);
+    assert!(want.error.is_some());
+    for n in [1, 7, 16, 17, 64, 65, 1024, 1025] {
+        let got = common::run_cuts(Mode::Objects, limits, &bad, &cut(n));
+        assert_eq!(
+            got.without_detail(),
+            want,
+            "chunks of {n}, a wrong byte at {}",
+            at + 1
+        );
+    }
+}

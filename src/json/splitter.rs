@@ -22,8 +22,10 @@ const HOLD_MAX: usize = 1024;
 /// then appended to the buffer together.
 const STAGE: usize = 32;
 
-/// Held-back bytes are read once there are this many.
-const HOLD_BATCH: usize = 4096;
+/// Held-back bytes are read once there are this many (16 KiB: at 64-byte chunks 0.58x ->
+/// 0.61x the whole buffer's speed against 4 KiB, in two alternating interleaved rounds;
+/// the buffer holds the value's bytes anyway, and the waiting ones stay in cache).
+const HOLD_BATCH: usize = 16384;
 
 /// The bytes of a chunk of 1 to 16 bytes as two little-endian words, the bytes past the
 /// chunk zero: read with overlapping loads, no loop and no call.
@@ -232,9 +234,9 @@ impl Splitter {
     /// **Short chunks may wait.** Inside an open array or object, a value can only end at
     /// the `}` or `]` that closes the outermost one. A chunk of up to 1 KiB that cannot
     /// hold that byte — it has no `}` or `]`, or (over 16 bytes) its brackets outside
-    /// strings, followed block by block, never close as many containers as are open — may
+    /// strings, followed in order, never bring the depth to zero — may
     /// therefore be appended to the splitter's buffer unread, and such chunks read later
-    /// back to back, in one pass: with the next chunk that may end the value, once 4 KiB
+    /// back to back, in one pass: with the next chunk that may end the value, once 16 KiB
     /// wait, or at the next [`Splitter::push_slice`], [`Splitter::state`] or
     /// [`Splitter::finish`]. Every
     /// value still comes out of the push that delivers its last byte, no byte is read
