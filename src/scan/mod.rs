@@ -181,6 +181,45 @@ pub(crate) fn has_closer(bytes: &[u8]) -> bool {
     simd_or!(has_closer(bytes), portable::has_closer_scalar(bytes))
 }
 
+/// [`has_closer`] for `n` (16 or more) bytes, given each implementation's test of the 16
+/// bytes at an offset (at most `n - 16`), its OR of two results and its "any set" (all
+/// inlined): whole 64-byte runs while more than 64 bytes are left, stopping at the first
+/// closer, then the 16 bytes that end the input and those before them.
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn has_closer_with<V: Copy>(
+    n: usize,
+    closers: impl Fn(usize) -> V,
+    or: impl Fn(V, V) -> V,
+    any: impl Fn(V) -> bool,
+) -> bool {
+    let mut at = 0;
+    while n - at > 64 {
+        let a = or(closers(at), closers(at + 16));
+        let b = or(closers(at + 32), closers(at + 48));
+        if any(or(a, b)) {
+            return true;
+        }
+        at += 64;
+    }
+    let mut found = closers(n - 16);
+    while at + 16 < n {
+        found = or(found, closers(at));
+        at += 16;
+    }
+    any(found)
+}
+
 /// What a tracker of strings and nesting carries from byte to byte (see [`track`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Track {

@@ -189,23 +189,7 @@ fn has_closer_neon(bytes: &[u8]) -> bool {
         };
         vceqq_u8(vorrq_u8(load16(w), splat(0x20)), splat(b'}'))
     };
-    let mut at = 0;
-    // Whole 64-byte runs while more than 64 bytes are left, stopping at the first closer.
-    while n - at > 64 {
-        let a = vorrq_u8(closers(at), closers(at + 16));
-        let b = vorrq_u8(closers(at + 32), closers(at + 48));
-        if vmaxvq_u8(vorrq_u8(a, b)) != 0 {
-            return true;
-        }
-        at += 64;
-    }
-    // The last 16 to 64 bytes: the 16 that end the input, and those before them.
-    let mut any = closers(n - 16);
-    while at + 16 < n {
-        any = vorrq_u8(any, closers(at));
-        at += 16;
-    }
-    vmaxvq_u8(any) != 0
+    super::has_closer_with(n, closers, |a, b| vorrq_u8(a, b), |v| vmaxvq_u8(v) != 0)
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII

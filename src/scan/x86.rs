@@ -303,23 +303,12 @@ fn has_closer_sse2(bytes: &[u8]) -> bool {
             _mm_set1_epi8(b'}' as i8),
         )
     };
-    let mut at = 0;
-    // Whole 64-byte runs while more than 64 bytes are left, stopping at the first closer.
-    while n - at > 64 {
-        let a = _mm_or_si128(closers(at), closers(at + 16));
-        let b = _mm_or_si128(closers(at + 32), closers(at + 48));
-        if _mm_movemask_epi8(_mm_or_si128(a, b)) != 0 {
-            return true;
-        }
-        at += 64;
-    }
-    // The last 16 to 64 bytes: the 16 that end the input, and those before them.
-    let mut any = closers(n - 16);
-    while at + 16 < n {
-        any = _mm_or_si128(any, closers(at));
-        at += 16;
-    }
-    _mm_movemask_epi8(any) != 0
+    super::has_closer_with(
+        n,
+        closers,
+        |a, b| _mm_or_si128(a, b),
+        |v| _mm_movemask_epi8(v) != 0,
+    )
 }
 
 /// The four bracket classes of 16 or 32 bytes, as movemask bits. ORed with 0x20, `[` and
