@@ -181,10 +181,10 @@ pub(crate) fn has_closer(bytes: &[u8]) -> bool {
     simd_or!(has_closer(bytes), portable::has_closer_scalar(bytes))
 }
 
-/// [`has_closer`] for `n` (16 or more) bytes, given each implementation's test of the 16
-/// bytes at an offset (at most `n - 16`), its OR of two results and its "any set" (all
-/// inlined): whole 64-byte runs while more than 64 bytes are left, stopping at the first
-/// closer, then the 16 bytes that end the input and those before them.
+/// [`has_closer`] with each SIMD implementation's test of 16 bytes, its OR of two results
+/// and its "any set" (all inlined): under 16 bytes, the portable test; else whole 64-byte
+/// runs while more than 64 bytes are left, stopping at the first closer, then the 16
+/// bytes that end the input and those before them.
 #[cfg_attr(
     not(any(
         all(target_arch = "x86_64", not(toolstream_disable_simd)),
@@ -198,23 +198,33 @@ pub(crate) fn has_closer(bytes: &[u8]) -> bool {
 )]
 #[inline(always)]
 fn has_closer_with<V: Copy>(
-    n: usize,
-    closers: impl Fn(usize) -> V,
+    bytes: &[u8],
+    closers: impl Fn(&[u8; 16]) -> V,
     or: impl Fn(V, V) -> V,
     any: impl Fn(V) -> bool,
 ) -> bool {
+    let n = bytes.len();
+    if n < 16 {
+        return portable::has_closer_scalar(bytes);
+    }
+    let at16 = |at: usize| {
+        let Ok(w) = <&[u8; 16]>::try_from(&bytes[at..at + 16]) else {
+            unreachable!("16 bytes")
+        };
+        closers(w)
+    };
     let mut at = 0;
     while n - at > 64 {
-        let a = or(closers(at), closers(at + 16));
-        let b = or(closers(at + 32), closers(at + 48));
+        let a = or(at16(at), at16(at + 16));
+        let b = or(at16(at + 32), at16(at + 48));
         if any(or(a, b)) {
             return true;
         }
         at += 64;
     }
-    let mut found = closers(n - 16);
+    let mut found = at16(n - 16);
     while at + 16 < n {
-        found = or(found, closers(at));
+        found = or(found, at16(at));
         at += 16;
     }
     any(found)

@@ -177,19 +177,13 @@ pub(super) fn has_closer(bytes: &[u8]) -> bool {
 #[inline]
 #[target_feature(enable = "neon")]
 fn has_closer_neon(bytes: &[u8]) -> bool {
-    let n = bytes.len();
-    if n < 16 {
-        return super::portable::has_closer_scalar(bytes);
-    }
-    // The 16 bytes at `at` (at most `n - 16`): ORed with 0x20, `]` and `}` both give `}`,
-    // and no other byte does.
-    let closers = |at: usize| {
-        let Ok(w) = <&[u8; 16]>::try_from(&bytes[at..at + 16]) else {
-            unreachable!("16 bytes")
-        };
-        vceqq_u8(vorrq_u8(load16(w), splat(0x20)), splat(b'}'))
-    };
-    super::has_closer_with(n, closers, |a, b| vorrq_u8(a, b), |v| vmaxvq_u8(v) != 0)
+    // ORed with 0x20, `]` and `}` both give `}`, and no other byte does.
+    super::has_closer_with(
+        bytes,
+        |w| vceqq_u8(vorrq_u8(load16(w), splat(0x20)), splat(b'}')),
+        |a, b| vorrq_u8(a, b),
+        |v| vmaxvq_u8(v) != 0,
+    )
 }
 
 /// 16 bytes: the mask of quotes, backslashes and control bytes, and the mask of non-ASCII

@@ -288,24 +288,15 @@ pub(super) fn has_closer(bytes: &[u8]) -> bool {
 #[inline]
 #[target_feature(enable = "sse2")]
 fn has_closer_sse2(bytes: &[u8]) -> bool {
-    let n = bytes.len();
-    if n < 16 {
-        return super::portable::has_closer_scalar(bytes);
-    }
-    // The 16 bytes at `at` (at most `n - 16`): ORed with 0x20, `]` and `}` both give `}`,
-    // and no other byte does.
-    let closers = |at: usize| {
-        let Ok(w) = <&[u8; 16]>::try_from(&bytes[at..at + 16]) else {
-            unreachable!("16 bytes")
-        };
-        _mm_cmpeq_epi8(
-            _mm_or_si128(load16(w), _mm_set1_epi8(0x20)),
-            _mm_set1_epi8(b'}' as i8),
-        )
-    };
+    // ORed with 0x20, `]` and `}` both give `}`, and no other byte does.
     super::has_closer_with(
-        n,
-        closers,
+        bytes,
+        |w| {
+            _mm_cmpeq_epi8(
+                _mm_or_si128(load16(w), _mm_set1_epi8(0x20)),
+                _mm_set1_epi8(b'}' as i8),
+            )
+        },
         |a, b| _mm_or_si128(a, b),
         |v| _mm_movemask_epi8(v) != 0,
     )
