@@ -42,6 +42,19 @@ const SEEDS: &[&[u8]] = &[
     b"\\\\\\",
     b"a\"b",
     b"\\\"\\\"\\\"",
+    // For the escape masks: a `d` that is no surrogate, the highest pair, a lone low
+    // half, hex-like bytes after the four digits, digits cut by the quote, a bad digit,
+    // an escaped backslash before a plain `u`, a capital `U`, a wrong simple escape.
+    b"\\uD123\\ud7ff",
+    b"\\uDBFF\\uDFFF",
+    b"\\udfff",
+    b"\\u0041BCDEF",
+    b"\\u004",
+    b"\\uabcg",
+    b"\\\\u0041",
+    b"\\U0041",
+    b"\\a",
+    b"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9x",
 ];
 
 fn check(input: Vec<u8>, cuts: &[&[usize]]) {

@@ -140,6 +140,79 @@ pub(crate) struct ScalarMasks {
     pub(crate) l: u64,
 }
 
+/// The classes the check of a block's escapes needs, one bit per byte of a 64-byte block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EscMasks {
+    /// The bytes a simple escape ends with: `"`, `\`, `/`, `b`, `f`, `n`, `r`, `t`.
+    pub(crate) simple: u64,
+    /// `u`
+    pub(crate) u: u64,
+    /// Hex digits: `0..=9`, `a..=f`, `A..=F`.
+    pub(crate) hex: u64,
+    /// `d`, `D`: the first digit of every `\u` escape of a surrogate.
+    pub(crate) d: u64,
+}
+
+/// The escape classes as one nibble lookup: a byte is in class `k` when bit `k` is set in
+/// both `ESC_NIBBLES.0[low nibble]` and `ESC_NIBBLES.1[high nibble]`. Bits 0 to 4 are the
+/// simple escapes (`"br` are low 2 with high 2, 6 or 7; `/` is F with 2; `\` C with 5;
+/// `fn` 6 or E with 6; `t` 4 with 7), bits 5 and 6 the hex digits (`0-9`: 0 to 9 with 3;
+/// `A-F`, `a-f`: 1 to 6 with 4 or 6), bit 7 `u` (5 with 7). Bytes from 0x80 have a high
+/// nibble of 8 or more, whose entries are empty. Used by the classifiers with a table
+/// lookup (AVX2, NEON); the tests check every byte against [`EscMasks`]'s definition.
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", not(toolstream_disable_simd)),
+        all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(toolstream_disable_simd)
+        )
+    )),
+    allow(dead_code)
+)]
+const ESC_NIBBLES: ([u8; 16], [u8; 16]) = {
+    let (mut lo, mut hi) = ([0u8; 16], [0u8; 16]);
+    lo[0x2] |= 1;
+    hi[0x2] |= 1;
+    hi[0x6] |= 1;
+    hi[0x7] |= 1;
+    lo[0xF] |= 2;
+    hi[0x2] |= 2;
+    lo[0xC] |= 4;
+    hi[0x5] |= 4;
+    lo[0x6] |= 8;
+    lo[0xE] |= 8;
+    hi[0x6] |= 8;
+    lo[0x4] |= 16;
+    hi[0x7] |= 16;
+    let mut k = 0;
+    while k <= 9 {
+        lo[k] |= 32;
+        k += 1;
+    }
+    hi[0x3] |= 32;
+    let mut k = 1;
+    while k <= 6 {
+        lo[k] |= 64;
+        k += 1;
+    }
+    hi[0x4] |= 64;
+    hi[0x6] |= 64;
+    lo[0x5] |= 128;
+    hi[0x7] |= 128;
+    (lo, hi)
+};
+
+/// The escape classes of a 64-byte block, with the best implementation this CPU has.
+/// Without SIMD the string scan checks each escape byte by byte instead (a portable
+/// classifier costs more per block than the escapes in it), so the portable one is for
+/// the tests.
+#[inline]
+pub(crate) fn escape_masks(block: &[u8; 64]) -> EscMasks {
+    simd_or!(escape_masks(block), portable::escape_masks_scalar(block))
+}
+
 /// Whether this build classifies scalars with SIMD. The scalar-array path of the splitter
 /// is only worth taking where it does: the portable classifier costs more per block than
 /// the token path spends on the values in it.
@@ -377,12 +450,33 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
     allow(dead_code)
 )]
 mod portable {
-    use super::{BracketMasks, Masks, NumMasks, ScalarMasks};
+    use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks};
 
     /// The portable [`has_closer`](super::has_closer). ORed with 0x20, `]` and `}` both
     /// give `}`, and no other byte does.
     pub(crate) fn has_closer_scalar(bytes: &[u8]) -> bool {
         bytes.iter().any(|&b| b | 0x20 == b'}')
+    }
+
+    /// The portable [`escape_masks`](super::escape_masks), from the definition.
+    pub(crate) fn escape_masks_scalar(block: &[u8; 64]) -> EscMasks {
+        let mut m = EscMasks::default();
+        for (i, &b) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            if matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+                m.simple |= bit;
+            }
+            if b == b'u' {
+                m.u |= bit;
+            }
+            if b.is_ascii_hexdigit() {
+                m.hex |= bit;
+            }
+            if b == b'd' || b == b'D' {
+                m.d |= bit;
+            }
+        }
+        m
     }
 
     /// The portable [`bracket_masks`](super::bracket_masks).

@@ -8,7 +8,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
+use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -87,6 +87,39 @@ fn string_masks_neon(block: &[u8; 64]) -> StrMasks {
         backslash: movemask64(b),
         control: movemask64(c),
         non_ascii: movemask64(n),
+    }
+}
+
+#[inline]
+pub(super) fn escape_masks(block: &[u8; 64]) -> EscMasks {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { escape_masks_neon(block) }
+}
+
+/// The escape classes from one nibble lookup ([`super::ESC_NIBBLES`]) per byte.
+#[inline]
+#[target_feature(enable = "neon")]
+fn escape_masks_neon(block: &[u8; 64]) -> EscMasks {
+    let v = load64(block);
+    let (lo, hi) = super::ESC_NIBBLES;
+    let (lo_t, hi_t) = (load16(&lo), load16(&hi));
+    let (mut simple, mut u, mut hex, mut d) = (v, v, v, v);
+    for k in 0..4 {
+        let x = v[k];
+        let r = vandq_u8(
+            vqtbl1q_u8(lo_t, vandq_u8(x, splat(0x0F))),
+            vqtbl1q_u8(hi_t, vshrq_n_u8::<4>(x)),
+        );
+        simple[k] = vtstq_u8(r, splat(0x1F));
+        u[k] = vtstq_u8(r, splat(0x80));
+        hex[k] = vtstq_u8(r, splat(0x60));
+        d[k] = vceqq_u8(vorrq_u8(x, splat(0x20)), splat(b'd'));
+    }
+    EscMasks {
+        simple: movemask64(simple),
+        u: movemask64(u),
+        hex: movemask64(hex),
+        d: movemask64(d),
     }
 }
 

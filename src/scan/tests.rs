@@ -1,6 +1,6 @@
 use super::portable::{
-    bracket_masks_scalar, classify_scalar, non_digits16_scalar, number_masks16_scalar,
-    probe16_scalar, scalar_masks_scalar,
+    bracket_masks_scalar, classify_scalar, escape_masks_scalar, non_digits16_scalar,
+    number_masks16_scalar, probe16_scalar, scalar_masks_scalar,
 };
 use super::*;
 
@@ -374,6 +374,49 @@ fn scalar_masks_agree_with_a_match_on_each_byte() {
             }
         }
     }
+}
+
+fn escape_implementations(block: &[u8; 64]) -> Vec<(&'static str, EscMasks)> {
+    #[allow(unused_mut)]
+    let mut v = vec![("dispatch", escape_masks(block))];
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    v.extend(x86::escape_both(block));
+    v
+}
+
+/// The escape classes (the nibble lookups of AVX2 and NEON, SSE2's comparisons) against
+/// the portable definition: every byte value at every position of a block, on fillers
+/// from each class and outside them.
+#[test]
+fn escape_masks_agree_with_the_definition() {
+    let fillers: &[u8] = if cfg!(miri) {
+        b"u"
+    } else {
+        b"u\"0aFgdD\x00\xFF"
+    };
+    let mut compared = 0;
+    for &filler in fillers {
+        for b in byte_values() {
+            for pos in positions() {
+                let mut block = [filler; 64];
+                block[pos] = b;
+                let want = escape_masks_scalar(&block);
+                for (name, got) in escape_implementations(&block) {
+                    assert_eq!(got, want, "{name}: {b:#04x} at {pos} on {filler:#04x}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 0);
+    // The definition itself, on the bytes it names.
+    let mut block = [b'x'; 64];
+    block[..21].copy_from_slice(b"\"\\/bfnrtu09afAFdDgG:U");
+    let m = escape_masks_scalar(&block);
+    assert_eq!(m.simple, 0xFF | 1 << 12);
+    assert_eq!(m.u, 1 << 8);
+    assert_eq!(m.hex, 1 << 3 | 1 << 4 | 0xFF << 9);
+    assert_eq!(m.d, 1 << 15 | 1 << 16);
 }
 
 /// The SIMD implementations the tests above compare with the scalar reference: on x86_64,

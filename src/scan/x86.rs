@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{BracketMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
+use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -206,6 +206,90 @@ fn str_masks_from([quote, backslash, control, non_ascii]: [u64; 4]) -> StrMasks 
         control,
         non_ascii,
     }
+}
+
+/// The escape classes of a block, with the best implementation this CPU has.
+#[inline]
+pub(super) fn escape_masks(block: &[u8; 64]) -> EscMasks {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+        unsafe { escape_masks_avx2(block) }
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { escape_masks_sse2(block) }
+    }
+}
+
+/// AVX2: the escape classes from one nibble lookup ([`super::ESC_NIBBLES`]) per byte.
+#[target_feature(enable = "avx2")]
+fn escape_masks_avx2(block: &[u8; 64]) -> EscMasks {
+    let (lo, hi) = super::ESC_NIBBLES;
+    // The table twice: `vpshufb` looks up within each 16-byte lane.
+    let table = |t: [u8; 16]| {
+        let t = u128::from_le_bytes(t) as i128;
+        _mm256_set_epi64x((t >> 64) as i64, t as i64, (t >> 64) as i64, t as i64)
+    };
+    let (lo_t, hi_t) = (table(lo), table(hi));
+    esc_masks_from(by_halves(block, |x| {
+        let nibble = _mm256_set1_epi8(0x0F);
+        let low = _mm256_and_si256(x, nibble);
+        let high = _mm256_and_si256(_mm256_srli_epi16::<4>(x), nibble);
+        let r = _mm256_and_si256(
+            _mm256_shuffle_epi8(lo_t, low),
+            _mm256_shuffle_epi8(hi_t, high),
+        );
+        let zero = _mm256_setzero_si256();
+        let none_of = |bits: i8| {
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(
+                _mm256_and_si256(r, _mm256_set1_epi8(bits)),
+                zero,
+            )) as u32
+        };
+        [
+            !none_of(0x1F) as u64,
+            // Bit 7 of the lookup, `u`, is the movemask's own bit.
+            _mm256_movemask_epi8(r) as u32 as u64,
+            !none_of(0x60) as u64,
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(
+                _mm256_or_si256(x, _mm256_set1_epi8(0x20)),
+                _mm256_set1_epi8(b'd' as i8),
+            )) as u32 as u64,
+        ]
+    }))
+}
+
+/// SSE2 (no byte shuffle): the escape classes by comparisons.
+#[target_feature(enable = "sse2")]
+fn escape_masks_sse2(block: &[u8; 64]) -> EscMasks {
+    esc_masks_from(by_quarters(block, |x| {
+        let eq = |c: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8));
+        let simple = _mm_or_si128(
+            _mm_or_si128(
+                _mm_or_si128(eq(b'"'), eq(b'\\')),
+                _mm_or_si128(eq(b'/'), eq(b'b')),
+            ),
+            _mm_or_si128(
+                _mm_or_si128(eq(b'f'), eq(b'n')),
+                _mm_or_si128(eq(b'r'), eq(b't')),
+            ),
+        );
+        // Unsigned ranges: `a <= y <= b` where max(y, a) == y and min(y, b) == y. ORed
+        // with 0x20, `A..=F` give `a..=f`, and no other byte gives those.
+        let within = |y: __m128i, a: u8, b: u8| {
+            _mm_and_si128(
+                _mm_cmpeq_epi8(_mm_max_epu8(y, _mm_set1_epi8(a as i8)), y),
+                _mm_cmpeq_epi8(_mm_min_epu8(y, _mm_set1_epi8(b as i8)), y),
+            )
+        };
+        let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
+        let hex = _mm_or_si128(within(x, b'0', b'9'), within(folded, b'a', b'f'));
+        let d = _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'd' as i8));
+        [simple, eq(b'u'), hex, d].map(|v| _mm_movemask_epi8(v) as u32 as u64)
+    }))
+}
+
+fn esc_masks_from([simple, u, hex, d]: [u64; 4]) -> EscMasks {
+    EscMasks { simple, u, hex, d }
 }
 
 /// The bracket classes of a block, with the best implementation this CPU has.
@@ -531,6 +615,17 @@ pub(super) fn string_both(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { string_masks_avx2(block) }));
+    }
+    v
+}
+
+#[cfg(test)]
+pub(super) fn escape_both(block: &[u8; 64]) -> Vec<(&'static str, EscMasks)> {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let mut v = vec![("sse2", unsafe { escape_masks_sse2(block) })];
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 support was just checked.
+        v.push(("avx2", unsafe { escape_masks_avx2(block) }));
     }
     v
 }

@@ -357,32 +357,20 @@ pub(in crate::json) fn scan_string_long<const UTF8: bool>(
                 let Ok(block) = <&[u8; 64]>::try_from(&input[bound - 64..bound]) else {
                     unreachable!("64 bytes")
                 };
-                let m = shifted(scan::string_masks(block), 64 - left);
-                st.block(input, j, m, left, bound)
+                st.block(input, j, block, 64 - left, bound)
                     .unwrap_or(StrEnd::Stop(bound))
             };
         }
         let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
             unreachable!("64 bytes")
         };
-        if let Some(end) = st.block(input, j, scan::string_masks(block), 64, bound) {
+        if let Some(end) = st.block(input, j, block, 0, bound) {
             break end;
         }
         j += 64;
     };
     let wide = st.wide;
     utf8_checked::<UTF8>(input, from, end, wide != 0)
-}
-
-/// The masks of a block shifted right by `shift` bytes: bit 0 stands for byte `shift`.
-#[inline(always)]
-fn shifted(m: scan::StrMasks, shift: usize) -> scan::StrMasks {
-    scan::StrMasks {
-        quote: m.quote >> shift,
-        backslash: m.backslash >> shift,
-        control: m.control >> shift,
-        non_ascii: m.non_ascii >> shift,
-    }
 }
 
 /// What [`scan_string_long`] carries from block to block.
@@ -398,34 +386,55 @@ struct LongScan {
 }
 
 impl LongScan {
-    /// One block of string content: the `len` bytes from `input[j]` (64, or fewer for
-    /// the last ones), bit `p` of each of `m`'s masks standing for byte `j + p` and clear
-    /// past `len`. `None` when the string goes on after the block; else where the scan
-    /// ends: the closing quote, a byte that is wrong, or a backslash whose escape the
-    /// input cuts short.
+    /// One block of string content: `block`'s bytes from `shift` on (all 64 but for the
+    /// last bytes before `bound`), which stand at `input[j..]`. `None` when the string
+    /// goes on after the block; else where the scan ends: the closing quote, a byte that
+    /// is wrong, or a backslash whose escape the input cuts short.
     ///
     /// The escaped bytes (found with [`scan::escaped`], carried from block to block) are
     /// checked in place, so a block only stops the scan at its closing quote or at a byte
-    /// that is wrong.
+    /// that is wrong. Where SIMD classifies them ([`scan::escape_masks`]), the simple
+    /// escapes and the `\u` escapes of no surrogate whose four hex digits are in the
+    /// block are checked from masks together; the rest one by one.
     #[inline(always)]
     fn block(
         &mut self,
         input: &[u8],
         j: usize,
-        m: scan::StrMasks,
-        len: usize,
+        block: &[u8; 64],
+        shift: usize,
         bound: usize,
     ) -> Option<StrEnd> {
-        self.wide |= m.non_ascii;
-        if (m.quote | m.backslash | m.control | self.carry) == 0 {
+        let len = 64 - shift;
+        // Bit `p` of each mask stands for byte `j + p`, clear past `len`.
+        let m = scan::string_masks(block);
+        let (quote, backslash, control) =
+            (m.quote >> shift, m.backslash >> shift, m.control >> shift);
+        self.wide |= m.non_ascii >> shift;
+        if (quote | backslash | control | self.carry) == 0 {
             return None;
         }
-        let esc = scan::escaped(m.backslash, &mut self.carry);
-        let stops = (m.quote | m.control) & !esc;
+        let esc = scan::escaped(backslash, &mut self.carry);
+        let stops = (quote | control) & !esc;
         let first = stops.trailing_zeros() as usize; // 64 when none
         let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
-        self.saw_escape |= m.backslash & below != 0;
+        self.saw_escape |= backslash & below != 0;
         let mut e = esc & below;
+        if scan::SIMD_SCALARS && e != 0 {
+            let x = scan::escape_masks(block);
+            let (simple, u, hex, d) = (
+                x.simple >> shift,
+                x.u >> shift,
+                x.hex >> shift,
+                x.d >> shift,
+            );
+            // Bit `p`: bytes `p..p + 4` are hex digits (in the block).
+            let hex4 = hex & (hex >> 1) & (hex >> 2) & (hex >> 3);
+            // A `\u` whose four digits follow in the block and do not start with `d`
+            // (so no surrogate) is valid; so is a simple escape. A bit past `len` (the
+            // byte after a backslash that ends the block's bytes) is in neither.
+            e &= !(simple | (u & (hex4 >> 1) & !(d >> 1)));
+        }
         while e != 0 {
             let p = e.trailing_zeros() as usize;
             e &= e - 1;
