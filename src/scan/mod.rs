@@ -208,9 +208,35 @@ const ESC_NIBBLES: ([u8; 16], [u8; 16]) = {
 /// Without SIMD the string scan checks each escape byte by byte instead (a portable
 /// classifier costs more per block than the escapes in it), so the portable one is for
 /// the tests.
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(crate) fn escape_masks(block: &[u8; 64]) -> EscMasks {
     simd_or!(escape_masks(block), portable::escape_masks_scalar(block))
+}
+
+/// A block classifier for code compiled for its CPU's features: [`with_blocks`] hands one
+/// to a [`BlockFn`], whose body then inlines the classifiers (no dispatch and no call per
+/// block, the vector constants loaded once).
+pub(crate) trait Blocks: Copy {
+    /// Whether the classifiers are SIMD ones (else portable, and costly per block).
+    const SIMD: bool;
+    /// [`string_masks`].
+    fn string_masks(self, block: &[u8; 64]) -> StrMasks;
+    /// [`escape_masks`].
+    fn escape_masks(self, block: &[u8; 64]) -> EscMasks;
+}
+
+/// Code generic over a [`Blocks`] (a closure cannot be generic).
+pub(crate) trait BlockFn<R> {
+    /// Run with the classifier `b`.
+    fn call<B: Blocks>(self, b: B) -> R;
+}
+
+/// Run `f` with the best classifier this CPU has, compiled for that CPU's features.
+#[inline]
+pub(crate) fn with_blocks<R, F: BlockFn<R>>(f: F) -> R {
+    simd_or!(with_blocks(f), f.call(portable::Portable))
 }
 
 /// Whether this build classifies scalars with SIMD. The scalar-array path of the splitter
@@ -233,6 +259,8 @@ pub(crate) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
 
 /// The string classes of a 64-byte block, with the best implementation this CPU has
 /// (fewer operations than [`classify`]).
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(crate) fn string_masks(block: &[u8; 64]) -> StrMasks {
     simd_or!(string_masks(block), portable::classify_scalar(block).into())
@@ -450,12 +478,28 @@ pub(crate) fn number_masks16(bytes: &[u8; 16]) -> NumMasks {
     allow(dead_code)
 )]
 mod portable {
-    use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks};
+    use super::{Blocks, BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks};
 
     /// The portable [`has_closer`](super::has_closer). ORed with 0x20, `]` and `}` both
     /// give `}`, and no other byte does.
     pub(crate) fn has_closer_scalar(bytes: &[u8]) -> bool {
         bytes.iter().any(|&b| b | 0x20 == b'}')
+    }
+
+    /// The portable classifiers as a [`Blocks`].
+    #[derive(Clone, Copy)]
+    pub(crate) struct Portable;
+
+    impl Blocks for Portable {
+        const SIMD: bool = false;
+        #[inline(always)]
+        fn string_masks(self, block: &[u8; 64]) -> StrMasks {
+            classify_scalar(block).into()
+        }
+        #[inline(always)]
+        fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
+            escape_masks_scalar(block)
+        }
     }
 
     /// The portable [`escape_masks`](super::escape_masks), from the definition.

@@ -8,7 +8,9 @@
 
 use std::arch::aarch64::*;
 
-use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
+use super::{
+    BlockFn, Blocks, BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track,
+};
 
 /// Lane `i` holds `1 << (i % 8)`.
 #[inline]
@@ -65,6 +67,8 @@ pub(super) fn implementation() -> &'static str {
     "neon"
 }
 
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn string_masks(block: &[u8; 64]) -> StrMasks {
     // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
@@ -90,6 +94,32 @@ fn string_masks_neon(block: &[u8; 64]) -> StrMasks {
     }
 }
 
+/// [`super::with_blocks`]: NEON is the baseline, nothing to choose.
+#[inline]
+pub(super) fn with_blocks<R, F: BlockFn<R>>(f: F) -> R {
+    f.call(NeonBlocks)
+}
+
+/// The NEON classifiers.
+#[derive(Clone, Copy)]
+struct NeonBlocks;
+
+impl Blocks for NeonBlocks {
+    const SIMD: bool = true;
+    #[inline(always)]
+    fn string_masks(self, block: &[u8; 64]) -> StrMasks {
+        // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+        unsafe { string_masks_neon(block) }
+    }
+    #[inline(always)]
+    fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
+        // SAFETY: as above.
+        unsafe { escape_masks_neon(block) }
+    }
+}
+
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn escape_masks(block: &[u8; 64]) -> EscMasks {
     // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.

@@ -574,3 +574,39 @@ fn has_closer_agrees_with_the_definition() {
         }
     }
 }
+
+/// The classifiers `with_blocks` hands out (AVX2 where the CPU has it, else SSE2; NEON;
+/// the portable ones) against the scalar ones, on blocks with every byte value at each
+/// position: the path the long string scan runs on.
+#[test]
+fn with_blocks_classifiers_agree() {
+    struct Compare<'a>(&'a [[u8; 64]]);
+    impl BlockFn<usize> for Compare<'_> {
+        fn call<B: Blocks>(self, b: B) -> usize {
+            for block in self.0 {
+                assert_eq!(
+                    b.string_masks(block),
+                    StrMasks::from(classify_scalar(block)),
+                    "{block:x?}"
+                );
+                assert_eq!(
+                    b.escape_masks(block),
+                    escape_masks_scalar(block),
+                    "{block:x?}"
+                );
+            }
+            self.0.len()
+        }
+    }
+    let mut blocks = Vec::new();
+    for v in byte_values() {
+        for pos in positions() {
+            let mut block = [b'.'; 64];
+            block[..14].copy_from_slice(b"u0\"\\dD/f9aF\x00\xFFx");
+            block[63] = b'\\';
+            block[pos] = v;
+            blocks.push(block);
+        }
+    }
+    assert_eq!(with_blocks(Compare(&blocks)), blocks.len());
+}

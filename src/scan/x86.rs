@@ -3,7 +3,9 @@
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::{BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track};
+use super::{
+    BlockFn, Blocks, BracketMasks, EscMasks, Masks, NumMasks, ScalarMasks, StrMasks, Track,
+};
 
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
@@ -149,6 +151,8 @@ fn masks_from([quote, backslash, control, non_ascii, structural, whitespace]: [u
 
 /// The string classes of a block (quote, backslash, control, non-ASCII), with the best
 /// implementation this CPU has.
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn string_masks(block: &[u8; 64]) -> StrMasks {
     if choice() == AVX2 {
@@ -208,7 +212,61 @@ fn str_masks_from([quote, backslash, control, non_ascii]: [u64; 4]) -> StrMasks 
     }
 }
 
+/// [`super::with_blocks`]: `f` compiled for AVX2 where the CPU has it, else for SSE2.
+#[inline]
+pub(super) fn with_blocks<R, F: BlockFn<R>>(f: F) -> R {
+    if choice() == AVX2 {
+        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+        unsafe { with_avx2(f) }
+    } else {
+        f.call(Sse2Blocks)
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn with_avx2<R, F: BlockFn<R>>(f: F) -> R {
+    f.call(Avx2Blocks(()))
+}
+
+/// The AVX2 classifiers. Made only by [`with_avx2`], that is on a CPU with AVX2.
+#[derive(Clone, Copy)]
+struct Avx2Blocks(());
+
+impl Blocks for Avx2Blocks {
+    const SIMD: bool = true;
+    #[inline(always)]
+    fn string_masks(self, block: &[u8; 64]) -> StrMasks {
+        // SAFETY: an `Avx2Blocks` exists only where the CPU reported AVX2 (see the type).
+        unsafe { string_masks_avx2(block) }
+    }
+    #[inline(always)]
+    fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
+        // SAFETY: as above.
+        unsafe { escape_masks_avx2(block) }
+    }
+}
+
+/// The SSE2 classifiers (the x86_64 baseline).
+#[derive(Clone, Copy)]
+struct Sse2Blocks;
+
+impl Blocks for Sse2Blocks {
+    const SIMD: bool = true;
+    #[inline(always)]
+    fn string_masks(self, block: &[u8; 64]) -> StrMasks {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+        unsafe { string_masks_sse2(block) }
+    }
+    #[inline(always)]
+    fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
+        // SAFETY: as above.
+        unsafe { escape_masks_sse2(block) }
+    }
+}
+
 /// The escape classes of a block, with the best implementation this CPU has.
+// The string scan takes its classifiers through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn escape_masks(block: &[u8; 64]) -> EscMasks {
     if choice() == AVX2 {

@@ -328,8 +328,57 @@ fn tail(input: &[u8], mut j: usize, bound: usize, mut escaped: bool) -> (StrEnd,
 /// The content starts at `from`; the scan starts at `at`, a safe point: the bytes from `from`
 /// to `at` were read already and are plain, simple escapes or checked `\u` escapes
 /// (`escaped` says whether there were escapes, `wide_before` whether any was non-ASCII).
+///
+/// The blocks run compiled for the CPU's best classifier ([`scan::with_blocks`]), so the
+/// classifiers inline into the loop.
 #[inline(never)]
 pub(in crate::json) fn scan_string_long<const UTF8: bool>(
+    input: &[u8],
+    from: usize,
+    at: usize,
+    escaped: bool,
+    wide_before: bool,
+    bound: usize,
+) -> StrEnd {
+    scan::with_blocks(LongRun::<UTF8> {
+        input,
+        from,
+        at,
+        escaped,
+        wide_before,
+        bound,
+    })
+}
+
+/// [`scan_string_long`]'s arguments, for [`scan::with_blocks`].
+struct LongRun<'a, const UTF8: bool> {
+    input: &'a [u8],
+    from: usize,
+    at: usize,
+    escaped: bool,
+    wide_before: bool,
+    bound: usize,
+}
+
+impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
+    #[inline(always)]
+    fn call<B: scan::Blocks>(self, b: B) -> StrEnd {
+        let LongRun {
+            input,
+            from,
+            at,
+            escaped,
+            wide_before,
+            bound,
+        } = self;
+        long_blocks::<UTF8, B>(b, input, from, at, escaped, wide_before, bound)
+    }
+}
+
+/// [`scan_string_long`]'s loop, with the classifier `b`.
+#[inline(always)]
+fn long_blocks<const UTF8: bool, B: scan::Blocks>(
+    b: B,
     input: &[u8],
     from: usize,
     at: usize,
@@ -357,14 +406,14 @@ pub(in crate::json) fn scan_string_long<const UTF8: bool>(
                 let Ok(block) = <&[u8; 64]>::try_from(&input[bound - 64..bound]) else {
                     unreachable!("64 bytes")
                 };
-                st.block(input, j, block, 64 - left, bound)
+                st.block(b, input, j, block, 64 - left, bound)
                     .unwrap_or(StrEnd::Stop(bound))
             };
         }
         let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
             unreachable!("64 bytes")
         };
-        if let Some(end) = st.block(input, j, block, 0, bound) {
+        if let Some(end) = st.block(b, input, j, block, 0, bound) {
             break end;
         }
         j += 64;
@@ -397,8 +446,9 @@ impl LongScan {
     /// escapes and the `\u` escapes of no surrogate whose four hex digits are in the
     /// block are checked from masks together; the rest one by one.
     #[inline(always)]
-    fn block(
+    fn block<B: scan::Blocks>(
         &mut self,
+        b: B,
         input: &[u8],
         j: usize,
         block: &[u8; 64],
@@ -407,7 +457,7 @@ impl LongScan {
     ) -> Option<StrEnd> {
         let len = 64 - shift;
         // Bit `p` of each mask stands for byte `j + p`, clear past `len`.
-        let m = scan::string_masks(block);
+        let m = b.string_masks(block);
         let (quote, backslash, control) =
             (m.quote >> shift, m.backslash >> shift, m.control >> shift);
         self.wide |= m.non_ascii >> shift;
@@ -420,8 +470,8 @@ impl LongScan {
         let below = if first == 64 { !0 } else { (1u64 << first) - 1 };
         self.saw_escape |= backslash & below != 0;
         let mut e = esc & below;
-        if scan::SIMD_SCALARS && e != 0 {
-            let x = scan::escape_masks(block);
+        if B::SIMD && e != 0 {
+            let x = b.escape_masks(block);
             let (simple, u, hex, d) = (
                 x.simple >> shift,
                 x.u >> shift,
