@@ -85,16 +85,18 @@ fn unicode_escape(input: &[u8], j: usize, bound: usize) -> Option<usize> {
 /// Scan string content from `from` (just after the opening quote, or a safe point) up to
 /// `bound`, which no byte of the content may reach.
 ///
-/// The first 64 bytes, and any run too short for a 64-byte block, are read in 16-byte
-/// windows: a window's quotes, backslashes and control bytes are taken in order; a simple
+/// Where SIMD classifies blocks, content with a block or more of input before `bound` is
+/// read in whole 64-byte blocks from its first byte ([`scan_string_long`], where the
+/// classifiers inline and the escapes are checked from masks: cheaper than the windows'
+/// stops, whose branches follow the data). Without SIMD, and for a run too short for a
+/// block, the first 64 bytes are read in 16-byte windows: a window's quotes, backslashes and control bytes are taken in order; a simple
 /// escape is checked where it stands and the window goes on after it, a `\u` escape (four
 /// hex digits, surrogate pairing) is checked and the next window starts after it, and the
 /// closing quote or any other stop ends the scan. The last window of a run
 /// shorter than a whole number of windows reaches back over the bytes before it (those
 /// of the run, or, for a run shorter than a window, the input's bytes before `from`),
 /// so no run is read byte by byte unless the whole input before `bound` is shorter than
-/// a window. Longer strings go on in whole 64-byte blocks
-/// ([`scan_string_long`]). Non-ASCII bytes do not stop the scan: the content is validated
+/// a window; longer strings go on in blocks. Non-ASCII bytes do not stop the scan: the content is validated
 /// as UTF-8 once, at the end, if it had any (escapes are ASCII, so the raw content must be
 /// valid UTF-8 as it stands).
 ///
@@ -110,6 +112,9 @@ pub(in crate::json) fn scan_string<const UTF8: bool>(
     let mut escaped = false;
     // Whether a non-ASCII byte came before `k`.
     let mut wide = false;
+    if scan::SIMD_SCALARS && bound - from >= 64 {
+        return scan_string_long::<UTF8>(input, from, from, false, false, bound);
+    }
     if bound < 16 {
         let (end, w) = tail(input, from, bound, escaped);
         return utf8_checked::<UTF8>(input, from, end, w != 0);
@@ -319,7 +324,7 @@ fn tail(input: &[u8], mut j: usize, bound: usize, mut escaped: bool) -> (StrEnd,
     (StrEnd::Stop(bound), wide)
 }
 
-/// [`scan_string`] past its first 64 bytes (and, for a push that starts inside a long
+/// [`scan_string`] for content with a block or more of input (and, for a push that starts inside a long
 /// string, from the push's first byte):
 /// whole 64-byte blocks ([`LongScan::block`]), and the last bytes before `bound`, fewer
 /// than a block, as the block that ends at `bound`, its masks shifted past the bytes
