@@ -1,0 +1,49 @@
+//! A quick probe of where wall time goes, by object kind: toolstream (whole buffer, or
+//! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB of the splitter
+//! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
+//! 3 number arrays), the best of `ROUNDS` (default 15) each. For finding what to work on
+//! and for A/B runs of two builds; the figures BENCHMARKS.md reports come from the
+//! criterion groups.
+//!
+//! `cargo run --release -p toolstream-benches --example walltime -- [CHUNK]`
+
+mod common;
+use common::splitter::{corpus_of, toolstream_chunks};
+use std::time::Instant;
+fn main() {
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(15);
+    let chunk: usize = std::env::args()
+        .nth(1)
+        .map(|c| c.parse().unwrap())
+        .unwrap_or(usize::MAX);
+    for kind in [None, Some(0), Some(1), Some(2), Some(3)] {
+        let (input, n) = corpus_of(8 << 20, false, kind);
+        let (mut a, mut b) = (f64::MAX, f64::MAX);
+        for _ in 0..rounds {
+            let t = Instant::now();
+            assert_eq!(toolstream_chunks(&input, chunk), n);
+            a = a.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let mut k = 0;
+            for r in
+                serde_json::Deserializer::from_slice(&input).into_iter::<serde::de::IgnoredAny>()
+            {
+                r.unwrap();
+                k += 1;
+            }
+            assert_eq!(k, n);
+            b = b.min(t.elapsed().as_secs_f64());
+        }
+        let gb = input.len() as f64 / 1e9;
+        println!(
+            "kind {:?}: ours {:.2} GB/s serde {:.2} GB/s ratio {:.2}",
+            kind,
+            gb / a,
+            gb / b,
+            b / a
+        );
+    }
+}
