@@ -355,7 +355,8 @@ pub(in crate::json) fn scan_string_long<const UTF8: bool>(
     })
 }
 
-/// [`scan_string_long`]'s arguments, for [`scan::with_blocks`].
+/// [`scan_string_long`]'s arguments; its loop, with the classifier [`scan::with_blocks`]
+/// hands it.
 struct LongRun<'a, const UTF8: bool> {
     input: &'a [u8],
     from: usize,
@@ -376,55 +377,41 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
             wide_before,
             bound,
         } = self;
-        long_blocks::<UTF8, B>(b, input, from, at, escaped, wide_before, bound)
-    }
-}
-
-/// [`scan_string_long`]'s loop, with the classifier `b`.
-#[inline(always)]
-fn long_blocks<const UTF8: bool, B: scan::Blocks>(
-    b: B,
-    input: &[u8],
-    from: usize,
-    at: usize,
-    escaped: bool,
-    wide_before: bool,
-    bound: usize,
-) -> StrEnd {
-    let mut j = at;
-    let mut st = LongScan {
-        saw_escape: escaped,
-        wide: wide_before as u64,
-        carry: 0,
-        skip_u: usize::MAX,
-    };
-    let end = loop {
-        let left = bound - j;
-        if left < 64 {
-            break if left == 0 {
-                // A backslash that ended the last block starts an escape the input cuts
-                // short.
-                StrEnd::Stop(j - st.carry as usize)
-            } else {
-                // The last bytes: the 64 before `bound`, the masks shifted so that bit 0
-                // is byte `j` (the bytes before it were read already).
-                let Ok(block) = <&[u8; 64]>::try_from(&input[bound - 64..bound]) else {
-                    unreachable!("64 bytes")
-                };
-                st.block(b, input, j, block, 64 - left, bound)
-                    .unwrap_or(StrEnd::Stop(bound))
-            };
-        }
-        let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
-            unreachable!("64 bytes")
+        let mut j = at;
+        let mut st = LongScan {
+            saw_escape: escaped,
+            wide: wide_before as u64,
+            carry: 0,
+            skip_u: usize::MAX,
         };
-        if let Some(end) = st.block(b, input, j, block, 0, bound) {
-            break end;
-        }
-        j += 64;
-    };
-    let wide = st.wide;
-    utf8_checked::<UTF8>(input, from, end, wide != 0)
+        let end = loop {
+            let left = bound - j;
+            if left < 64 {
+                break if left == 0 {
+                    // A backslash that ended the last block starts an escape the input cuts
+                    // short.
+                    StrEnd::Stop(j - st.carry as usize)
+                } else {
+                    // The last bytes: the 64 before `bound`, the masks shifted so that bit 0
+                    // is byte `j` (the bytes before it were read already).
+                    let Ok(block) = <&[u8; 64]>::try_from(&input[bound - 64..bound]) else {
+                        unreachable!("64 bytes")
+                    };
+                    st.block(b, input, j, block, 64 - left, bound)
+                        .unwrap_or(StrEnd::Stop(bound))
+                };
+            }
+            let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
+                unreachable!("64 bytes")
+            };
+            if let Some(end) = st.block(b, input, j, block, 0, bound) {
+                break end;
+            }
+            j += 64;
+        };
+        let wide = st.wide;
+        utf8_checked::<UTF8>(input, from, end, wide != 0)
+    }
 }
 
 /// What [`scan_string_long`] carries from block to block.
