@@ -1,7 +1,8 @@
 //! A quick probe of where wall time goes, by object kind: toolstream (whole buffer, or
 //! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB of the splitter
 //! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
-//! 3 number arrays), the best of `ROUNDS` (default 15) each. For finding what to work on
+//! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`), the best of `ROUNDS`
+//! (default 15) each. For finding what to work on
 //! and for A/B runs of two builds; the figures BENCHMARKS.md reports come from the
 //! criterion groups.
 //!
@@ -19,7 +20,12 @@ fn main() {
         .nth(1)
         .map(|c| c.parse().unwrap())
         .unwrap_or(usize::MAX);
-    for kind in [None, Some(0), Some(1), Some(2), Some(3)] {
+    // `TOOLSTREAM_BENCH_KIND=K`: that kind alone (as the instructions example).
+    let kinds = match std::env::var("TOOLSTREAM_BENCH_KIND") {
+        Ok(k) => vec![Some(k.parse().expect("TOOLSTREAM_BENCH_KIND is 0..=3"))],
+        Err(_) => vec![None, Some(0), Some(1), Some(2), Some(3)],
+    };
+    for kind in kinds {
         let (input, n) = corpus_of(8 << 20, false, kind);
         let (mut a, mut b) = (f64::MAX, f64::MAX);
         for _ in 0..rounds {

@@ -818,6 +818,17 @@ fn scalar_run(input: &[u8], i: usize) -> Option<(usize, bool)> {
     {
         return Some((i + other as usize, true));
     }
+    // The common block: every value up to the last comma before `other` valid. The end
+    // is found from the commas alone, so the next block's load waits for them only, not
+    // for the rules (which a predicted branch checks beside it).
+    let commas = m.comma & 1u64.checked_shl(other).map_or(!0, |b| b - 1);
+    if commas != 0 {
+        let last = 63 - commas.leading_zeros();
+        // Bits `0..=last` (all 64 when `last` is 63).
+        if bad & (2u64 << last).wrapping_sub(1) == 0 {
+            return Some((i + last as usize + 1, false));
+        }
+    }
     let upto = other.min(first_bad);
     let commas = m.comma & 1u64.checked_shl(upto).map_or(!0, |b| b - 1);
     if commas == 0 {
