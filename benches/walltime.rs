@@ -1,7 +1,7 @@
 //! A quick probe of where wall time goes, by object kind: toolstream (whole buffer, or
 //! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB of the splitter
 //! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
-//! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`), the best of `ROUNDS`
+//! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`, only all with `all`), the best of `ROUNDS`
 //! (default 15) each. For finding what to work on
 //! and for A/B runs of two builds; the figures BENCHMARKS.md reports come from the
 //! criterion groups.
@@ -20,9 +20,13 @@ fn main() {
         .nth(1)
         .map(|c| c.parse().unwrap())
         .unwrap_or(usize::MAX);
-    // `TOOLSTREAM_BENCH_KIND=K`: that kind alone (as the instructions example).
-    let kinds = match std::env::var("TOOLSTREAM_BENCH_KIND") {
-        Ok(k) => vec![Some(k.parse().expect("TOOLSTREAM_BENCH_KIND is 0..=3"))],
+    // `TOOLSTREAM_BENCH_KIND=K`: that kind alone (as the instructions example); `all`: the
+    // whole corpus alone.
+    let kinds = match std::env::var("TOOLSTREAM_BENCH_KIND").as_deref() {
+        Ok("all") => vec![None],
+        Ok(k) => vec![Some(
+            k.parse().expect("TOOLSTREAM_BENCH_KIND is 0..=3 or all"),
+        )],
         Err(_) => vec![None, Some(0), Some(1), Some(2), Some(3)],
     };
     for kind in kinds {

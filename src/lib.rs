@@ -7,7 +7,7 @@
 //!
 //! | module | what it does |
 //! |---|---|
-//! | [`scan`] | 64-byte block classification (AVX2 / SSE2 / scalar): the only `unsafe` code |
+//! | [`scan`] | 64-byte block classification (AVX-512 / AVX2 / SSE2 / NEON / scalar): the only `unsafe` code |
 //! | [`json`] | [`json::Splitter`]: strict, incremental JSON; each top-level value out on its last byte; glued `{"a":1}{"b":2}` split losslessly. [`json::Preview`]: a live view of a value still arriving, extended by each chunk, never re-parsed |
 //! | [`sse`], [`ndjson`], [`eventstream`] | WHATWG Server-Sent Events, JSON Lines and AWS event stream (Bedrock) framing |
 //! | [`provider`] | OpenAI chat (and compatibles), OpenAI Responses, Anthropic, Gemini, Ollama → [`provider::Delta`] |

@@ -217,10 +217,10 @@ fn write(v: &Json, choices: &mut impl Iterator<Item = u8>, out: &mut String) {
                 match ch {
                     '"' => out.push_str("\\\""),
                     '\\' => out.push_str("\\\\"),
-                    '\n' if c % 2 == 0 => out.push_str("\\n"),
-                    '/' if c % 2 == 0 => out.push_str("\\/"),
+                    '\n' if c.is_multiple_of(2) => out.push_str("\\n"),
+                    '/' if c.is_multiple_of(2) => out.push_str("\\/"),
                     '/' => out.push('/'),
-                    c2 if (c2 as u32) < 0x20 || c % 3 == 0 => {
+                    c2 if (c2 as u32) < 0x20 || c.is_multiple_of(3) => {
                         let mut units = [0u16; 2];
                         for u in c2.encode_utf16(&mut units) {
                             out.push_str(&format!("\\u{:04x}", u));

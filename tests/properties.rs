@@ -75,11 +75,11 @@ impl Writer<'_> {
             match c {
                 '"' => self.out.extend_from_slice(b"\\\""),
                 '\\' => self.out.extend_from_slice(b"\\\\"),
-                '/' if style % 2 == 0 => self.out.extend_from_slice(b"\\/"),
-                c if (c as u32) < 0x20 || style % 5 == 0 => {
+                '/' if style.is_multiple_of(2) => self.out.extend_from_slice(b"\\/"),
+                c if (c as u32) < 0x20 || style.is_multiple_of(5) => {
                     let mut units = [0u16; 2];
                     for u in c.encode_utf16(&mut units) {
-                        let hex = if style % 3 == 0 {
+                        let hex = if style.is_multiple_of(3) {
                             format!("\\u{u:04X}")
                         } else {
                             format!("\\u{u:04x}")

@@ -219,7 +219,7 @@ fn the_implementation_in_use_is_reported() {
     let expected: &[&str] = if cfg!(toolstream_disable_simd) {
         &["scalar"]
     } else if cfg!(target_arch = "x86_64") {
-        &["avx2", "sse2"]
+        &["avx512", "avx2", "sse2"]
     } else if cfg!(target_arch = "aarch64") {
         &["neon"]
     } else {

@@ -176,9 +176,9 @@ fn escaped_matches_the_naive_definition_across_blocks() {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x % 3 == 0 {
+                    if x.is_multiple_of(3) {
                         b'a'
-                    } else if x % 7 == 0 {
+                    } else if x.is_multiple_of(7) {
                         b'"'
                     } else {
                         b'\\'
@@ -420,7 +420,7 @@ fn escape_masks_agree_with_the_definition() {
 }
 
 /// The SIMD implementations the tests above compare with the scalar reference: on x86_64,
-/// SSE2 always and AVX2 where the CPU has it. Under miri, which has no CPU to ask, AVX2 is
+/// SSE2 always, AVX2 and AVX-512 where the CPU has them. Under miri, which has no CPU to ask, AVX2 is
 /// there when the build enables it (`-C target-feature=+avx2,+popcnt,+pclmulqdq`, as CI's
 /// miri step does), and this test makes sure that step cannot pass without running it.
 #[test]
@@ -444,6 +444,20 @@ fn the_simd_implementations_compared_are_the_expected_ones() {
                 "avx2",
                 "miri built with AVX2 but without POPCNT or PCLMULQDQ"
             );
+        }
+        // The AVX-512 tier has its own string, escape and scalar classifiers (the rest is
+        // AVX2's): each is compared wherever the CPU has it, and the dispatch takes it.
+        let avx512 = x86::has_avx512();
+        let block = [b'a'; 64];
+        let has = |names: Vec<&str>| names.contains(&"avx512");
+        let first = |v: Vec<(&'static str, StrMasks)>| v.into_iter().map(|(n, _)| n).collect();
+        assert_eq!(has(first(string_implementations(&block))), avx512);
+        let names = escape_implementations(&block).into_iter().map(|(n, _)| n);
+        assert_eq!(has(names.collect()), avx512);
+        let names = scalar_implementations(&block).into_iter().map(|(n, _)| n);
+        assert_eq!(has(names.collect()), avx512);
+        if avx512 && x86::implementation() != "sse2" {
+            assert_eq!(x86::implementation(), "avx512");
         }
     }
 }

@@ -1,4 +1,7 @@
-//! x86_64: AVX2 (detected at run time) or SSE2 (always present on x86_64).
+//! x86_64: AVX-512 (BW) or AVX2 (detected at run time), else SSE2 (always present on
+//! x86_64). The AVX-512 tier has its own classifiers where one 64-byte register and mask
+//! compares save most of the work (the scalar classes, the string and escape classes);
+//! everything else it runs as AVX2, which every AVX-512 CPU has.
 
 use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -10,6 +13,8 @@ use super::{
 const UNKNOWN: u8 = 0;
 const SSE2: u8 = 1;
 const AVX2: u8 = 2;
+/// AVX2 and AVX-512F/BW: above `AVX2`, so `choice() >= AVX2` holds for both.
+const AVX512: u8 = 3;
 
 /// The detected implementation, cached after the first call.
 static CHOICE: AtomicU8 = AtomicU8::new(UNKNOWN);
@@ -26,7 +31,11 @@ fn choice() -> u8 {
         && std::is_x86_feature_detected!("popcnt")
         && std::is_x86_feature_detected!("pclmulqdq")
     {
-        AVX2
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+            AVX512
+        } else {
+            AVX2
+        }
     } else {
         SSE2
     };
@@ -35,10 +44,10 @@ fn choice() -> u8 {
 }
 
 pub(super) fn implementation() -> &'static str {
-    if choice() == AVX2 {
-        "avx2"
-    } else {
-        "sse2"
+    match choice() {
+        AVX512 => "avx512",
+        AVX2 => "avx2",
+        _ => "sse2",
     }
 }
 
@@ -77,8 +86,8 @@ fn by_quarters<const K: usize>(block: &[u8; 64], lanes: impl Fn(__m128i) -> [u64
 #[allow(dead_code)] // see `scan::classify`
 #[inline]
 pub(super) fn classify(block: &[u8; 64]) -> Masks {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { classify_avx2(block) }
     } else {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
@@ -155,8 +164,12 @@ fn masks_from([quote, backslash, control, non_ascii, structural, whitespace]: [u
 #[cfg(test)]
 #[inline]
 pub(super) fn string_masks(block: &[u8; 64]) -> StrMasks {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX-512F and BW.
+        return unsafe { string_masks_avx512(block) };
+    }
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { string_masks_avx2(block) }
     } else {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
@@ -190,6 +203,26 @@ fn string_masks_avx2(block: &[u8; 64]) -> StrMasks {
     }))
 }
 
+/// AVX-512: the block as one register, each class a mask compare.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn string_masks_avx512(block: &[u8; 64]) -> StrMasks {
+    let x = load64(block);
+    StrMasks {
+        quote: _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'"' as i8)),
+        backslash: _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'\\' as i8)),
+        control: _mm512_cmple_epu8_mask(x, _mm512_set1_epi8(0x1F)),
+        non_ascii: _mm512_movepi8_mask(x),
+    }
+}
+
+/// The block as one AVX-512 register.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load64(block: &[u8; 64]) -> __m512i {
+    // SAFETY: `block` is 64 bytes; the unaligned load reads exactly them.
+    unsafe { _mm512_loadu_si512(block.as_ptr() as *const __m512i) }
+}
+
 #[target_feature(enable = "sse2")]
 fn string_masks_sse2(block: &[u8; 64]) -> StrMasks {
     str_masks_from(by_quarters(block, |x| {
@@ -215,8 +248,13 @@ fn str_masks_from([quote, backslash, control, non_ascii]: [u64; 4]) -> StrMasks 
 /// [`super::with_blocks`]: `f` compiled for AVX2 where the CPU has it, else for SSE2.
 #[inline]
 pub(super) fn with_blocks<R, F: BlockFn<R>>(f: F) -> R {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX2, AVX-512F and
+        // AVX-512BW.
+        return unsafe { with_avx512(f) };
+    }
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { with_avx2(f) }
     } else {
         f.call(Sse2Blocks)
@@ -226,6 +264,31 @@ pub(super) fn with_blocks<R, F: BlockFn<R>>(f: F) -> R {
 #[target_feature(enable = "avx2")]
 fn with_avx2<R, F: BlockFn<R>>(f: F) -> R {
     f.call(Avx2Blocks(()))
+}
+
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+fn with_avx512<R, F: BlockFn<R>>(f: F) -> R {
+    f.call(Avx512Blocks(()))
+}
+
+/// The AVX-512 classifiers. Made only by [`with_avx512`], that is on a CPU with AVX2,
+/// AVX-512F and AVX-512BW.
+#[derive(Clone, Copy)]
+struct Avx512Blocks(());
+
+impl Blocks for Avx512Blocks {
+    const SIMD: bool = true;
+    #[inline(always)]
+    fn string_masks(self, block: &[u8; 64]) -> StrMasks {
+        // SAFETY: an `Avx512Blocks` exists only where the CPU reported AVX-512F and BW
+        // (see the type).
+        unsafe { string_masks_avx512(block) }
+    }
+    #[inline(always)]
+    fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
+        // SAFETY: as above.
+        unsafe { escape_masks_avx512(block) }
+    }
 }
 
 /// The AVX2 classifiers. Made only by [`with_avx2`], that is on a CPU with AVX2.
@@ -269,8 +332,12 @@ impl Blocks for Sse2Blocks {
 #[cfg(test)]
 #[inline]
 pub(super) fn escape_masks(block: &[u8; 64]) -> EscMasks {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX-512F and BW.
+        return unsafe { escape_masks_avx512(block) };
+    }
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { escape_masks_avx2(block) }
     } else {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
@@ -316,6 +383,37 @@ fn escape_masks_avx2(block: &[u8; 64]) -> EscMasks {
     }))
 }
 
+/// AVX-512: [`escape_masks_avx2`]'s nibble lookup on the whole block, the classes as
+/// mask tests.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn escape_masks_avx512(block: &[u8; 64]) -> EscMasks {
+    let (lo, hi) = super::ESC_NIBBLES;
+    // The table in each 16-byte lane: `vpshufb` looks up within lanes.
+    let table = |t: [u8; 16]| {
+        let t = u128::from_le_bytes(t) as i128;
+        let (h, l) = ((t >> 64) as i64, t as i64);
+        _mm512_set_epi64(h, l, h, l, h, l, h, l)
+    };
+    let x = load64(block);
+    let nibble = _mm512_set1_epi8(0x0F);
+    let low = _mm512_and_si512(x, nibble);
+    let high = _mm512_and_si512(_mm512_srli_epi16::<4>(x), nibble);
+    let r = _mm512_and_si512(
+        _mm512_shuffle_epi8(table(lo), low),
+        _mm512_shuffle_epi8(table(hi), high),
+    );
+    EscMasks {
+        simple: _mm512_test_epi8_mask(r, _mm512_set1_epi8(0x1F)),
+        // Bit 7 of the lookup, `u`, is the byte's sign.
+        u: _mm512_movepi8_mask(r),
+        hex: _mm512_test_epi8_mask(r, _mm512_set1_epi8(0x60)),
+        d: _mm512_cmpeq_epi8_mask(
+            _mm512_or_si512(x, _mm512_set1_epi8(0x20)),
+            _mm512_set1_epi8(b'd' as i8),
+        ),
+    }
+}
+
 /// SSE2 (no byte shuffle): the escape classes by comparisons.
 #[target_feature(enable = "sse2")]
 fn escape_masks_sse2(block: &[u8; 64]) -> EscMasks {
@@ -355,8 +453,8 @@ fn esc_masks_from([simple, u, hex, d]: [u64; 4]) -> EscMasks {
 #[cfg(test)]
 #[inline]
 pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { bracket_masks_avx2(block) }
     } else {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
@@ -367,8 +465,8 @@ pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
 /// [`super::track`] with the best implementation this CPU has.
 #[inline]
 pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2, POPCNT and
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2, POPCNT and
         // PCLMULQDQ.
         unsafe { track_avx2(bytes, t) }
     } else {
@@ -399,8 +497,8 @@ fn prefix_xor_clmul(x: u64) -> u64 {
 /// The carry-less prefix XOR where this CPU has it (the AVX2 path's), for the tests.
 #[cfg(test)]
 pub(super) fn prefix_xor_fast(x: u64) -> Option<u64> {
-    // SAFETY: `choice()` returns AVX2 only when the CPU reported PCLMULQDQ among others.
-    (choice() == AVX2).then(|| unsafe { prefix_xor_clmul(x) })
+    // SAFETY: `choice()` returns AVX2 or above only when the CPU reported PCLMULQDQ among others.
+    (choice() >= AVX2).then(|| unsafe { prefix_xor_clmul(x) })
 }
 
 #[cfg(test)]
@@ -410,9 +508,9 @@ pub(super) fn track_both(bytes: &[u8], t: Track) -> Vec<(&'static str, bool, Tra
     // SAFETY: SSE2 is part of the x86_64 baseline.
     let held = unsafe { track_sse2(bytes, &mut s) };
     v.push(("sse2", held, s));
-    if choice() == AVX2 {
+    if choice() >= AVX2 {
         let mut s = t;
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2, POPCNT and
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2, POPCNT and
         // PCLMULQDQ.
         let held = unsafe { track_avx2(bytes, &mut s) };
         v.push(("avx2", held, s));
@@ -497,8 +595,12 @@ fn bracket_masks_from([quote, backslash, open, close]: [u64; 4]) -> BracketMasks
 /// The scalar classes of a block, with the best implementation this CPU has.
 #[inline]
 pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
-    if choice() == AVX2 {
-        // SAFETY: `choice()` returns AVX2 only when the CPU reported AVX2 support.
+    if choice() == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX-512F and BW.
+        return unsafe { scalar_masks_avx512(block) };
+    }
+    if choice() >= AVX2 {
+        // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { scalar_masks_avx2(block) }
     } else {
         // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
@@ -556,6 +658,45 @@ fn scalar_masks_from(m: [u64; 11]) -> ScalarMasks {
         n: m[8],
         u: m[9],
         l: m[10],
+    }
+}
+
+/// AVX-512: the block as one register, each class a mask compare (whitespace as one
+/// lookup: the byte its low nibble names, if any, compared with the byte itself).
+#[target_feature(enable = "avx512f,avx512bw")]
+fn scalar_masks_avx512(block: &[u8; 64]) -> ScalarMasks {
+    let x = load64(block);
+    let eq = |c: u8| _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8));
+    // Space, tab, LF and CR have the low nibbles 0, 9, A and D; every other entry is
+    // 0xFF, which no byte below 0x80 is, and a byte from 0x80 looks up 0, which it is not.
+    let mut ws = [0xFFu8; 16];
+    ws[0x0] = b' ';
+    ws[0x9] = b'\t';
+    ws[0xA] = b'\n';
+    ws[0xD] = b'\r';
+    let ws = u128::from_le_bytes(ws) as i128;
+    let (h, l) = ((ws >> 64) as i64, ws as i64);
+    let named = _mm512_shuffle_epi8(_mm512_set_epi64(h, l, h, l, h, l, h, l), x);
+    ScalarMasks {
+        // Unsigned: `x - '0'` at most 9.
+        digit: _mm512_cmple_epu8_mask(
+            _mm512_sub_epi8(x, _mm512_set1_epi8(b'0' as i8)),
+            _mm512_set1_epi8(9),
+        ),
+        zero: eq(b'0'),
+        dot: eq(b'.'),
+        minus: eq(b'-'),
+        plus: eq(b'+'),
+        // `e` and `E` differ only in bit 0x20.
+        exp: _mm512_cmpeq_epi8_mask(
+            _mm512_or_si512(x, _mm512_set1_epi8(0x20)),
+            _mm512_set1_epi8(b'e' as i8),
+        ),
+        comma: eq(b','),
+        whitespace: _mm512_cmpeq_epi8_mask(named, x),
+        n: eq(b'n'),
+        u: eq(b'u'),
+        l: eq(b'l'),
     }
 }
 
@@ -674,6 +815,10 @@ pub(super) fn string_both(block: &[u8; 64]) -> Vec<(&'static str, StrMasks)> {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { string_masks_avx2(block) }));
     }
+    if has_avx512() {
+        // SAFETY: AVX-512F and BW support was just checked.
+        v.push(("avx512", unsafe { string_masks_avx512(block) }));
+    }
     v
 }
 
@@ -684,6 +829,10 @@ pub(super) fn escape_both(block: &[u8; 64]) -> Vec<(&'static str, EscMasks)> {
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { escape_masks_avx2(block) }));
+    }
+    if has_avx512() {
+        // SAFETY: AVX-512F and BW support was just checked.
+        v.push(("avx512", unsafe { escape_masks_avx512(block) }));
     }
     v
 }
@@ -718,5 +867,16 @@ pub(super) fn scalar_both(block: &[u8; 64]) -> Vec<(&'static str, ScalarMasks)> 
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { scalar_masks_avx2(block) }));
     }
+    if has_avx512() {
+        // SAFETY: AVX-512F and BW support was just checked.
+        v.push(("avx512", unsafe { scalar_masks_avx512(block) }));
+    }
     v
+}
+
+/// Whether the CPU has what the AVX-512 classifiers need (for the tests, which run every
+/// implementation the CPU has).
+#[cfg(test)]
+pub(super) fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
 }
