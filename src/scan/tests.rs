@@ -420,9 +420,10 @@ fn escape_masks_agree_with_the_definition() {
 }
 
 /// The SIMD implementations the tests above compare with the scalar reference: on x86_64,
-/// SSE2 always, AVX2 and AVX-512 where the CPU has them. Under miri, which has no CPU to ask, AVX2 is
-/// there when the build enables it (`-C target-feature=+avx2,+popcnt,+pclmulqdq`, as CI's
-/// miri step does), and this test makes sure that step cannot pass without running it.
+/// SSE2 always, AVX2 and AVX-512 where the CPU has them. Under miri, which has no CPU to
+/// ask, AVX2 and AVX-512 are there when the build enables them (`-C
+/// target-feature=+avx2,+popcnt,+pclmulqdq,+avx512f,+avx512bw`, as CI's miri step does),
+/// and this test makes sure that step cannot pass without running both.
 #[test]
 fn the_simd_implementations_compared_are_the_expected_ones() {
     let names: Vec<&str> = implementations(&[b'a'; 64])
@@ -439,14 +440,14 @@ fn the_simd_implementations_compared_are_the_expected_ones() {
         if cfg!(all(miri, target_feature = "avx2")) {
             assert!(avx2, "miri built with AVX2 does not report it");
             // The dispatch (and the tracker's AVX2 path) also needs POPCNT and PCLMULQDQ.
-            assert_eq!(
+            assert_ne!(
                 x86::implementation(),
-                "avx2",
+                "sse2",
                 "miri built with AVX2 but without POPCNT or PCLMULQDQ"
             );
         }
-        // The AVX-512 tier has its own string, escape and scalar classifiers (the rest is
-        // AVX2's): each is compared wherever the CPU has it, and the dispatch takes it.
+        // The AVX-512 tier has its own string, escape, scalar and bracket classifiers (the
+        // rest is AVX2's): each is compared wherever the CPU has it, and the dispatch takes it.
         let avx512 = x86::has_avx512();
         let block = [b'a'; 64];
         let has = |names: Vec<&str>| names.contains(&"avx512");
@@ -456,8 +457,16 @@ fn the_simd_implementations_compared_are_the_expected_ones() {
         assert_eq!(has(names.collect()), avx512);
         let names = scalar_implementations(&block).into_iter().map(|(n, _)| n);
         assert_eq!(has(names.collect()), avx512);
+        let names = bracket_implementations(&block).into_iter().map(|(n, _)| n);
+        assert_eq!(has(names.collect()), avx512);
         if avx512 && x86::implementation() != "sse2" {
             assert_eq!(x86::implementation(), "avx512");
+        }
+        if cfg!(all(miri, target_feature = "avx2")) {
+            assert!(
+                avx512,
+                "miri built with AVX2 but not AVX-512F and BW (CI's miri step enables all)"
+            );
         }
     }
 }

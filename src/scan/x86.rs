@@ -19,7 +19,7 @@ const AVX512: u8 = 3;
 /// The detected implementation, cached after the first call.
 static CHOICE: AtomicU8 = AtomicU8::new(UNKNOWN);
 
-#[inline]
+#[inline(always)]
 fn choice() -> u8 {
     let c = CHOICE.load(Ordering::Relaxed);
     if c != UNKNOWN {
@@ -453,6 +453,10 @@ fn esc_masks_from([simple, u, hex, d]: [u64; 4]) -> EscMasks {
 #[cfg(test)]
 #[inline]
 pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
+    if choice() == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX-512F and BW.
+        return unsafe { bracket_masks_avx512(block) };
+    }
     if choice() >= AVX2 {
         // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2 support.
         unsafe { bracket_masks_avx2(block) }
@@ -465,7 +469,13 @@ pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
 /// [`super::track`] with the best implementation this CPU has.
 #[inline]
 pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
-    if choice() >= AVX2 {
+    let c = choice();
+    if c == AVX512 {
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX2, POPCNT,
+        // PCLMULQDQ, AVX-512F and AVX-512BW.
+        return unsafe { track_avx512(bytes, t) };
+    }
+    if c >= AVX2 {
         // SAFETY: `choice()` returns AVX2 or above only when the CPU reported AVX2, POPCNT and
         // PCLMULQDQ.
         unsafe { track_avx2(bytes, t) }
@@ -478,6 +488,16 @@ pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
 #[target_feature(enable = "avx2,popcnt,pclmulqdq")]
 fn track_avx2(bytes: &[u8], t: &mut Track) -> bool {
     super::track_with(bytes, t, |b| bracket_masks_avx2(b), |x| prefix_xor_clmul(x))
+}
+
+#[target_feature(enable = "avx2,popcnt,pclmulqdq,avx512f,avx512bw")]
+fn track_avx512(bytes: &[u8], t: &mut Track) -> bool {
+    super::track_with(
+        bytes,
+        t,
+        |b| bracket_masks_avx512(b),
+        |x| prefix_xor_clmul(x),
+    )
 }
 
 #[target_feature(enable = "sse2")]
@@ -514,6 +534,13 @@ pub(super) fn track_both(bytes: &[u8], t: Track) -> Vec<(&'static str, bool, Tra
         // PCLMULQDQ.
         let held = unsafe { track_avx2(bytes, &mut s) };
         v.push(("avx2", held, s));
+    }
+    if choice() == AVX512 {
+        let mut s = t;
+        // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX2, POPCNT,
+        // PCLMULQDQ, AVX-512F and AVX-512BW.
+        let held = unsafe { track_avx512(bytes, &mut s) };
+        v.push(("avx512", held, s));
     }
     v
 }
@@ -568,6 +595,21 @@ fn bracket_masks_avx2(block: &[u8; 64]) -> BracketMasks {
             _mm256_movemask_epi8
         )
     }))
+}
+
+/// AVX-512: the block as one register, each class a mask compare.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn bracket_masks_avx512(block: &[u8; 64]) -> BracketMasks {
+    let x = load64(block);
+    let eq = |v: __m512i, c: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8));
+    // ORed with 0x20, `[` and `{` both give `{`, `]` and `}` both `}`; no other byte does.
+    let folded = _mm512_or_si512(x, _mm512_set1_epi8(0x20));
+    BracketMasks {
+        quote: eq(x, b'"'),
+        backslash: eq(x, b'\\'),
+        open: eq(folded, b'{'),
+        close: eq(folded, b'}'),
+    }
 }
 
 #[target_feature(enable = "sse2")]
@@ -844,6 +886,10 @@ pub(super) fn bracket_both(block: &[u8; 64]) -> Vec<(&'static str, BracketMasks)
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 support was just checked.
         v.push(("avx2", unsafe { bracket_masks_avx2(block) }));
+    }
+    if has_avx512() {
+        // SAFETY: AVX-512F and BW support was just checked.
+        v.push(("avx512", unsafe { bracket_masks_avx512(block) }));
     }
     v
 }
