@@ -290,6 +290,24 @@ pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     unsafe { non_digits16_neon(bytes) }
 }
 
+/// 16 bytes: the mask of quotes.
+#[inline]
+pub(super) fn quotes16(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.
+    unsafe { quotes16_neon(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "neon")]
+fn quotes16_neon(bytes: &[u8; 16]) -> u32 {
+    let x = load16(bytes);
+    let s = vandq_u8(vceqq_u8(x, splat(b'"')), weights());
+    let s = vpaddq_u8(s, s);
+    let s = vpaddq_u8(s, s);
+    let s = vpaddq_u8(s, s);
+    vgetq_lane_u16::<0>(vreinterpretq_u16_u8(s)) as u32
+}
+
 #[inline]
 #[target_feature(enable = "neon")]
 fn non_digits16_neon(bytes: &[u8; 16]) -> u32 {

@@ -1,6 +1,6 @@
 use super::portable::{
     bracket_masks_scalar, classify_scalar, escape_masks_scalar, non_digits16_scalar,
-    number_masks16_scalar, probe16_scalar, scalar_masks_scalar,
+    number_masks16_scalar, probe16_scalar, quotes16_scalar, scalar_masks_scalar,
 };
 use super::*;
 
@@ -80,6 +80,9 @@ fn string_masks_and_probe_agree_with_the_scalar_classifier() {
                     let wide = want.non_ascii as u32 & 0xFFFF;
                     assert_eq!(probe16(head), (stops, wide), "probe: {b:#04x} at {pos}");
                     assert_eq!(probe16_scalar(head), (stops, wide), "scalar probe");
+                    let quotes = want.quote as u32 & 0xFFFF;
+                    assert_eq!(quotes16(head), quotes, "quotes: {b:#04x} at {pos}");
+                    assert_eq!(quotes16_scalar(head), quotes, "scalar quotes");
                 }
             }
         }

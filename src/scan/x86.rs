@@ -842,6 +842,20 @@ pub(super) fn non_digits16(bytes: &[u8; 16]) -> u32 {
     unsafe { non_digits16_sse2(bytes) }
 }
 
+/// 16 bytes: the mask of quotes.
+#[inline]
+pub(super) fn quotes16(bytes: &[u8; 16]) -> u32 {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { quotes16_sse2(bytes) }
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn quotes16_sse2(bytes: &[u8; 16]) -> u32 {
+    let x = load16(bytes);
+    _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8))) as u32 & 0xFFFF
+}
+
 #[inline]
 #[target_feature(enable = "sse2")]
 fn non_digits16_sse2(bytes: &[u8; 16]) -> u32 {

@@ -1112,12 +1112,14 @@ impl Machine {
             unreachable!("16 bytes")
         };
         let (stops, wide) = scan::probe16(window);
-        let p = stops.trailing_zeros() as usize;
+        // The end from the first quote alone (the same vector compare as the probe's), so
+        // the next token's bytes wait for that compare only; that no other stop and no
+        // non-ASCII byte comes first is a branch beside it. 32 when there is no quote.
+        let p = scan::quotes16(window).trailing_zeros() as usize;
         // `p` content bytes: the last at offset `p` past the quote, which must stay
         // below the string limit (`1 + max_string_bytes` past the quote).
         if p < 16
-            && window[p] == b'"'
-            && wide & ((1 << p) - 1) == 0
+            && (stops | wide) & ((1 << p) - 1) == 0
             && p as u64 <= self.limits.max_string_bytes
         {
             return Some(i + p + 2);
