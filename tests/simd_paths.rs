@@ -55,6 +55,11 @@ const SEEDS: &[&[u8]] = &[
     b"\\U0041",
     b"\\a",
     b"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9x",
+    // For the short strings' masks, where a control byte stands in for a backslash: one
+    // right before a quote, one after a backslash, one before a simple escape.
+    b"\x01\"",
+    b"\\\x01\"",
+    b"\x05\\n",
 ];
 
 fn check(input: Vec<u8>, cuts: &[&[usize]]) {

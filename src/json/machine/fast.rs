@@ -1133,6 +1133,14 @@ impl Machine {
     /// `wide` are the first 16 bytes' probe. Else `None`: [`Machine::fast_string`] reads
     /// it (a `\u` escape, a control byte, a longer string). Inlined: a call costs more
     /// than its setup, as every vector constant of the token loop is loaded again after it.
+    ///
+    /// The end is found from masks: the escaped bytes are those after an odd run of
+    /// backslashes ([`scan::escaped`]), and the end is the first quote not among them, so
+    /// the next token waits for a few bit operations, not for a walk over the escapes in
+    /// order. The walk is still there, beside it, for the check: each escape before the end
+    /// is a backslash and a simple escape. Control bytes are taken for backslashes in the
+    /// masks (the probe has them together): one changes what follows it only, and one
+    /// before the end fails the check, as a control byte or as a wrong escape.
     #[inline(always)]
     fn short_string(
         &self,
@@ -1146,29 +1154,41 @@ impl Machine {
         if lim - i < 34 {
             return None;
         }
-        let Ok(second) = <&[u8; 16]>::try_from(&input[i + 17..i + 33]) else {
+        let (Ok(first), Ok(second)) = (
+            <&[u8; 16]>::try_from(&input[i + 1..i + 17]),
+            <&[u8; 16]>::try_from(&input[i + 17..i + 33]),
+        ) else {
             unreachable!("16 bytes")
         };
         let (s1, w1) = scan::probe16(second);
-        let mut stops = stops | s1 << 16;
-        loop {
-            if stops == 0 {
+        let quotes = scan::quotes16(first) | scan::quotes16(second) << 16;
+        let others = (stops | s1 << 16) & !quotes;
+        // Most strings have no two backslashes in a row: then each escapes the byte after it.
+        let escaped = if others & (others << 1) == 0 {
+            others << 1
+        } else {
+            scan::escaped(u64::from(others), &mut 0) as u32
+        };
+        let p = (quotes & !escaped).trailing_zeros() as usize;
+        if p >= 32 {
+            return None;
+        }
+        let before = (1u32 << p) - 1;
+        // The escapes before the end, each by its backslash at `k` (the byte it escapes,
+        // `k + 1`, comes before the end too, which is not escaped).
+        let mut escapes = others & !escaped & before;
+        while escapes != 0 {
+            let k = escapes.trailing_zeros() as usize;
+            if input[i + 1 + k] != b'\\' || !SIMPLE_ESCAPE[input[i + 2 + k] as usize] {
                 return None;
             }
-            let p = stops.trailing_zeros() as usize;
-            match input[i + 1 + p] {
-                b'"' => {
-                    let wide = (wide | w1 << 16) & ((1 << p) - 1);
-                    let content = &input[i + 1..i + 1 + p];
-                    return (p as u64 <= self.limits.max_string_bytes
-                        && (wide == 0 || utf8_sequences(content, wide as u64).is_ok()))
-                    .then_some(i + p + 2);
-                }
-                // The escaped byte may itself be a stop (`\"`, `\\`): both bits go.
-                b'\\' if SIMPLE_ESCAPE[input[i + 2 + p] as usize] => stops &= !(3 << p),
-                _ => return None,
-            }
+            escapes &= escapes - 1;
         }
+        let wide = (wide | w1 << 16) & before;
+        let content = &input[i + 1..i + 1 + p];
+        (p as u64 <= self.limits.max_string_bytes
+            && (wide == 0 || utf8_sequences(content, u64::from(wide)).is_ok()))
+        .then_some(i + p + 2)
     }
 
     /// A string (a key when `key`) whose opening quote is at `i`: `Ok` with the index after
