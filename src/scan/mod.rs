@@ -404,22 +404,21 @@ fn track_block(m: BracketMasks, n: usize, t: &mut Track, xor: impl Fn(u64) -> u6
             t.depth = t.depth + u64::from(open.count_ones()) - closes;
         } else {
             // As many closes as open containers: whether the depth reaches zero depends
-            // on their order, so walk the brackets one by one (an edit list closes four
-            // or five in a block at depth three, and ends no value there).
-            let mut depth = t.depth;
-            let mut brackets = open | close;
-            while brackets != 0 {
-                let bit = brackets & brackets.wrapping_neg();
-                if close & bit == 0 {
-                    depth += 1;
-                } else if depth <= 1 {
+            // on their order, so each close is checked, the depth just after it counted
+            // from the brackets up to it (an edit list closes four or five in a block at
+            // depth three, and ends no value there). One test per close that is almost
+            // never true, where a walk over all the brackets branched on each one's kind.
+            let mut rest = close;
+            while rest != 0 {
+                // The bytes through the lowest close left.
+                let through = rest ^ (rest - 1);
+                let opens = u64::from((open & through).count_ones());
+                if t.depth + opens <= u64::from((close & through).count_ones()) {
                     return false;
-                } else {
-                    depth -= 1;
                 }
-                brackets ^= bit;
+                rest &= rest - 1;
             }
-            t.depth = depth;
+            t.depth = t.depth + u64::from(open.count_ones()) - closes;
         }
     }
     // The padding has no quotes, so the last byte's string state is bit 63's; but an
