@@ -3,7 +3,7 @@
 //! mode and subtracts the `none` run (generating the corpus).
 //!
 //! `cargo run --release -p toolstream-benches --example instructions -- MODE [CHUNK]`, with `MODE` one of
-//! `none`, `toolstream`, `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
+//! `none`, `toolstream`, `toolstream-slices` (chunks through `push_slice`), `serde_json`, `byte-loop`, `byte-loop-values` and `slices` (cutting the chunks only),
 //! on the benches' splitter corpus (`TOOLSTREAM_BENCH_MB` MiB, default 2; only the objects
 //! of one kind with `TOOLSTREAM_BENCH_KIND`, see below); or
 //! `pipeline-none`, `pipeline-toolstream`, `pipeline-reference` on the pipeline benches'
@@ -20,7 +20,9 @@
 
 mod common;
 
-use common::splitter::{byte_loop_chunks, byte_loop_values_chunks, corpus_of, toolstream_chunks};
+use common::splitter::{
+    byte_loop_chunks, byte_loop_values_chunks, corpus_of, toolstream_chunks, toolstream_slices,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -50,6 +52,7 @@ fn main() {
     let found = match mode {
         "none" => n,
         "toolstream" => toolstream_chunks(&input, chunk),
+        "toolstream-slices" => toolstream_slices(&input, chunk),
         "serde_json" => {
             let mut k = 0;
             for r in

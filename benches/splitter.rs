@@ -21,7 +21,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::interleaved::{self, Side};
 use common::splitter::{
-    byte_loop_chunks, byte_loop_values_chunks, corpus, escape, toolstream_chunks, CODE,
+    byte_loop_chunks, byte_loop_values_chunks, corpus, escape, toolstream_chunks,
+    toolstream_slices, CODE,
 };
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -287,6 +288,10 @@ fn bench_peers_interleaved(c: &mut Criterion) {
         (
             "toolstream-64B",
             Box::new(|k| toolstream_chunks(&p[k].0, 64)),
+        ),
+        (
+            "toolstream-slices-64B",
+            Box::new(|k| toolstream_slices(&p[k].0, 64)),
         ),
         (
             "serde_json-IgnoredAny",

@@ -2,14 +2,14 @@
 //! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB of the splitter
 //! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
 //! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`, only all with `all`), the best of `ROUNDS`
-//! (default 15) each. For finding what to work on
+//! (default 15) each; chunks through `push_slice` with `TOOLSTREAM_SLICES=1`. For finding what to work on
 //! and for A/B runs of two builds; the figures BENCHMARKS.md reports come from the
 //! criterion groups.
 //!
 //! `cargo run --release -p toolstream-benches --example walltime -- [CHUNK]`
 
 mod common;
-use common::splitter::{corpus_of, toolstream_chunks};
+use common::splitter::{corpus_of, toolstream_chunks, toolstream_slices};
 use std::time::Instant;
 fn main() {
     let rounds: usize = std::env::var("ROUNDS")
@@ -29,12 +29,19 @@ fn main() {
         )],
         Err(_) => vec![None, Some(0), Some(1), Some(2), Some(3)],
     };
+    // `TOOLSTREAM_SLICES=1`: chunks through `push_slice` rather than as `Bytes`.
+    let slices = std::env::var_os("TOOLSTREAM_SLICES").is_some();
     for kind in kinds {
         let (input, n) = corpus_of(8 << 20, false, kind);
         let (mut a, mut b) = (f64::MAX, f64::MAX);
         for _ in 0..rounds {
             let t = Instant::now();
-            assert_eq!(toolstream_chunks(&input, chunk), n);
+            let found = if slices {
+                toolstream_slices(&input, chunk)
+            } else {
+                toolstream_chunks(&input, chunk)
+            };
+            assert_eq!(found, n);
             a = a.min(t.elapsed().as_secs_f64());
             let t = Instant::now();
             let mut k = 0;

@@ -25,11 +25,13 @@ pipeline_grid() {
   echo "The same comparison interleaved, with toolstream and actson at 64-byte chunks beside it: each"
   echo "timed pass runs every side piece by piece (about 1 MiB of whole values each, the order"
   echo "rotating), so all see the same moments of the shared machine; sums over every pass criterion"
-  echo "ran. The \"× toolstream\" column of the 64-byte row is its share of the whole-buffer speed."
+  echo "ran. The \"× toolstream\" column of the 64-byte rows is their share of the whole-buffer speed."
+  echo "\`toolstream-64B\` takes each chunk as a \`Bytes\` (\`push\`: a reference count up and down per"
+  echo "chunk, zero-copy values); \`toolstream-slices-64B\` as a slice (\`push_slice\`), as actson takes them."
   echo
   python3 scripts/interleaved-table.py grid target/criterion/peers-interleaved/totals.txt \
     serde_json-IgnoredAny,simd-json-tape,actson-64B,toolstream \
-    toolstream toolstream-64B serde_json-IgnoredAny simd-json-tape actson-64B
+    toolstream toolstream-64B toolstream-slices-64B serde_json-IgnoredAny simd-json-tape actson-64B
   echo
   echo "Small chunks interleaved the same way (the first eighth of the corpus), beside three"
   echo "baselines at the same chunk size: the plain byte loop (depth, string and escape state;"

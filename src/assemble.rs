@@ -702,7 +702,7 @@ impl ToolCallAssembler {
         };
         let mut values = std::mem::take(&mut self.values);
         let r = match slot.preview.as_mut() {
-            None => splitter.push_slice(args.as_bytes(), &mut values),
+            None => splitter.push_slice_now(args.as_bytes(), &mut values),
             Some(p) => Self::feed_previewed(splitter, p, args.as_bytes(), &mut values),
         };
         for v in values.drain(..) {
@@ -723,7 +723,7 @@ impl ToolCallAssembler {
         values: &mut Vec<json::Value>,
     ) -> Result<(), json::Error> {
         let start = splitter.offset();
-        let r = splitter.push_slice(args, values);
+        let r = splitter.push_slice_now(args, values);
         // Completed objects come out of the splitter as calls; the view starts afresh.
         preview.feed(&args[..accepted(start, args.len(), &r)], &mut Vec::new());
         r

@@ -570,6 +570,24 @@ fn an_error_in_a_waiting_chunk_comes_from_the_call_that_reads_it() {
     let e = s.finish().unwrap_err();
     assert_eq!((e.kind(), e.offset()), (Truncated, 9));
     assert_eq!(e.truncation().map(|t| t.lexical), Some(Lexical::InString));
+
+    // `push_slice`: a chunk of 17 bytes to 1 KiB waits the same way, and its error comes
+    // from the call that reads it, here a short chunk (read at once, after the wait).
+    let mut s = Splitter::new(Mode::Objects);
+    let mut out = Vec::new();
+    s.push_slice(b"{\"a\":[", &mut out).unwrap();
+    let long = b"1,2,3,4,5,6,7,8,9,x,";
+    s.push_slice(long, &mut out)
+        .expect("the chunk waits unread");
+    assert_eq!(
+        s.buffered(),
+        6 + long.len(),
+        "the chunk waits in the buffer"
+    );
+    let e = s.push_slice(b"1", &mut out).unwrap_err();
+    assert_eq!((e.kind(), e.offset()), (Syntax, 24));
+    assert_eq!(&e.raw()[..], b"{\"a\":[1,2,3,4,5,6,7,8,9,x");
+    assert!(out.is_empty());
 }
 
 /// Values far longer than the splitter's wait (16 KiB), of the kinds that take its three
@@ -621,9 +639,12 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
     assert_eq!(want.values.len(), 5);
     assert_eq!(want.error, None);
     let cut = |n: usize| -> Vec<usize> { (n..input.len()).step_by(n).collect() };
+    // Through `push` and through `push_slice`, whose chunks of 17 bytes to 1 KiB wait too.
     for n in [1, 2, 7, 16, 17, 31, 63, 64, 65, 100, 1000, 1024, 1025, 5000] {
-        let got = common::run_cuts(Mode::Objects, limits, &input, &cut(n));
-        assert_eq!(got.without_detail(), want, "chunks of {n}");
+        for slices in [false, true] {
+            let got = common::run_cuts_with(Mode::Objects, limits, &input, &cut(n), slices);
+            assert_eq!(got.without_detail(), want, "chunks of {n}, slices {slices}");
+        }
     }
     // Chunks of n cut so that each value's closing byte starts one (and its chunk is n
     // long): the closer test must look at a chunk's first byte too.
@@ -636,12 +657,14 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
             cuts.push(closer);
             pos = closer;
         }
-        let got = common::run_cuts(Mode::Objects, limits, &input, &cuts);
-        assert_eq!(
-            got.without_detail(),
-            want,
-            "chunks of {n}, each closer first"
-        );
+        for slices in [false, true] {
+            let got = common::run_cuts_with(Mode::Objects, limits, &input, &cuts, slices);
+            assert_eq!(
+                got.without_detail(),
+                want,
+                "chunks of {n}, each closer first, slices {slices}"
+            );
+        }
     }
     // One wrong byte (a raw control byte in a string) deep inside the edit list.
     let mut bad = input.to_vec();
@@ -651,12 +674,14 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
     let want = common::run_reference(Mode::Objects, limits, &bad);
     assert!(want.error.is_some());
     for n in [1, 7, 16, 17, 64, 65, 1024, 1025] {
-        let got = common::run_cuts(Mode::Objects, limits, &bad, &cut(n));
-        assert_eq!(
-            got.without_detail(),
-            want,
-            "chunks of {n}, a wrong byte at {}",
-            at + 1
-        );
+        for slices in [false, true] {
+            let got = common::run_cuts_with(Mode::Objects, limits, &bad, &cut(n), slices);
+            assert_eq!(
+                got.without_detail(),
+                want,
+                "chunks of {n}, a wrong byte at {}, slices {slices}",
+                at + 1
+            );
+        }
     }
 }

@@ -116,13 +116,29 @@ pub fn corpus_of(bytes: usize, ndjson: bool, kind: Option<u64>) -> (Bytes, usize
 }
 
 pub fn toolstream_chunks(input: &Bytes, chunk: usize) -> usize {
+    toolstream_fed(input, chunk, false)
+}
+
+/// [`toolstream_chunks`] through `push_slice`: chunks as slices of the input (no `Bytes`
+/// per chunk), as a caller reading into a buffer of its own feeds them, and as actson
+/// takes them.
+pub fn toolstream_slices(input: &Bytes, chunk: usize) -> usize {
+    toolstream_fed(input, chunk, true)
+}
+
+#[inline(always)]
+fn toolstream_fed(input: &Bytes, chunk: usize, slices: bool) -> usize {
     let mut s = Splitter::new(Mode::Objects);
     let mut out = Vec::new();
     let mut n = 0;
     let mut i = 0;
     while i < input.len() {
         let j = (i + chunk).min(input.len());
-        s.push(input.slice(i..j), &mut out).expect("valid corpus");
+        if slices {
+            s.push_slice(&input[i..j], &mut out).expect("valid corpus");
+        } else {
+            s.push(input.slice(i..j), &mut out).expect("valid corpus");
+        }
         n += out.len();
         out.clear();
         i = j;

@@ -80,7 +80,7 @@ impl Preview {
     /// tree (and values they completed in `out`). The preview is then fused.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<Json>) -> Result<(), Error> {
         let start = self.splitter.offset();
-        let checked = self.splitter.push_slice(chunk, &mut self.scratch);
+        let checked = self.splitter.push_slice_now(chunk, &mut self.scratch);
         let before = out.len();
         self.builder
             .feed(&chunk[..accepted(start, chunk.len(), &checked)], out);
@@ -120,7 +120,8 @@ impl Preview {
 
     /// The splitter that checks the bytes (offsets, values emitted, bytes held, its error).
     /// The lexical state it stands in is what [`Preview::partial`] shows: a preview feeds it
-    /// through [`Splitter::push_slice`], which reads every chunk at once.
+    /// so that it reads every chunk at once (no chunk waits, as one may in
+    /// [`Splitter::push_slice`]).
     pub fn splitter(&self) -> &Splitter {
         &self.splitter
     }

@@ -237,8 +237,8 @@ impl Splitter {
     /// strings, followed in order, never bring the depth to zero — may
     /// therefore be appended to the splitter's buffer unread, and such chunks read later
     /// back to back, in one pass: with the next chunk that may end the value, once 16 KiB
-    /// wait, or at the next [`Splitter::push_slice`], [`Splitter::state`] or
-    /// [`Splitter::finish`]. Every
+    /// wait, or at the next [`Splitter::push_slice`] of a chunk that does not wait itself
+    /// (see there), [`Splitter::state`] or [`Splitter::finish`]. Every
     /// value still comes out of the push that delivers its last byte, no byte is read
     /// twice, and the buffer never holds more than the value limit after a push. What
     /// waits is only the reading: an error in such a chunk is returned by that later call
@@ -324,7 +324,13 @@ impl Splitter {
         }
         if self.hold_end > 0 {
             if chunk.len() <= HOLD_MAX {
-                return self.catch_up_with(&chunk, out);
+                let taken = self.catch_up_with(&chunk, out)?;
+                if taken == chunk.len() {
+                    return Ok(());
+                }
+                // The machine is between values now: nothing waits, and the rest of the
+                // chunk takes the usual path.
+                return self.push(chunk.slice(taken..), out);
             }
             self.catch_up()?;
         }
@@ -509,10 +515,11 @@ impl Splitter {
     /// The waiting bytes and then `chunk` (of at most [`HOLD_MAX`] bytes, which may end
     /// the value), read together from the buffer: `chunk` is appended first, so the bytes
     /// are read back to back with no seam at the chunk's start. The value open before
-    /// `chunk` comes out of the buffer, where its bytes are anyway; what follows it in
-    /// `chunk` is pushed on its own, so a value inside `chunk` is a slice of it.
+    /// `chunk` comes out of the buffer, where its bytes are anyway. Returns how many bytes
+    /// of `chunk` that took (all of it unless the value ended in it): the caller pushes
+    /// the rest on its own, so that a value inside a [`Bytes`] chunk is a slice of it.
     #[inline(never)]
-    fn catch_up_with(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
+    fn catch_up_with(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<usize, Error> {
         if self.stage_len > 0 {
             self.flush_stage();
         }
@@ -522,7 +529,7 @@ impl Splitter {
         let Some((start, end)) = self.read_held()? else {
             // A closer that did not end the value: its later waits follow their chunks.
             self.follow_value = self.m.value_start();
-            return Ok(());
+            return Ok(chunk.len());
         };
         let bytes = self.buf.split_to((end - start) as usize).freeze();
         self.buf.clear();
@@ -532,13 +539,7 @@ impl Splitter {
             end,
             index: self.m.values() - 1,
         });
-        let taken = (end - base) as usize;
-        if taken == chunk.len() {
-            return Ok(());
-        }
-        // The machine is between values now: nothing waits, and the rest of the chunk
-        // takes the usual path.
-        self.push(chunk.slice(taken..), out)
+        Ok((end - base) as usize)
     }
 
     /// [`Splitter::push`] past the short-chunk path.
@@ -590,14 +591,54 @@ impl Splitter {
 
     /// Feed a chunk given as a slice. Nothing is allocated per call: the bytes of values are
     /// copied once into the splitter's own buffer, and each value comes out of it. This is
-    /// the cheap way to feed many tiny fragments (tool-call argument deltas); for large
-    /// chunks already in a [`Bytes`], [`Splitter::push`] is zero-copy.
+    /// the cheap way to feed many tiny fragments (tool-call argument deltas) and chunks
+    /// read into a reused buffer; for large chunks already in a [`Bytes`],
+    /// [`Splitter::push`] is zero-copy.
+    ///
+    /// **Chunks of 17 bytes to 1 KiB may wait**, as in [`Splitter::push`] and on the same
+    /// terms (their bytes are copied into the buffer either way): inside an open array or
+    /// object, one that cannot end the value is appended unread and read with the chunk that
+    /// may end it. Every value still comes out of the call that delivers its last byte; an
+    /// error in a chunk that waited is returned by that later call, its offset and raw
+    /// bytes unchanged. Shorter chunks are read at once.
     ///
     /// # Errors
     ///
     /// As [`Splitter::push`].
     #[inline]
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
+        if chunk.len() > 16 && chunk.len() <= HOLD_MAX {
+            if self.stage_len > 0 {
+                self.flush_stage();
+            }
+            if self.may_hold_long(chunk) {
+                append(&mut self.buf, chunk);
+                if self.buf.len() < self.hold_end {
+                    return Ok(());
+                }
+                return self.catch_up();
+            }
+            if self.hold_end > 0 {
+                let taken = self.catch_up_with(chunk, out)?;
+                if taken == chunk.len() {
+                    return Ok(());
+                }
+                return self.push_slice_now(&chunk[taken..], out);
+            }
+        }
+        self.push_slice_now(chunk, out)
+    }
+
+    /// [`Splitter::push_slice`] that reads the whole chunk before it returns (the bytes
+    /// that wait, if any, first): for the callers that show what each chunk did as it
+    /// came ([`super::Preview`], the assembler's previews and errors), where a chunk
+    /// that waited would be shown as taken before it was checked.
+    #[inline]
+    pub(crate) fn push_slice_now(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<Value>,
+    ) -> Result<(), Error> {
         if self.hold_end > 0 {
             self.catch_up()?;
         }
