@@ -229,6 +229,8 @@ pub(crate) trait Blocks: Copy {
     fn string_masks(self, block: &[u8; 64]) -> StrMasks;
     /// [`escape_masks`].
     fn escape_masks(self, block: &[u8; 64]) -> EscMasks;
+    /// [`scalar_masks`].
+    fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks;
 }
 
 /// Code generic over a [`Blocks`] (a closure cannot be generic).
@@ -256,6 +258,8 @@ pub(crate) const SIMD_SCALARS: bool = cfg!(any(
 ));
 
 /// The scalar classes of a 64-byte block, with the best implementation this CPU has.
+// The number arrays take their classifier through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(crate) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
     simd_or!(scalar_masks(block), portable::scalar_masks_scalar(block))
@@ -510,6 +514,10 @@ mod portable {
         #[inline(always)]
         fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
             escape_masks_scalar(block)
+        }
+        #[inline(always)]
+        fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks {
+            scalar_masks_scalar(block)
         }
     }
 

@@ -116,6 +116,11 @@ impl Blocks for NeonBlocks {
         // SAFETY: as above.
         unsafe { escape_masks_neon(block) }
     }
+    #[inline(always)]
+    fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks {
+        // SAFETY: as above.
+        unsafe { scalar_masks_neon(block) }
+    }
 }
 
 // The string scan takes its classifiers through `with_blocks`; this one is for the tests.
@@ -347,6 +352,8 @@ fn number_masks16_neon(bytes: &[u8; 16]) -> NumMasks {
 }
 
 /// The scalar classes of a block.
+// The number arrays take their classifier through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
     // SAFETY: NEON is part of the aarch64 baseline: every aarch64 CPU has it.

@@ -601,9 +601,9 @@ fn has_closer_agrees_with_the_definition() {
     }
 }
 
-/// The classifiers `with_blocks` hands out (AVX2 where the CPU has it, else SSE2; NEON;
-/// the portable ones) against the scalar ones, on blocks with every byte value at each
-/// position: the path the long string scan runs on.
+/// The classifiers `with_blocks` hands out (AVX-512 or AVX2 where the CPU has it, else
+/// SSE2; NEON; the portable ones) against the scalar ones, on blocks with every byte value
+/// at each position: the path the long string scan and the number arrays run on.
 #[test]
 fn with_blocks_classifiers_agree() {
     struct Compare<'a>(&'a [[u8; 64]]);
@@ -618,6 +618,11 @@ fn with_blocks_classifiers_agree() {
                 assert_eq!(
                     b.escape_masks(block),
                     escape_masks_scalar(block),
+                    "{block:x?}"
+                );
+                assert_eq!(
+                    b.scalar_masks(block),
+                    scalar_masks_scalar(block),
                     "{block:x?}"
                 );
             }

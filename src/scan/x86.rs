@@ -289,6 +289,11 @@ impl Blocks for Avx512Blocks {
         // SAFETY: as above.
         unsafe { escape_masks_avx512(block) }
     }
+    #[inline(always)]
+    fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks {
+        // SAFETY: as above.
+        unsafe { scalar_masks_avx512(block) }
+    }
 }
 
 /// The AVX2 classifiers. Made only by [`with_avx2`], that is on a CPU with AVX2.
@@ -307,6 +312,11 @@ impl Blocks for Avx2Blocks {
         // SAFETY: as above.
         unsafe { escape_masks_avx2(block) }
     }
+    #[inline(always)]
+    fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks {
+        // SAFETY: as above.
+        unsafe { scalar_masks_avx2(block) }
+    }
 }
 
 /// The SSE2 classifiers (the x86_64 baseline).
@@ -324,6 +334,11 @@ impl Blocks for Sse2Blocks {
     fn escape_masks(self, block: &[u8; 64]) -> EscMasks {
         // SAFETY: as above.
         unsafe { escape_masks_sse2(block) }
+    }
+    #[inline(always)]
+    fn scalar_masks(self, block: &[u8; 64]) -> ScalarMasks {
+        // SAFETY: as above.
+        unsafe { scalar_masks_sse2(block) }
     }
 }
 
@@ -635,6 +650,8 @@ fn bracket_masks_from([quote, backslash, open, close]: [u64; 4]) -> BracketMasks
 }
 
 /// The scalar classes of a block, with the best implementation this CPU has.
+// The number arrays take their classifier through `with_blocks`; this one is for the tests.
+#[cfg(test)]
 #[inline]
 pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
     if choice() == AVX512 {
