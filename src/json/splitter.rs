@@ -324,13 +324,7 @@ impl Splitter {
         }
         if self.hold_end > 0 {
             if chunk.len() <= HOLD_MAX {
-                let taken = self.catch_up_with(&chunk, out)?;
-                if taken == chunk.len() {
-                    return Ok(());
-                }
-                // The machine is between values now: nothing waits, and the rest of the
-                // chunk takes the usual path.
-                return self.push(chunk.slice(taken..), out);
+                return self.catch_up_with_bytes(&chunk, out);
             }
             self.catch_up()?;
         }
@@ -510,6 +504,21 @@ impl Splitter {
             None => Ok(()),
             Some(_) => unreachable!("a value ended in bytes that could not end it"),
         }
+    }
+
+    /// [`Splitter::catch_up_with`] for [`Splitter::push`]: the rest of the chunk after the
+    /// value is pushed on its own, so that a value inside it is a slice of it. Out of line,
+    /// as `catch_up_with` is: `push` calling itself would no longer inline into its
+    /// caller (1-byte chunks 1.05x -> 0.72x the byte loop in wall time when it did).
+    #[inline(never)]
+    fn catch_up_with_bytes(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
+        let taken = self.catch_up_with(chunk, out)?;
+        if taken == chunk.len() {
+            return Ok(());
+        }
+        // The machine is between values now: nothing waits, and the rest of the chunk
+        // takes the usual path.
+        self.push(chunk.slice(taken..), out)
     }
 
     /// The waiting bytes and then `chunk` (of at most [`HOLD_MAX`] bytes, which may end
