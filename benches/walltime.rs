@@ -1,5 +1,5 @@
 //! A quick probe of where wall time goes, by object kind: toolstream (whole buffer, or
-//! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB of the splitter
+//! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB (`TOOLSTREAM_BENCH_MB`) of the splitter
 //! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
 //! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`, only all with `all`), the best of `ROUNDS`
 //! (default 15) each; chunks through `push_slice` with `TOOLSTREAM_SLICES=1`. For finding what to work on
@@ -32,7 +32,7 @@ fn main() {
     // `TOOLSTREAM_SLICES=1`: chunks through `push_slice` rather than as `Bytes`.
     let slices = std::env::var_os("TOOLSTREAM_SLICES").is_some();
     for kind in kinds {
-        let (input, n) = corpus_of(8 << 20, false, kind);
+        let (input, n) = corpus_of(common::corpus_bytes(8), false, kind);
         let (mut a, mut b) = (f64::MAX, f64::MAX);
         for _ in 0..rounds {
             let t = Instant::now();
