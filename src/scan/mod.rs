@@ -3,7 +3,7 @@
 //! `classify` turns a 64-byte block into bitmasks (bit `i` stands for byte `i`): quotes,
 //! backslashes, control bytes, non-ASCII bytes, structural bytes and whitespace. On x86_64
 //! it uses AVX2 or SSE2, chosen once at run time and cached in an atomic, and on a CPU with
-//! AVX-512 (F and BW) AVX-512 classifiers for the string, escape and scalar classes (one
+//! AVX-512 (F and BW) AVX-512 classifiers for the string, escape, scalar and bracket classes (one
 //! register and mask compares per block instead of two halves and a movemask per class;
 //! the rest stays AVX2's); on little-endian
 //! aarch64, NEON (part of its baseline); everywhere else, and with
