@@ -380,7 +380,8 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
         let mut j = at;
         let mut st = LongScan {
             saw_escape: escaped,
-            wide: wide_before as u64,
+            wide_from: if wide_before { from } else { usize::MAX },
+            utf8: UTF8,
             carry: 0,
             skip_u: usize::MAX,
         };
@@ -409,8 +410,13 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
             }
             j += 64;
         };
-        let wide = st.wide;
-        utf8_checked::<UTF8>(input, from, end, wide != 0)
+        // The run of content with non-ASCII bytes that the end closes, if any (the last
+        // block's non-ASCII bytes may all lie past the end: then there is none).
+        let upto = match end {
+            StrEnd::Closed(q, _) | StrEnd::Stop(q) => q,
+        };
+        let wide_from = st.wide_from;
+        utf8_checked::<UTF8>(input, wide_from, end, wide_from < upto)
     }
 }
 
@@ -418,8 +424,13 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
 struct LongScan {
     /// Whether the content so far had an escape.
     saw_escape: bool,
-    /// Nonzero when the content so far had a non-ASCII byte.
-    wide: u64,
+    /// Where the run of content with non-ASCII bytes not yet validated as UTF-8 begins
+    /// (`usize::MAX`: none). A block of ASCII bytes alone closes the run, which is then
+    /// validated at once (no sequence crosses into an ASCII byte, so the run stands on its
+    /// own): a long string's ASCII stretches (code, escapes) are not read a second time.
+    wide_from: usize,
+    /// Whether to validate UTF-8 at all (see [`scan_string`]).
+    utf8: bool,
     /// 1 when the next block's first byte is escaped (see [`scan::escaped`]).
     carry: u64,
     /// The `u` of a low-surrogate escape already checked with its high half.
@@ -452,7 +463,20 @@ impl LongScan {
         let m = b.string_masks(block);
         let (quote, backslash, control) =
             (m.quote >> shift, m.backslash >> shift, m.control >> shift);
-        self.wide |= m.non_ascii >> shift;
+        let wide = m.non_ascii >> shift;
+        if wide != 0 {
+            if self.wide_from == usize::MAX {
+                self.wide_from = j + wide.trailing_zeros() as usize;
+            }
+        } else if self.wide_from != usize::MAX && self.utf8 {
+            // Every byte of this block is ASCII: the run before it ends at `j`.
+            let run = self.wide_from;
+            self.wide_from = usize::MAX;
+            if let Some(at) = utf8_invalid(&input[run..j]) {
+                // The first bad or incomplete sequence: a safe point, before this block.
+                return Some(StrEnd::Stop(run + at));
+            }
+        }
         if (quote | backslash | control | self.carry) == 0 {
             return None;
         }
