@@ -305,20 +305,20 @@ pub(super) fn quotes16(bytes: &[u8; 16]) -> u32 {
 #[inline]
 #[target_feature(enable = "neon")]
 fn quotes16_neon(bytes: &[u8; 16]) -> u32 {
-    let x = load16(bytes);
-    let s = vandq_u8(vceqq_u8(x, splat(b'"')), weights());
-    let s = vpaddq_u8(s, s);
-    let s = vpaddq_u8(s, s);
-    let s = vpaddq_u8(s, s);
-    vgetq_lane_u16::<0>(vreinterpretq_u16_u8(s)) as u32
+    movemask16(vceqq_u8(load16(bytes), splat(b'"')))
 }
 
 #[inline]
 #[target_feature(enable = "neon")]
 fn non_digits16_neon(bytes: &[u8; 16]) -> u32 {
-    let x = load16(bytes);
-    let digit = digits(x);
-    let s = vandq_u8(vmvnq_u8(digit), weights());
+    movemask16(vmvnq_u8(digits(load16(bytes))))
+}
+
+/// The 16-bit mask of one comparison result (bit `i` for lane `i`).
+#[inline]
+#[target_feature(enable = "neon")]
+fn movemask16(v: uint8x16_t) -> u32 {
+    let s = vandq_u8(v, weights());
     let s = vpaddq_u8(s, s);
     let s = vpaddq_u8(s, s);
     let s = vpaddq_u8(s, s);
