@@ -2,14 +2,15 @@
 //! `CHUNK`-byte chunks) and serde_json → IgnoredAny alternating on 8 MiB (`TOOLSTREAM_BENCH_MB`) of the splitter
 //! corpus, all kinds and then each kind alone (0 commands, 1 file contents, 2 edit lists,
 //! 3 number arrays; only kind K with `TOOLSTREAM_BENCH_KIND=K`, only all with `all`), the best of `ROUNDS`
-//! (default 15) each; chunks through `push_slice` with `TOOLSTREAM_SLICES=1`. For finding what to work on
+//! (default 15) each; chunks through `push_slice` with `TOOLSTREAM_SLICES=1`; against the
+//! plain byte loop at the same chunk size rather than serde_json with `TOOLSTREAM_VS=byte-loop`. For finding what to work on
 //! and for A/B runs of two builds; the figures BENCHMARKS.md reports come from the
 //! criterion groups.
 //!
 //! `cargo run --release -p toolstream-benches --example walltime -- [CHUNK]`
 
 mod common;
-use common::splitter::{corpus_of, toolstream_chunks, toolstream_slices};
+use common::splitter::{byte_loop_chunks, corpus_of, toolstream_chunks, toolstream_slices};
 use std::time::Instant;
 fn main() {
     let rounds: usize = std::env::var("ROUNDS")
@@ -31,6 +32,8 @@ fn main() {
     };
     // `TOOLSTREAM_SLICES=1`: chunks through `push_slice` rather than as `Bytes`.
     let slices = std::env::var_os("TOOLSTREAM_SLICES").is_some();
+    // `TOOLSTREAM_VS=byte-loop`: the peer is the byte loop, fed the same chunks.
+    let byte_loop = std::env::var("TOOLSTREAM_VS").as_deref() == Ok("byte-loop");
     for kind in kinds {
         let (input, n) = corpus_of(common::corpus_bytes(8), false, kind);
         let (mut a, mut b) = (f64::MAX, f64::MAX);
@@ -44,19 +47,24 @@ fn main() {
             assert_eq!(found, n);
             a = a.min(t.elapsed().as_secs_f64());
             let t = Instant::now();
-            let mut k = 0;
-            for r in
-                serde_json::Deserializer::from_slice(&input).into_iter::<serde::de::IgnoredAny>()
-            {
-                r.unwrap();
-                k += 1;
-            }
+            let k = if byte_loop {
+                byte_loop_chunks(&input, chunk)
+            } else {
+                let mut k = 0;
+                for r in serde_json::Deserializer::from_slice(&input)
+                    .into_iter::<serde::de::IgnoredAny>()
+                {
+                    r.unwrap();
+                    k += 1;
+                }
+                k
+            };
             assert_eq!(k, n);
             b = b.min(t.elapsed().as_secs_f64());
         }
         let gb = input.len() as f64 / 1e9;
         println!(
-            "kind {:?}: ours {:.2} GB/s serde {:.2} GB/s ratio {:.2}",
+            "kind {:?}: ours {:.3} GB/s peer {:.3} GB/s ratio {:.3}",
             kind,
             gb / a,
             gb / b,
