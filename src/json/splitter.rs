@@ -278,8 +278,7 @@ impl Splitter {
                     self.stage_len = n + 1;
                     return Ok(());
                 }
-                self.flush_stage();
-                self.buf.put_u8(b);
+                self.flush_full_stage(b);
                 if self.buf.len() < self.hold_end {
                     return Ok(());
                 }
@@ -417,6 +416,16 @@ impl Splitter {
     #[inline(never)]
     fn flush_stage(&mut self) {
         self.buf.extend_from_slice(&self.stage[..self.stage_len]);
+        self.stage_len = 0;
+    }
+
+    /// Move a full stage and then `b` to the end of the buffer: one reservation and a copy
+    /// of a length known here (no call to `memcpy`).
+    #[inline(never)]
+    fn flush_full_stage(&mut self, b: u8) {
+        self.buf.reserve(STAGE + 1);
+        self.buf.extend_from_slice(&self.stage);
+        self.buf.put_u8(b);
         self.stage_len = 0;
     }
 
