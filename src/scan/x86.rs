@@ -720,20 +720,27 @@ fn scalar_masks_from(m: [u64; 11]) -> ScalarMasks {
     }
 }
 
+/// The whitespace byte whose low nibble is the index, for a whitespace test by one byte
+/// shuffle: a byte is whitespace when the entry its low nibble names is the byte itself.
+/// Space, tab, LF and CR have the low nibbles 0, 9, A and D; every other entry is 0xFF,
+/// which no byte below 0x80 is, and a byte from 0x80 looks up 0 (the shuffle's rule for
+/// an index with its high bit set), which it is not.
+const WS_BY_LOW_NIBBLE: [u8; 16] = {
+    let mut ws = [0xFFu8; 16];
+    ws[0x0] = b' ';
+    ws[0x9] = b'\t';
+    ws[0xA] = b'\n';
+    ws[0xD] = b'\r';
+    ws
+};
+
 /// AVX-512: the block as one register, each class a mask compare (whitespace as one
 /// lookup: the byte its low nibble names, if any, compared with the byte itself).
 #[target_feature(enable = "avx512f,avx512bw")]
 fn scalar_masks_avx512(block: &[u8; 64]) -> ScalarMasks {
     let x = load64(block);
     let eq = |c: u8| _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8));
-    // Space, tab, LF and CR have the low nibbles 0, 9, A and D; every other entry is
-    // 0xFF, which no byte below 0x80 is, and a byte from 0x80 looks up 0, which it is not.
-    let mut ws = [0xFFu8; 16];
-    ws[0x0] = b' ';
-    ws[0x9] = b'\t';
-    ws[0xA] = b'\n';
-    ws[0xD] = b'\r';
-    let ws = u128::from_le_bytes(ws) as i128;
+    let ws = u128::from_le_bytes(WS_BY_LOW_NIBBLE) as i128;
     let (h, l) = ((ws >> 64) as i64, ws as i64);
     let named = _mm512_shuffle_epi8(_mm512_set_epi64(h, l, h, l, h, l, h, l), x);
     ScalarMasks {
@@ -759,19 +766,39 @@ fn scalar_masks_avx512(block: &[u8; 64]) -> ScalarMasks {
     }
 }
 
+/// AVX2: the classes of `scalar_lanes!`, the digits as one unsigned range test (`x - '0'` at
+/// most 9) and the whitespace as one lookup (as [`scalar_masks_avx512`]'s): 14 fewer
+/// instructions a block than the SSE2 forms of those two, which have no byte shuffle.
 #[target_feature(enable = "avx2")]
 fn scalar_masks_avx2(block: &[u8; 64]) -> ScalarMasks {
+    let ws = u128::from_le_bytes(WS_BY_LOW_NIBBLE) as i128;
+    let (h, l) = ((ws >> 64) as i64, ws as i64);
+    // The table twice: `vpshufb` looks up within each 16-byte lane.
+    let ws_t = _mm256_set_epi64x(h, l, h, l);
     scalar_masks_from(by_halves(block, |x| {
-        scalar_lanes!(
-            x,
-            _mm256_set1_epi8,
-            _mm256_cmpeq_epi8,
-            _mm256_min_epu8,
-            _mm256_max_epu8,
-            _mm256_and_si256,
-            _mm256_or_si256,
-            _mm256_movemask_epi8
-        )
+        let m = |v: __m256i| _mm256_movemask_epi8(v) as u32 as u64;
+        let eq = |c: u8| m(_mm256_cmpeq_epi8(x, _mm256_set1_epi8(c as i8)));
+        let d = _mm256_sub_epi8(x, _mm256_set1_epi8(b'0' as i8));
+        [
+            m(_mm256_cmpeq_epi8(
+                _mm256_min_epu8(d, _mm256_set1_epi8(9)),
+                d,
+            )),
+            eq(b'0'),
+            eq(b'.'),
+            eq(b'-'),
+            eq(b'+'),
+            // `e` and `E` differ only in bit 0x20.
+            m(_mm256_cmpeq_epi8(
+                _mm256_or_si256(x, _mm256_set1_epi8(0x20)),
+                _mm256_set1_epi8(b'e' as i8),
+            )),
+            eq(b','),
+            m(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(ws_t, x), x)),
+            eq(b'n'),
+            eq(b'u'),
+            eq(b'l'),
+        ]
     }))
 }
 
