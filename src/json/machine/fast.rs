@@ -563,10 +563,8 @@ static NUMBER_GOES_ON: [bool; 256] = {
 /// ([`scan_number_runs`], which gives the same answer for every input).
 #[inline]
 pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
-    if lim - i >= 16 {
-        let Ok(window) = <&[u8; 16]>::try_from(&input[i..i + 16]) else {
-            unreachable!("16 bytes")
-        };
+    // One bounds test for both "16 bytes are left" and the slice's own.
+    if let Some(Ok(window)) = input[..lim].get(i..i + 16).map(<&[u8; 16]>::try_from) {
         match number_in_window(window) {
             Window16::Number(len) => return Some(i + len),
             Window16::Invalid => return None,
@@ -1166,12 +1164,8 @@ impl Machine {
     /// [`Machine::fast_string`] reads it.
     #[inline(always)]
     fn quick_string(&self, input: &[u8], i: usize, lim: usize) -> Option<usize> {
-        if lim - i < 17 {
-            return None;
-        }
-        let Ok(window) = <&[u8; 16]>::try_from(&input[i + 1..i + 17]) else {
-            unreachable!("16 bytes")
-        };
+        // One bounds test for both "17 bytes are left" and the slice's own.
+        let window: &[u8; 16] = input[..lim].get(i + 1..i + 17)?.try_into().ok()?;
         let (stops, wide) = scan::probe16(window);
         // The end from the first quote alone (the same vector compare as the probe's), so
         // the next token's bytes wait for that compare only; that no other stop and no
@@ -1211,13 +1205,12 @@ impl Machine {
         stops: u32,
         wide: u32,
     ) -> Option<usize> {
-        // The byte a backslash escapes is read even when the backslash is the 32nd.
-        if lim - i < 34 {
-            return None;
-        }
+        // The 32 bytes after the quote and the one after them: the byte a backslash
+        // escapes is read even when the backslash is the 32nd. (One bounds test.)
+        let bytes: &[u8; 33] = input[..lim].get(i + 1..i + 34)?.try_into().ok()?;
         let (Ok(first), Ok(second)) = (
-            <&[u8; 16]>::try_from(&input[i + 1..i + 17]),
-            <&[u8; 16]>::try_from(&input[i + 17..i + 33]),
+            <&[u8; 16]>::try_from(&bytes[..16]),
+            <&[u8; 16]>::try_from(&bytes[16..32]),
         ) else {
             unreachable!("16 bytes")
         };
@@ -1240,13 +1233,13 @@ impl Machine {
         let mut escapes = others & !escaped & before;
         while escapes != 0 {
             let k = escapes.trailing_zeros() as usize;
-            if input[i + 1 + k] != b'\\' || !SIMPLE_ESCAPE[input[i + 2 + k] as usize] {
+            if bytes[k] != b'\\' || !SIMPLE_ESCAPE[bytes[k + 1] as usize] {
                 return None;
             }
             escapes &= escapes - 1;
         }
         let wide = (wide | w1 << 16) & before;
-        let content = &input[i + 1..i + 1 + p];
+        let content = &bytes[..p];
         (p as u64 <= self.limits.max_string_bytes
             && (wide == 0 || utf8_sequences(content, u64::from(wide)).is_ok()))
         .then_some(i + p + 2)
