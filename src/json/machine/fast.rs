@@ -385,9 +385,11 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
             carry: 0,
             skip_u: usize::MAX,
         };
+        let content = &input[..bound];
         let end = loop {
-            let left = bound - j;
-            if left < 64 {
+            // One bounds test a block for both "a block is left" and the slice's own.
+            let Some(Ok(block)) = content.get(j..j + 64).map(<&[u8; 64]>::try_from) else {
+                let left = bound - j;
                 break if left == 0 {
                     // A backslash that ended the last block starts an escape the input cuts
                     // short.
@@ -401,9 +403,6 @@ impl<const UTF8: bool> scan::BlockFn<StrEnd> for LongRun<'_, UTF8> {
                     st.block(b, input, j, block, 64 - left, bound)
                         .unwrap_or(StrEnd::Stop(bound))
                 };
-            }
-            let Ok(block) = <&[u8; 64]>::try_from(&input[j..j + 64]) else {
-                unreachable!("64 bytes")
             };
             if let Some(end) = st.block(b, input, j, block, 0, bound) {
                 break end;
@@ -793,8 +792,9 @@ impl scan::BlockFn<Option<(usize, bool)>> for ScalarRun<'_> {
         loop {
             match scalar_block(b, input, i) {
                 None => return last,
+                // (32 bytes left and a scalar's first byte, in one bounds test.)
                 Some((j, false))
-                    if input.len() - j >= 32 && matches!(input[j], b'-' | b'0'..=b'9' | b'n') =>
+                    if matches!(input.get(j..j + 32), Some([b'-' | b'0'..=b'9' | b'n', ..])) =>
                 {
                     last = Some((j, false));
                     i = j;
