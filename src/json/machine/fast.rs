@@ -1277,15 +1277,14 @@ impl Machine {
     #[inline]
     pub(super) fn push_level(&mut self, object: bool) {
         let level = self.depth as usize;
-        let word = level / 64;
-        if word == self.stack.len() {
-            self.stack.push(0);
-        }
         let mask = 1u64 << (level % 64);
-        if object {
-            self.stack[word] |= mask;
-        } else {
-            self.stack[word] &= !mask;
+        // The stack has a word for every level below `level` (and maybe more, from deeper
+        // containers closed since): a new word is needed only at a multiple of 64 never
+        // reached before. (One length test, no bounds check after it.)
+        match self.stack.get_mut(level / 64) {
+            Some(word) if object => *word |= mask,
+            Some(word) => *word &= !mask,
+            None => self.stack.push(if object { mask } else { 0 }),
         }
         self.depth += 1;
     }
