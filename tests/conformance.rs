@@ -115,6 +115,14 @@ fn in_repo_conformance_cases() {
         b"[\"\xED\xA0\x80\"]",
         b"[\"\xF5\x80\x80\x80\"]",
         b"{\"a\" 1}",
+        // Compact forms: the byte right after a key or a comma is read without `next!`'s
+        // whitespace test on the token path.
+        b"{\"a\";1}",
+        b"{\"a\"1}",
+        b"{\"a\":1,1}",
+        b"{\"a\":1;\"b\":2}",
+        b"{\"a\":1,\"b\"}",
+        b"{\"a\":1,\"b\",2}",
         b"{\"a\":1,}",
         b"[1 2]",
         b"1 2",
