@@ -667,8 +667,8 @@ pub(super) fn scalar_masks(block: &[u8; 64]) -> ScalarMasks {
     }
 }
 
-/// The eleven scalar classes of 16 or 32 bytes, as movemask bits, in the order of
-/// [`ScalarMasks`]'s fields.
+/// The eleven scalar classes of 16 bytes (SSE2; AVX2 has its own, with a byte shuffle), as
+/// movemask bits, in the order of [`ScalarMasks`]'s fields.
 macro_rules! scalar_lanes {
     ($x:expr, $set1:ident, $cmpeq:ident, $min:ident, $max:ident, $and:ident, $or:ident, $movemask:ident) => {{
         let x = $x;
