@@ -404,7 +404,12 @@ fn track_block(m: BracketMasks, n: usize, t: &mut Track, xor: impl Fn(u64) -> u6
     // Most blocks of string content have no bracket outside strings.
     if open | close != 0 {
         let closes = u64::from(close.count_ones());
-        if closes < t.depth {
+        // The depth after any close is at least the depth before the block, plus the opens
+        // before the first close, less every close: above zero, no close can end the value
+        // (an edit list's `]}}` at depth four, with a `[` before it, needs no walk).
+        let first_close = close & close.wrapping_neg();
+        let opens_first = u64::from((open & first_close.wrapping_sub(1)).count_ones());
+        if closes < t.depth + opens_first {
             t.depth = t.depth + u64::from(open.count_ones()) - closes;
         } else {
             // As many closes as open containers: whether the depth reaches zero depends

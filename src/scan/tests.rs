@@ -512,6 +512,90 @@ fn bracket_masks_agree_with_the_scalar_classifier() {
     }
 }
 
+/// [`track`]'s definition, one byte at a time: an unescaped backslash escapes the next byte,
+/// an unescaped quote toggles the string state, and a bracket outside strings moves the
+/// depth; false where a close brings the depth to zero or below.
+fn track_by_bytes(bytes: &[u8], t: &mut Track) -> bool {
+    let mut escape = t.escape == 1;
+    let mut inside = t.in_string != 0;
+    let mut depth = t.depth as i64;
+    for &b in bytes {
+        let escaped = escape;
+        escape = !escaped && b == b'\\';
+        if b == b'"' && !escaped {
+            inside = !inside;
+        } else if !inside && (b == b'{' || b == b'[') {
+            depth += 1;
+        } else if !inside && (b == b'}' || b == b']') {
+            depth -= 1;
+            if depth <= 0 {
+                return false;
+            }
+        }
+    }
+    *t = Track {
+        in_string: if inside { u64::MAX } else { 0 },
+        escape: u64::from(escape),
+        depth: depth as u64,
+    };
+    true
+}
+
+/// The tracker (the CPU's implementation and the portable one) against the byte walk, on
+/// random bytes dense in brackets, quotes and backslashes, from random states and depths
+/// near the number of closes a block holds, so that the depth often comes close to zero
+/// and sometimes reaches it.
+#[test]
+fn track_agrees_with_a_byte_walk() {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut ended, mut held_n) = (0, 0);
+    for round in 0..if cfg!(miri) { 4 } else { 4000 } {
+        let len = if cfg!(miri) { 70 } else { round % 200 };
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                let r = next();
+                match r % 8 {
+                    0..=2 => b"{}[]"[(r >> 8) as usize % 4],
+                    3 => b'"',
+                    4 => b'\\',
+                    _ => b'a' + (r >> 16) as u8 % 26,
+                }
+            })
+            .collect();
+        let r = next();
+        let start = Track {
+            in_string: if r & 1 == 1 { u64::MAX } else { 0 },
+            escape: (r >> 1) & 1,
+            depth: (r >> 8) % 12,
+        };
+        let mut want = start;
+        let want_held = track_by_bytes(&bytes, &mut want);
+        let mut got = start;
+        assert_eq!(track(&bytes, &mut got), want_held, "{start:?} {bytes:?}");
+        let mut portable = start;
+        let portable_held = track_with(&bytes, &mut portable, bracket_masks_scalar, prefix_xor);
+        assert_eq!(portable_held, want_held, "portable: {start:?} {bytes:?}");
+        if want_held {
+            assert_eq!(got, want, "{start:?} {bytes:?}");
+            assert_eq!(portable, want, "portable: {start:?} {bytes:?}");
+            held_n += 1;
+        } else {
+            ended += 1;
+        }
+    }
+    // Both outcomes are exercised.
+    assert!(
+        cfg!(miri) || (ended > 500 && held_n > 500),
+        "{ended} {held_n}"
+    );
+}
+
 /// The tracker through every implementation against the portable classifier's, on
 /// random bytes dense in quotes, backslashes and brackets, from random states, at every
 /// length up to five blocks.
