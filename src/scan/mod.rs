@@ -365,12 +365,32 @@ pub(crate) fn track(bytes: &[u8], t: &mut Track) -> bool {
 
 /// [`track`] with a given bracket classifier and prefix XOR (inlined into each
 /// implementation, so that `count_ones` is the CPU's own instruction where the
-/// implementation enables it).
+/// implementation enables it); the last block, under 64 bytes, is classified padded with
+/// spaces.
 #[inline(always)]
 fn track_with(
     bytes: &[u8],
     t: &mut Track,
     masks: impl Fn(&[u8; 64]) -> BracketMasks,
+    xor: impl Fn(u64) -> u64,
+) -> bool {
+    let padded = |rest: &[u8]| {
+        let mut last = [b' '; 64];
+        last[..rest.len()].copy_from_slice(rest);
+        masks(&last)
+    };
+    track_with_tail(bytes, t, &masks, padded, xor)
+}
+
+/// [`track_with`] with a classifier of the last block's bytes of its own (`tail`, given
+/// fewer than 64 bytes: their masks, no bit set past them), for an implementation that can
+/// read a partial block without copying it.
+#[inline(always)]
+fn track_with_tail(
+    bytes: &[u8],
+    t: &mut Track,
+    masks: impl Fn(&[u8; 64]) -> BracketMasks,
+    tail: impl Fn(&[u8]) -> BracketMasks,
     xor: impl Fn(u64) -> u64,
 ) -> bool {
     let mut blocks = bytes.chunks_exact(64);
@@ -384,9 +404,7 @@ fn track_with(
     if rest.is_empty() {
         return true;
     }
-    let mut last = [b' '; 64];
-    last[..rest.len()].copy_from_slice(rest);
-    track_block(masks(&last), rest.len(), t, &xor)
+    track_block(tail(rest), rest.len(), t, &xor)
 }
 
 /// One block of [`track`] whose first `n` bytes are the input's (the rest spaces).

@@ -505,12 +505,15 @@ fn track_avx2(bytes: &[u8], t: &mut Track) -> bool {
     super::track_with(bytes, t, |b| bracket_masks_avx2(b), |x| prefix_xor_clmul(x))
 }
 
+/// The last block's bytes come in by one masked load (no copy to a padded block, so no
+/// 64-byte-aligned stack slot in the function either).
 #[target_feature(enable = "avx2,popcnt,pclmulqdq,avx512f,avx512bw")]
 fn track_avx512(bytes: &[u8], t: &mut Track) -> bool {
-    super::track_with(
+    super::track_with_tail(
         bytes,
         t,
         |b| bracket_masks_avx512(b),
+        |rest| bracket_masks_avx512_tail(rest),
         |x| prefix_xor_clmul(x),
     )
 }
@@ -615,7 +618,26 @@ fn bracket_masks_avx2(block: &[u8; 64]) -> BracketMasks {
 /// AVX-512: the block as one register, each class a mask compare.
 #[target_feature(enable = "avx512f,avx512bw")]
 fn bracket_masks_avx512(block: &[u8; 64]) -> BracketMasks {
-    let x = load64(block);
+    bracket_masks_avx512_of(load64(block))
+}
+
+/// [`bracket_masks_avx512`] of fewer than 64 bytes, read by a masked load: the bytes past
+/// them read as zero, which is none of the classes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn bracket_masks_avx512_tail(rest: &[u8]) -> BracketMasks {
+    debug_assert!(rest.len() < 64);
+    let k = (1u64 << (rest.len() & 63)) - 1;
+    // SAFETY: the mask has a bit for each of the first `rest.len()` (< 64) bytes and no
+    // other, so the load reads only bytes of `rest`; masked-out bytes are not accessed (they
+    // raise no fault) and come back as zero.
+    let x = unsafe { _mm512_maskz_loadu_epi8(k, rest.as_ptr() as *const i8) };
+    bracket_masks_avx512_of(x)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn bracket_masks_avx512_of(x: __m512i) -> BracketMasks {
     let eq = |v: __m512i, c: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8));
     // ORed with 0x20, `[` and `{` both give `{`, `]` and `}` both `}`; no other byte does.
     let folded = _mm512_or_si512(x, _mm512_set1_epi8(0x20));
