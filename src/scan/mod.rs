@@ -365,8 +365,9 @@ pub(crate) fn track(bytes: &[u8], t: &mut Track) -> bool {
 
 /// [`track`] with a given bracket classifier and prefix XOR (inlined into each
 /// implementation, so that `count_ones` is the CPU's own instruction where the
-/// implementation enables it); the last block, under 64 bytes, is classified padded with
-/// spaces.
+/// implementation enables it). The last block, under 64 bytes, is classified as the input's
+/// last 64 bytes with the masks shifted down past the bytes already followed, or, in an
+/// input shorter than a block, copied into a block padded with spaces.
 #[inline(always)]
 fn track_with(
     bytes: &[u8],
@@ -374,12 +375,23 @@ fn track_with(
     masks: impl Fn(&[u8; 64]) -> BracketMasks,
     xor: impl Fn(u64) -> u64,
 ) -> bool {
-    let padded = |rest: &[u8]| {
+    let tail = |rest: &[u8]| {
+        if let Some(last) = bytes.last_chunk::<64>() {
+            // `rest` (1 to 63 bytes) ends `bytes`: the bits of the bytes before it go.
+            let m = masks(last);
+            let s = 64 - rest.len();
+            return BracketMasks {
+                quote: m.quote >> s,
+                backslash: m.backslash >> s,
+                open: m.open >> s,
+                close: m.close >> s,
+            };
+        }
         let mut last = [b' '; 64];
         last[..rest.len()].copy_from_slice(rest);
         masks(&last)
     };
-    track_with_tail(bytes, t, &masks, padded, xor)
+    track_with_tail(bytes, t, &masks, tail, xor)
 }
 
 /// [`track_with`] with a classifier of the last block's bytes of its own (`tail`, given
