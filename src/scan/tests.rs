@@ -4,6 +4,14 @@ use super::portable::{
 };
 use super::*;
 
+/// The next value of a xorshift generator (the tests' deterministic randomness).
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
 fn implementations(block: &[u8; 64]) -> Vec<(&'static str, Masks)> {
     #[allow(unused_mut)]
     let mut v = vec![("dispatch", classify(block))];
@@ -122,9 +130,7 @@ fn random_blocks_agree() {
     for _ in 0..if cfg!(miri) { 8 } else { 20_000 } {
         let mut block = [0u8; 64];
         for b in block.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             // Bias towards the interesting bytes.
             *b = match x % 8 {
                 0 => b'"',
@@ -176,9 +182,7 @@ fn escaped_matches_the_naive_definition_across_blocks() {
         for _ in 0..if cfg!(miri) { 2 } else { 400 } {
             let input: Vec<u8> = (0..len)
                 .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     if x.is_multiple_of(3) {
                         b'a'
                     } else if x.is_multiple_of(7) {
@@ -225,9 +229,7 @@ fn prefix_xor_by_clmul_agrees_with_the_shifts() {
     }
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..if cfg!(miri) { 50 } else { 100_000 } {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         words.push(x);
     }
     if x86::prefix_xor_fast(0).is_none() {
@@ -243,9 +245,7 @@ fn prefix_xor_by_clmul_agrees_with_the_shifts() {
 fn prefix_xor_marks_the_inside_of_strings() {
     let mut x = 0x0123_4567_u64;
     for _ in 0..1000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let mut acc = false;
         let mut want = 0u64;
         for i in 0..64 {
@@ -541,19 +541,36 @@ fn track_by_bytes(bytes: &[u8], t: &mut Track) -> bool {
     true
 }
 
-/// The tracker (the CPU's implementation and the portable one) against the byte walk, on
-/// random bytes dense in brackets, quotes and backslashes, from random states and depths
+/// Every tracker this build has (the dispatch, each x86_64 implementation, the portable
+/// one) against the byte walk, from `start` over `bytes`: whether the value may end there,
+/// and where each stands after the bytes when it may not. Returns the walk's answer.
+fn check_track(bytes: &[u8], start: Track) -> bool {
+    let mut want = start;
+    let want_held = track_by_bytes(bytes, &mut want);
+    let mut got = Vec::new();
+    let mut t = start;
+    got.push(("dispatch", track(bytes, &mut t), t));
+    let mut t = start;
+    let held = track_with(bytes, &mut t, bracket_masks_scalar, prefix_xor);
+    got.push(("portable", held, t));
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    got.extend(x86::track_both(bytes, start));
+    for (name, held, t) in got {
+        assert_eq!(held, want_held, "{name}: {start:?} {bytes:?}");
+        if held {
+            assert_eq!(t, want, "{name}: {start:?} {bytes:?}");
+        }
+    }
+    want_held
+}
+
+/// Every tracker against the byte walk ([`check_track`]), on random bytes dense in brackets, quotes and backslashes, from random states and depths
 /// near the number of closes a block holds, so that the depth often comes close to zero
 /// and sometimes reaches it.
 #[test]
 fn track_agrees_with_a_byte_walk() {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = move || xorshift(&mut x);
     let (mut ended, mut held_n) = (0, 0);
     for round in 0..if cfg!(miri) { 4 } else { 4000 } {
         let len = if cfg!(miri) { 70 } else { round % 200 };
@@ -574,16 +591,7 @@ fn track_agrees_with_a_byte_walk() {
             escape: (r >> 1) & 1,
             depth: (r >> 8) % 12,
         };
-        let mut want = start;
-        let want_held = track_by_bytes(&bytes, &mut want);
-        let mut got = start;
-        assert_eq!(track(&bytes, &mut got), want_held, "{start:?} {bytes:?}");
-        let mut portable = start;
-        let portable_held = track_with(&bytes, &mut portable, bracket_masks_scalar, prefix_xor);
-        assert_eq!(portable_held, want_held, "portable: {start:?} {bytes:?}");
-        if want_held {
-            assert_eq!(got, want, "{start:?} {bytes:?}");
-            assert_eq!(portable, want, "portable: {start:?} {bytes:?}");
+        if check_track(&bytes, start) {
             held_n += 1;
         } else {
             ended += 1;
@@ -596,18 +604,13 @@ fn track_agrees_with_a_byte_walk() {
     );
 }
 
-/// The tracker through every implementation against the portable classifier's, on
-/// random bytes dense in quotes, backslashes and brackets, from random states, at every
-/// length up to five blocks.
+/// Every tracker against the byte walk ([`check_track`]), on random bytes dense in quotes
+/// and backslashes, from random states and depths up to 40, at every length up to five
+/// blocks.
 #[test]
 fn track_implementations_agree() {
     let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = move || xorshift(&mut x);
     for round in 0..if cfg!(miri) { 4 } else { 3000 } {
         let len = if cfg!(miri) { 70 } else { round % 321 };
         let bytes: Vec<u8> = (0..len)
@@ -626,20 +629,7 @@ fn track_implementations_agree() {
             escape: (r >> 1) & 1,
             depth: (r >> 8) % 40,
         };
-        let mut want = start;
-        let want_held = track_with(&bytes, &mut want, bracket_masks_scalar, prefix_xor);
-        let mut got = start;
-        assert_eq!(track(&bytes, &mut got), want_held, "dispatch on {bytes:?}");
-        if want_held {
-            assert_eq!(got, want, "dispatch on {bytes:?}");
-        }
-        #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
-        for (name, held, t) in x86::track_both(&bytes, start) {
-            assert_eq!(held, want_held, "{name} on {bytes:?}");
-            if held {
-                assert_eq!(t, want, "{name} on {bytes:?}");
-            }
-        }
+        check_track(&bytes, start);
     }
 }
 
