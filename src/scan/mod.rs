@@ -419,7 +419,8 @@ fn track_with_tail(
     track_block(tail(rest), rest.len(), t, &xor)
 }
 
-/// One block of [`track`] whose first `n` bytes are the input's (the rest spaces).
+/// One block of [`track`] whose first `n` bytes are the input's (no class set past them:
+/// padding spaces, bits shifted out, or bytes a masked load left zero).
 #[inline(always)]
 fn track_block(m: BracketMasks, n: usize, t: &mut Track, xor: impl Fn(u64) -> u64) -> bool {
     let mut carry = t.escape;
@@ -442,8 +443,8 @@ fn track_block(m: BracketMasks, n: usize, t: &mut Track, xor: impl Fn(u64) -> u6
         if closes < t.depth + opens_first {
             t.depth = t.depth + u64::from(open.count_ones()) - closes;
         } else {
-            // As many closes as open containers: whether the depth reaches zero depends
-            // on their order, so each close is checked, the depth just after it counted
+            // Closes enough to end the value, by the bound: whether the depth reaches zero
+            // depends on their order, so each close is checked, the depth just after it counted
             // from the brackets up to it (an edit list closes four or five in a block at
             // depth three, and ends no value there). One test per close that is almost
             // never true, where a walk over all the brackets branched on each one's kind.
