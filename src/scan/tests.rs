@@ -564,73 +564,64 @@ fn check_track(bytes: &[u8], start: Track) -> bool {
     want_held
 }
 
-/// Every tracker against the byte walk ([`check_track`]), on random bytes dense in brackets, quotes and backslashes, from random states and depths
-/// near the number of closes a block holds, so that the depth often comes close to zero
-/// and sometimes reaches it.
-#[test]
-fn track_agrees_with_a_byte_walk() {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || xorshift(&mut x);
-    let (mut ended, mut held_n) = (0, 0);
-    for round in 0..if cfg!(miri) { 4 } else { 4000 } {
-        let len = if cfg!(miri) { 70 } else { round % 200 };
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                let r = next();
-                match r % 8 {
-                    0..=2 => b"{}[]"[(r >> 8) as usize % 4],
-                    3 => b'"',
-                    4 => b'\\',
-                    _ => b'a' + (r >> 16) as u8 % 26,
-                }
-            })
-            .collect();
-        let r = next();
+/// [`check_track`] on `rounds` random inputs of up to `max_len` bytes (each byte drawn by
+/// `byte` from a random word) from random string states and depths below `max_depth`:
+/// how many the walk held and how many it ended.
+fn random_track_cases(
+    seed: u64,
+    rounds: usize,
+    max_len: usize,
+    max_depth: u64,
+    byte: impl Fn(u64) -> u8,
+) -> (usize, usize) {
+    let mut x = seed;
+    let (mut held, mut ended) = (0, 0);
+    for round in 0..if cfg!(miri) { 4 } else { rounds } {
+        let len = if cfg!(miri) {
+            70
+        } else {
+            round % (max_len + 1)
+        };
+        let bytes: Vec<u8> = (0..len).map(|_| byte(xorshift(&mut x))).collect();
+        let r = xorshift(&mut x);
         let start = Track {
             in_string: if r & 1 == 1 { u64::MAX } else { 0 },
             escape: (r >> 1) & 1,
-            depth: (r >> 8) % 12,
+            depth: (r >> 8) % max_depth,
         };
         if check_track(&bytes, start) {
-            held_n += 1;
+            held += 1;
         } else {
             ended += 1;
         }
     }
-    // Both outcomes are exercised.
-    assert!(
-        cfg!(miri) || (ended > 500 && held_n > 500),
-        "{ended} {held_n}"
-    );
+    (held, ended)
 }
 
-/// Every tracker against the byte walk ([`check_track`]), on random bytes dense in quotes
-/// and backslashes, from random states and depths up to 40, at every length up to five
-/// blocks.
+/// Every tracker against the byte walk, on random bytes dense in brackets, quotes and
+/// backslashes, from depths near the number of closes a block holds, so that the depth
+/// often comes close to zero and sometimes reaches it.
+#[test]
+fn track_agrees_with_a_byte_walk() {
+    let (held, ended) = random_track_cases(0x9E37_79B9_7F4A_7C15, 4000, 199, 12, |r| match r % 8 {
+        0..=2 => b"{}[]"[(r >> 8) as usize % 4],
+        3 => b'"',
+        4 => b'\\',
+        _ => b'a' + (r >> 16) as u8 % 26,
+    });
+    // Both outcomes are exercised.
+    assert!(cfg!(miri) || (ended > 500 && held > 500), "{ended} {held}");
+}
+
+/// Every tracker against the byte walk, on random bytes of every value, dense in quotes
+/// and backslashes, from depths up to 40, at every length up to five blocks.
 #[test]
 fn track_implementations_agree() {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || xorshift(&mut x);
-    for round in 0..if cfg!(miri) { 4 } else { 3000 } {
-        let len = if cfg!(miri) { 70 } else { round % 321 };
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                let r = next();
-                match r % 4 {
-                    0 => b"\"\\{}[]"[(r >> 8) as usize % 6],
-                    1 => b'\\',
-                    _ => (r >> 16) as u8,
-                }
-            })
-            .collect();
-        let r = next();
-        let start = Track {
-            in_string: if r & 1 == 1 { u64::MAX } else { 0 },
-            escape: (r >> 1) & 1,
-            depth: (r >> 8) % 40,
-        };
-        check_track(&bytes, start);
-    }
+    random_track_cases(0x2545_F491_4F6C_DD1D, 3000, 320, 40, |r| match r % 4 {
+        0 => b"\"\\{}[]"[(r >> 8) as usize % 6],
+        1 => b'\\',
+        _ => (r >> 16) as u8,
+    });
 }
 
 /// The closer test against its definition (the bytes `}` and `]`) and the portable one:
