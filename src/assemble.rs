@@ -12,10 +12,23 @@
 //!   arguments object has closed starts a new call;
 //! * `""`, whitespace-only, `null` or missing arguments mean `{}`;
 //! * concatenated objects (`{"a":1}{"b":2}`) are one call each, with ids `<id>`, `<id>_2`,
-//!   `<id>_3`, ...; an object identical (ignoring insignificant whitespace) to an earlier
-//!   one of the same call is dropped and reported as [`Event::Duplicate`] (policy: keep);
+//!   `<id>_3`, ...; each counts against [`Policy::max_calls`]; an object identical
+//!   (ignoring insignificant whitespace) to an earlier one of the same call is dropped and
+//!   reported as [`Event::Duplicate`] (policy: keep). Objects are compared by a keyed
+//!   64-bit SipHash of their normalised bytes (8 bytes kept per object, not the object):
+//!   two different objects are taken for duplicates with probability 2^-64, and the keys
+//!   are random per assembler, so an input cannot be built to collide;
 //! * arguments cut off (finish `length`, or a stream that ends without its terminal
 //!   marker) fail with kind [`FailureKind::Truncated`] — never a completed call;
+//! * a call whose arguments failed keeps its slot: every later fragment the provider sends
+//!   for it belongs to that failure (its bytes join the failure's `raw`, up to the
+//!   arguments limit), until the provider starts a new call there (a new id or a new name).
+//!   The failure is reported once, when the slot closes, with the offset of the first bad
+//!   byte. So calls plus failures equal the calls the provider started;
+//! * a call is only emitted with a name: arguments that close on a slot that never got
+//!   one fail with kind [`FailureKind::NoName`];
+//! * an undecodable payload, or bytes the layers below had to drop, fail every open call
+//!   with kind [`FailureKind::Interrupted`] ([`ToolCallAssembler::interrupt`]);
 //! * "has tool calls" is what was seen, not what `finish_reason` says;
 //! * Gemini's `MALFORMED_FUNCTION_CALL` is a failure event, not a silent stop.
 
@@ -66,16 +79,23 @@ pub enum FailureKind {
     NotObject,
     /// Over a limit (size, depth, number of calls).
     Limit,
+    /// Arguments that closed on a call that never got a function name: nothing to run.
+    NoName,
+    /// The stream lost part of the call: an undecodable payload, or bytes a lower layer
+    /// dropped (an over-limit line or event), while it was open.
+    Interrupted,
 }
 
 impl FailureKind {
-    /// `syntax`, `truncated`, `not_object` or `limit`.
+    /// `syntax`, `truncated`, `not_object`, `limit`, `no_name` or `interrupted`.
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Syntax => "syntax",
             FailureKind::Truncated => "truncated",
             FailureKind::NotObject => "not_object",
             FailureKind::Limit => "limit",
+            FailureKind::NoName => "no_name",
+            FailureKind::Interrupted => "interrupted",
         }
     }
 
@@ -226,11 +246,58 @@ pub enum Event {
         /// Raw error JSON (or text).
         body: String,
     },
-    /// End of the stream: `complete` when the format's terminal marker was seen.
+    /// Bytes of the stream that were not decoded ([`Dropped`]); the stream is then never
+    /// complete, and every call open when they were dropped failed with kind
+    /// [`FailureKind::Interrupted`].
+    Dropped(Dropped),
+    /// End of the stream: `complete` when the format's terminal marker was seen and nothing
+    /// was dropped, interrupted or sent after that marker.
     End {
         /// Whether the stream ended properly.
         complete: bool,
     },
+}
+
+/// Why bytes of the stream were not decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// A line over the framing's line limit (SSE, NDJSON).
+    LineTooLong,
+    /// An SSE event over the event limit.
+    EventTooLarge,
+    /// Payloads after the format's terminal marker (`[DONE]`, `message_stop`,
+    /// `response.completed`, ...): ignored, reported once at the end of the stream.
+    AfterEnd,
+    /// Bytes that are no event stream at all (binary, compressed, HTML): no SSE field,
+    /// comment or event in the whole stream.
+    NotAnEventStream,
+}
+
+impl DropReason {
+    /// `line_too_long`, `event_too_large`, `after_end` or `not_an_event_stream`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::LineTooLong => "line_too_long",
+            DropReason::EventTooLarge => "event_too_large",
+            DropReason::AfterEnd => "after_end",
+            DropReason::NotAnEventStream => "not_an_event_stream",
+        }
+    }
+}
+
+/// Bytes of the stream that were not decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    /// Why.
+    pub reason: DropReason,
+    /// Absolute offset in the response body of the first byte concerned (for
+    /// [`DropReason::AfterEnd`], of the first payload after the marker; for a limit, the
+    /// first byte past it).
+    pub offset: u64,
+    /// How many bytes (for [`DropReason::AfterEnd`], of payloads in all; for an NDJSON
+    /// line over the limit, at least this many: it is reported as soon as it passes it).
+    pub bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -244,10 +311,24 @@ struct Slot {
     /// The live view of the arguments in progress, when the policy asks for it.
     preview: Option<Box<Builder>>,
     parts: u32,
-    /// The objects this call produced so far (shared bytes; compared in normalised form
-    /// only when a second object arrives, which is rare).
-    seen: Vec<Bytes>,
+    /// The call's first object, kept (shared bytes) only until a second arrives: then it
+    /// is hashed like every later one, for duplicate detection.
+    first: Option<Bytes>,
+    /// The hashes of the normalised objects this call produced (from the second on).
+    seen: Vec<u64>,
+    /// The call failed: everything the provider still sends for it is absorbed here, and
+    /// the failure is reported once, when the slot closes.
+    failed: Option<Box<Failed>>,
+    /// The slot still takes the provider's deltas (a failed slot too, until it closes).
     open: bool,
+}
+
+/// A failed call, still taking its fragments.
+#[derive(Clone, Debug)]
+struct Failed {
+    failure: Failure,
+    /// Every argument byte the slot received, up to the arguments limit.
+    raw: Vec<u8>,
 }
 
 /// The assembler. See the module docs.
@@ -255,13 +336,20 @@ struct Slot {
 pub struct ToolCallAssembler {
     policy: Policy,
     slots: Vec<Slot>,
+    /// Calls counted against [`Policy::max_calls`]: slots, and the objects after a slot's
+    /// first.
+    calls: usize,
     saw_done: bool,
     saw_finish: bool,
     over_limit: bool,
+    /// An error in the stream, or bytes dropped below: the stream is not whole.
+    interrupted: bool,
     values: Vec<json::Value>,
+    /// Keys for the duplicate hashes (random per assembler).
+    hasher: std::collections::hash_map::RandomState,
     /// By choice.
     details: std::collections::BTreeMap<u32, Details>,
-    /// The bytes the details hold (fragments, and a fixed cost per choice).
+    /// The bytes the details are counted as holding (see [`Details::cost`]).
     details_held: u64,
     /// The stream's details were given up (they would have passed the limit).
     details_given_up: bool,
@@ -281,13 +369,18 @@ struct Details {
 
 /// What a choice's details are counted as holding beyond their fragments' bytes.
 const DETAILS_OVERHEAD: u64 = 64;
+/// What a new merged detail is counted as holding (its map), beyond its bytes.
+const DETAIL_OVERHEAD: u64 = 256;
+/// What each member of a fragment is counted as holding (its key and value in a tree).
+const MEMBER_OVERHEAD: u64 = 64;
 
 type DetailKey = (Option<String>, Option<String>);
 
 impl Details {
-    fn add(&mut self, raw: &str) {
+    /// A fragment's key and members; `None` for anything but an object.
+    fn parse(raw: &str) -> Option<(DetailKey, serde_json::Map<String, serde_json::Value>)> {
         let Ok(serde_json::Value::Object(fragment)) = serde_json::from_str(raw) else {
-            return;
+            return None;
         };
         let key = (
             fragment
@@ -296,6 +389,21 @@ impl Details {
                 .map(str::to_owned),
             fragment.get("index").map(|i| i.to_string()),
         );
+        Some((key, fragment))
+    }
+
+    /// What merging the fragment costs: its bytes, its members as a tree, and a new
+    /// detail's map if its key is new.
+    fn cost(&self, raw: &str, key: &DetailKey, members: usize) -> u64 {
+        let new = if self.keys.contains_key(key) {
+            0
+        } else {
+            DETAIL_OVERHEAD
+        };
+        raw.len() as u64 + members as u64 * MEMBER_OVERHEAD + new
+    }
+
+    fn add(&mut self, key: DetailKey, fragment: serde_json::Map<String, serde_json::Value>) {
         let next = self.merged.len();
         let i = *self.keys.entry(key).or_insert(next);
         if i == next {
@@ -331,19 +439,23 @@ impl Default for Slot {
             splitter: None,
             preview: None,
             parts: 0,
+            first: None,
             seen: Vec::new(),
+            failed: None,
             open: true,
         }
     }
 }
 
-/// Remove insignificant whitespace (outside strings), for duplicate detection.
-fn normalized(v: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len());
+/// The hash of an object with insignificant whitespace (outside strings) removed, for
+/// duplicate detection.
+fn normalized_hash(v: &[u8], keys: &impl std::hash::BuildHasher) -> u64 {
+    use std::hash::Hasher;
+    let mut h = keys.build_hasher();
     let (mut in_str, mut esc) = (false, false);
-    for &b in v {
-        if in_str {
-            out.push(b);
+    let mut run = 0;
+    for (i, &b) in v.iter().enumerate() {
+        let keep = if in_str {
             if esc {
                 esc = false;
             } else if b == b'\\' {
@@ -351,14 +463,20 @@ fn normalized(v: &[u8]) -> Vec<u8> {
             } else if b == b'"' {
                 in_str = false;
             }
-        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            if b == b'"' {
-                in_str = true;
-            }
-            out.push(b);
+            true
+        } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            false
+        } else {
+            in_str = b == b'"';
+            true
+        };
+        if !keep {
+            h.write(&v[run..i]);
+            run = i + 1;
         }
     }
-    out
+    h.write(&v[run..]);
+    h.finish()
 }
 
 impl ToolCallAssembler {
@@ -372,23 +490,19 @@ impl ToolCallAssembler {
 
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
     /// number of calls is bounded by [`Policy::max_calls`]), the input bytes behind each
-    /// [`ToolCallAssembler::preview`] (the same bound), and by the reasoning details
-    /// being merged (their fragments' bytes and 64 per choice, bounded by the arguments
-    /// limit in all).
+    /// [`ToolCallAssembler::preview`] (the same bound), the bytes kept of failed calls
+    /// (the same bound), 8 bytes per object kept for duplicate detection, and the reasoning
+    /// details being merged (their fragments' bytes and a fixed cost per choice, detail and
+    /// member, bounded by the arguments limit in all).
     pub fn buffered(&self) -> usize {
-        let calls: usize = self
-            .slots
-            .iter()
-            .filter_map(|s| s.splitter.as_ref())
-            .map(Splitter::buffered)
-            .sum();
-        let previews: u64 = self
-            .slots
-            .iter()
-            .filter_map(|s| s.preview.as_ref())
-            .map(|p| p.held())
-            .sum();
-        calls + previews as usize + self.details_held as usize
+        let mut held = self.details_held as usize;
+        for s in &self.slots {
+            held += s.splitter.as_ref().map_or(0, Splitter::buffered);
+            held += s.preview.as_ref().map_or(0, |p| p.held() as usize);
+            held += s.failed.as_ref().map_or(0, |f| f.raw.len());
+            held += s.seen.len() * 8;
+        }
+        held
     }
 
     /// The live view of call slot `index`'s arguments while they stream (see
@@ -415,6 +529,44 @@ impl ToolCallAssembler {
         self.saw_finish
     }
 
+    /// Whether the stream was interrupted: an undecodable payload ([`Delta::Undecodable`])
+    /// or a call to [`ToolCallAssembler::interrupt`]. Such a stream is never complete.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    /// The stream lost bytes (a lower layer dropped an over-limit line or event, or a
+    /// payload could not be decoded): every open call fails with kind
+    /// [`FailureKind::Interrupted`] (reported when its slot closes; a call that had failed
+    /// already keeps its first failure), and absorbs what still comes for it.
+    pub fn interrupt(&mut self, why: &str) {
+        self.interrupted = true;
+        for s in 0..self.slots.len() {
+            if !self.slots[s].open || self.slots[s].failed.is_some() {
+                continue;
+            }
+            let slot = &mut self.slots[s];
+            let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
+            // What the open object held so far (its truncation error carries it).
+            let raw = match slot.splitter.take().map(Splitter::finish) {
+                Some(Err(e)) => e.raw().clone(),
+                _ => Bytes::new(),
+            };
+            let slot = &self.slots[s];
+            let failure = Failure {
+                index: slot.ordinal,
+                id: Self::part_id(slot, slot.parts + 1),
+                name: slot.name.clone(),
+                kind: FailureKind::Interrupted,
+                detail: None,
+                message: format!("the stream lost part of this call: {why}"),
+                offset,
+                raw,
+            };
+            self.fail_with(s, failure);
+        }
+    }
+
     /// Apply one delta; events it completes are appended to `out`.
     pub fn push(&mut self, delta: Delta, out: &mut Vec<Event>) {
         match delta {
@@ -427,23 +579,7 @@ impl ToolCallAssembler {
                 out.push(Event::RedactedReasoning { choice, data })
             }
             Delta::ReasoningItem { choice, raw } => out.push(Event::ReasoningItem { choice, raw }),
-            Delta::ReasoningDetail { choice, raw } => {
-                if self.details_given_up {
-                    return;
-                }
-                let found = self.details.contains_key(&choice);
-                let cost = raw.len() as u64 + if found { 0 } else { DETAILS_OVERHEAD };
-                if self.details_held + cost > self.policy.json.max_value_bytes {
-                    self.details_given_up = true;
-                    self.details.clear();
-                    self.details_held = 0;
-                    return;
-                }
-                self.details_held += cost;
-                let d = self.details.entry(choice).or_default();
-                d.held += cost;
-                d.add(&raw);
-            }
+            Delta::ReasoningDetail { choice, raw } => self.detail(choice, &raw),
             Delta::Call {
                 choice,
                 index,
@@ -490,11 +626,9 @@ impl ToolCallAssembler {
                 message,
             } => {
                 if let Some(s) = self.find_open(choice, index) {
-                    let slot = &mut self.slots[s];
+                    let slot = &self.slots[s];
                     let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
-                    slot.splitter = None;
-                    slot.open = false;
-                    out.push(Event::ToolCallFailed(Failure {
+                    let failure = Failure {
                         index: slot.ordinal,
                         id: Self::part_id(slot, slot.parts + 1),
                         name: slot.name.clone(),
@@ -503,7 +637,8 @@ impl ToolCallAssembler {
                         message,
                         offset,
                         raw: Bytes::new(),
-                    }));
+                    };
+                    self.fail_with(s, failure);
                 }
             }
             Delta::CallEnd { choice, index } => {
@@ -551,12 +686,47 @@ impl ToolCallAssembler {
                 message,
                 body,
             }),
+            Delta::Undecodable { message, body } => {
+                self.interrupt("a payload could not be decoded");
+                out.push(Event::ProviderError {
+                    status: None,
+                    message,
+                    body,
+                })
+            }
             Delta::Done => self.saw_done = true,
         }
     }
 
+    /// One fragment of OpenRouter's reasoning details, merged unless the details were given
+    /// up or would pass the limit.
+    fn detail(&mut self, choice: u32, raw: &str) {
+        if self.details_given_up {
+            return;
+        }
+        let Some((key, fragment)) = Details::parse(raw) else {
+            return;
+        };
+        let d = self.details.get(&choice);
+        let cost = match d {
+            Some(d) => d.cost(raw, &key, fragment.len()),
+            None => Details::default().cost(raw, &key, fragment.len()) + DETAILS_OVERHEAD,
+        };
+        if self.details_held + cost > self.policy.json.max_value_bytes {
+            self.details_given_up = true;
+            self.details.clear();
+            self.details_held = 0;
+            return;
+        }
+        self.details_held += cost;
+        let d = self.details.entry(choice).or_default();
+        d.held += cost;
+        d.add(key, fragment);
+    }
+
     /// End of the stream. `complete` says whether the stream ended after its format's
-    /// terminal marker; open calls with partial arguments then fail as truncated.
+    /// terminal marker; open calls with partial arguments then fail as truncated, and
+    /// failed calls are reported.
     pub fn finish(&mut self, complete: bool, out: &mut Vec<Event>) {
         for s in 0..self.slots.len() {
             if self.slots[s].open {
@@ -638,11 +808,14 @@ impl ToolCallAssembler {
         if let Some(s) = found {
             let slot = &mut self.slots[s];
             let new_id = id.is_some_and(|id| !slot.id.is_empty() && slot.id != id);
-            let between_objects = slot.parts > 0
-                && slot
-                    .splitter
-                    .as_mut()
-                    .is_some_and(|sp| !sp.state().in_value());
+            // A new name starts a new call once the arguments are between objects, or once
+            // the call failed (nothing of it can end cleanly any more).
+            let between_objects = slot.failed.is_some()
+                || (slot.parts > 0
+                    && slot
+                        .splitter
+                        .as_mut()
+                        .is_some_and(|sp| !sp.state().in_value()));
             let new_name =
                 name.is_some_and(|n| !slot.name.is_empty() && slot.name != n) && between_objects;
             if !new_id && !new_name {
@@ -650,25 +823,11 @@ impl ToolCallAssembler {
             }
             self.close(s, true, out);
         }
-        if self.slots.len() >= self.policy.max_calls {
-            if !self.over_limit {
-                self.over_limit = true;
-                out.push(Event::ToolCallFailed(Failure {
-                    index: self.slots.len() as u32,
-                    id: id.unwrap_or("").to_string(),
-                    name: name.unwrap_or("").to_string(),
-                    kind: FailureKind::Limit,
-                    detail: None,
-                    message: format!(
-                        "more than {} tool calls in one response",
-                        self.policy.max_calls
-                    ),
-                    offset: 0,
-                    raw: Bytes::new(),
-                }));
-            }
+        if self.calls >= self.policy.max_calls {
+            self.over_limit(id.unwrap_or(""), name.unwrap_or(""), out);
             return None;
         }
+        self.calls += 1;
         let ordinal = self.slots.len() as u32;
         self.slots.push(Slot {
             choice,
@@ -686,6 +845,26 @@ impl ToolCallAssembler {
         Some(self.slots.len() - 1)
     }
 
+    /// The failure of every call past [`Policy::max_calls`], reported once.
+    fn over_limit(&mut self, id: &str, name: &str, out: &mut Vec<Event>) {
+        if std::mem::replace(&mut self.over_limit, true) {
+            return;
+        }
+        out.push(Event::ToolCallFailed(Failure {
+            index: self.slots.len() as u32,
+            id: id.to_string(),
+            name: name.to_string(),
+            kind: FailureKind::Limit,
+            detail: None,
+            message: format!(
+                "more than {} tool calls in one response",
+                self.policy.max_calls
+            ),
+            offset: 0,
+            raw: Bytes::new(),
+        }));
+    }
+
     fn part_id(slot: &Slot, part: u32) -> String {
         if part <= 1 {
             slot.id.clone()
@@ -694,13 +873,21 @@ impl ToolCallAssembler {
         }
     }
 
-    /// Push an argument fragment into a slot's splitter.
+    /// Push an argument fragment into a slot's splitter (or into its failure).
     fn feed(&mut self, s: usize, args: String, out: &mut Vec<Event>) {
+        let limit = self.policy.json.max_value_bytes;
         let slot = &mut self.slots[s];
+        if let Some(f) = slot.failed.as_mut() {
+            let room = (limit as usize).saturating_sub(f.raw.len());
+            f.raw
+                .extend_from_slice(&args.as_bytes()[..args.len().min(room)]);
+            return;
+        }
         let Some(splitter) = slot.splitter.as_mut() else {
-            return; // already failed
+            return; // closed
         };
         let mut values = std::mem::take(&mut self.values);
+        let start = splitter.offset();
         let r = match slot.preview.as_mut() {
             None => splitter.push_slice_now(args.as_bytes(), &mut values),
             Some(p) => Self::feed_previewed(splitter, p, args.as_bytes(), &mut values),
@@ -710,7 +897,16 @@ impl ToolCallAssembler {
         }
         self.values = values;
         if let Err(e) = r {
-            self.fail(s, &e, out);
+            let slot = &self.slots[s];
+            let mut failure = Self::json_failure(slot, &e);
+            // The failed object's bytes so far, then every byte of the fragment after them.
+            let mut raw = failure.raw.to_vec();
+            let failed_at = (e.offset().saturating_sub(start) as usize + 1).min(args.len());
+            raw.extend_from_slice(&args.as_bytes()[failed_at..]);
+            raw.truncate(limit as usize);
+            failure.raw = Bytes::new();
+            self.slots[s].splitter = None;
+            self.slots[s].failed = Some(Box::new(Failed { failure, raw }));
         }
     }
 
@@ -729,39 +925,88 @@ impl ToolCallAssembler {
         r
     }
 
+    /// The slot fails (unless it failed already): later fragments are absorbed, and the
+    /// failure is reported when it closes.
+    fn fail_with(&mut self, s: usize, mut failure: Failure) {
+        let slot = &mut self.slots[s];
+        if slot.failed.is_some() {
+            return;
+        }
+        let raw = std::mem::take(&mut failure.raw).to_vec();
+        slot.splitter = None;
+        slot.failed = Some(Box::new(Failed { failure, raw }));
+    }
+
+    /// A complete object of slot `s`: a call, a duplicate, or the slot's failure.
     fn emit(&mut self, s: usize, v: json::Value, out: &mut Vec<Event>) {
         let policy = self.policy;
         let slot = &mut self.slots[s];
+        if slot.failed.is_some() {
+            return;
+        }
         slot.parts += 1;
         let part = slot.parts;
+        let failure = |slot: &Slot, kind, message: String| Failure {
+            index: slot.ordinal,
+            id: Self::part_id(slot, part),
+            name: slot.name.clone(),
+            kind,
+            detail: None,
+            message,
+            offset: v.start(),
+            raw: v.bytes().clone(),
+        };
+        if slot.name.is_empty() {
+            let f = failure(
+                slot,
+                FailureKind::NoName,
+                "the call's arguments closed but it has no function name".into(),
+            );
+            self.fail_with(s, f);
+            return;
+        }
         if part > 1 && !policy.split_concatenated {
-            out.push(Event::ToolCallFailed(Failure {
-                index: slot.ordinal,
-                id: Self::part_id(slot, part),
-                name: slot.name.clone(),
-                kind: FailureKind::Syntax,
-                detail: None,
-                message: "more than one JSON object in the arguments".into(),
-                offset: v.start(),
-                raw: v.bytes().clone(),
-            }));
+            let f = failure(
+                slot,
+                FailureKind::Syntax,
+                "more than one JSON object in the arguments".into(),
+            );
+            self.fail_with(s, f);
+            return;
+        }
+        if part > 1 && self.calls >= policy.max_calls {
+            let f = failure(
+                slot,
+                FailureKind::Limit,
+                format!("more than {} tool calls in one response", policy.max_calls),
+            );
+            self.fail_with(s, f);
             return;
         }
         if !policy.keep_duplicates {
-            let dup = !slot.seen.is_empty() && {
-                let norm = normalized(v.bytes());
-                slot.seen.iter().any(|s| normalized(s) == norm)
-            };
-            if dup {
-                out.push(Event::Duplicate {
-                    index: slot.ordinal,
-                    id: Self::part_id(slot, part),
-                    name: slot.name.clone(),
-                });
-                return;
+            if part == 1 {
+                slot.first = Some(v.bytes().clone());
+            } else {
+                if let Some(first) = slot.first.take() {
+                    slot.seen.push(normalized_hash(&first, &self.hasher));
+                }
+                let h = normalized_hash(v.bytes(), &self.hasher);
+                if slot.seen.contains(&h) {
+                    slot.parts -= 1;
+                    out.push(Event::Duplicate {
+                        index: slot.ordinal,
+                        id: Self::part_id(slot, part),
+                        name: slot.name.clone(),
+                    });
+                    return;
+                }
+                slot.seen.push(h);
             }
-            slot.seen.push(v.bytes().clone());
         }
+        if part > 1 {
+            self.calls += 1;
+        }
+        let slot = &self.slots[s];
         out.push(Event::ToolCall(ToolCall {
             index: slot.ordinal,
             part,
@@ -769,13 +1014,6 @@ impl ToolCallAssembler {
             name: slot.name.clone(),
             arguments: v.into_bytes(),
         }));
-    }
-
-    fn fail(&mut self, s: usize, e: &json::Error, out: &mut Vec<Event>) {
-        let slot = &mut self.slots[s];
-        slot.splitter = None;
-        slot.open = false;
-        out.push(Event::ToolCallFailed(Self::json_failure(slot, e)));
     }
 
     /// The failure of the slot's next object, from the splitter's error.
@@ -793,20 +1031,39 @@ impl ToolCallAssembler {
     }
 
     /// Close a slot: its arguments are over. `cleanly` is false when the stream was cut
-    /// (token limit, no terminal marker): anything open is then truncated.
+    /// (token limit, no terminal marker): anything open is then truncated. A failed slot
+    /// reports its failure now, with every byte it took.
     fn close(&mut self, s: usize, cleanly: bool, out: &mut Vec<Event>) {
         let slot = &mut self.slots[s];
         if !slot.open {
             return;
         }
         slot.open = false;
+        slot.first = None;
+        slot.seen = Vec::new();
+        if let Some(f) = slot.failed.take() {
+            let Failed { mut failure, raw } = *f;
+            failure.raw = Bytes::from(raw);
+            out.push(Event::ToolCallFailed(failure));
+            return;
+        }
         let Some(splitter) = slot.splitter.take() else {
             return;
         };
         match splitter.finish() {
             // No error and no object: only whitespace (or nothing) arrived.
             Ok(_) if slot.parts == 0 => {
-                if cleanly {
+                let (kind, message) = if !cleanly {
+                    (
+                        FailureKind::Truncated,
+                        "the stream ended before the call's arguments arrived",
+                    )
+                } else if slot.name.is_empty() {
+                    (
+                        FailureKind::NoName,
+                        "the call ended but it has no function name",
+                    )
+                } else {
                     // "", whitespace, null or missing arguments: {}.
                     out.push(Event::ToolCall(ToolCall {
                         index: slot.ordinal,
@@ -815,18 +1072,18 @@ impl ToolCallAssembler {
                         name: slot.name.clone(),
                         arguments: Bytes::from_static(b"{}"),
                     }));
-                } else {
-                    out.push(Event::ToolCallFailed(Failure {
-                        index: slot.ordinal,
-                        id: slot.id.clone(),
-                        name: slot.name.clone(),
-                        kind: FailureKind::Truncated,
-                        detail: None,
-                        message: "the stream ended before the call's arguments arrived".into(),
-                        offset: 0,
-                        raw: Bytes::new(),
-                    }));
-                }
+                    return;
+                };
+                out.push(Event::ToolCallFailed(Failure {
+                    index: slot.ordinal,
+                    id: slot.id.clone(),
+                    name: slot.name.clone(),
+                    kind,
+                    detail: None,
+                    message: message.into(),
+                    offset: 0,
+                    raw: Bytes::new(),
+                }));
             }
             Ok(_) => {}
             Err(e) => out.push(Event::ToolCallFailed(Self::json_failure(slot, &e))),

@@ -22,16 +22,21 @@
 
 use bytes::Bytes;
 
-use crate::assemble::{Event, Policy, ToolCallAssembler};
+use crate::assemble::{DropReason, Dropped, Event, Policy, ToolCallAssembler};
 use crate::eventstream;
 use crate::ndjson;
 use crate::provider::{self, Delta, Format, Framing};
 use crate::sse;
 
-/// Whitespace held before the framing is known.
+/// Whitespace held before the framing is known: past this many leading whitespace bytes,
+/// the stream is read as SSE, however it is chunked.
 const MAX_HELD: usize = 64 << 10;
-/// Frames held before the format is known.
+/// Frames held before the format is known (and at most the event limit of bytes in all).
 const MAX_PENDING: usize = 16;
+/// The most of one pushed chunk a line-framed or binary decoder is handed at a time: what
+/// it decodes from one piece is handled before the next, so one huge push costs what many
+/// small ones cost.
+const PIECE: usize = 64 << 10;
 
 #[derive(Clone, Debug)]
 enum Framer {
@@ -50,24 +55,39 @@ fn event_stream_decoder(framing: sse::Limits) -> eventstream::Decoder {
     )
 }
 
+/// A payload that arrived before the format was known: its event type, data and offset.
+type Pending = (Option<Bytes>, Bytes, u64);
+
 /// The one-call pipeline. See the module docs.
+///
+/// What it guarantees whatever the bytes (each tested, see the README's Guarantees):
+/// nothing it drops goes unreported ([`Event::Dropped`] for an over-limit line or event,
+/// payloads after the terminal marker, a stream that is no event stream; an error event
+/// for an undecodable payload), every call open when bytes were lost fails, and
+/// [`Event::End`] is `complete` only for a whole stream; memory stays within the
+/// configured limits plus a constant times the chunk in hand.
 #[derive(Clone, Debug)]
 pub struct Stream {
     framer: Framer,
     framing: sse::Limits,
     /// Bytes seen while the framing is undecided (whitespace only).
     held: Vec<Bytes>,
+    held_len: usize,
     format: Option<Format>,
     decoder: Option<provider::Decoder>,
-    /// Payloads that arrived before the format was known.
-    pending: Vec<(Option<Bytes>, Bytes)>,
+    /// Payloads that arrived before the format was known, and their bytes.
+    pending: Vec<Pending>,
+    pending_len: usize,
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
-    sse_items: Vec<sse::Item>,
     nd_items: Vec<ndjson::Item>,
     messages: Vec<eventstream::Message>,
     /// The event stream framing failed (reported once).
     framing_failed: bool,
+    /// The SSE decoder produced something (an event, a comment, a retry, a skip).
+    sse_items: bool,
+    /// Payloads after the terminal marker: the first one's offset, and their bytes.
+    after_end: Option<(u64, u64)>,
 }
 
 impl Stream {
@@ -87,10 +107,7 @@ impl Stream {
     pub fn with_limits(format: Option<Format>, policy: Policy, framing: sse::Limits) -> Self {
         let framer = match format.map(Format::framing) {
             Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing)),
-            Some(Framing::Ndjson) => Framer::Ndjson(ndjson::Decoder::with_limits(
-                framing.line_bytes(),
-                crate::json::Limits::default(),
-            )),
+            Some(Framing::Ndjson) => Framer::Ndjson(ndjson_decoder(framing)),
             Some(Framing::EventStream) => Framer::EventStream(event_stream_decoder(framing)),
             None => Framer::Undecided,
         };
@@ -98,22 +115,25 @@ impl Stream {
             framer,
             framing,
             held: Vec::new(),
+            held_len: 0,
             format,
             decoder: format.map(provider::Decoder::new),
             pending: Vec::new(),
+            pending_len: 0,
             assembler: ToolCallAssembler::new(policy),
             deltas: Vec::new(),
-            sse_items: Vec::new(),
             nd_items: Vec::new(),
             messages: Vec::new(),
             framing_failed: false,
+            sse_items: false,
+            after_end: None,
         }
     }
 
-    /// Bytes the pipeline holds between pushes: the framing's partial line and event, and the
-    /// open calls' argument buffers; each part is bounded by its limit. (Whitespace held
-    /// before the framing is known, and payloads held before the format is known, are not
-    /// counted: the second are bounded by the event limit times the frames before detection.)
+    /// Bytes the pipeline holds between pushes: the framing's partial line and event, the
+    /// whitespace held before the framing is known (at most 64 KiB), the payloads held
+    /// before the format is known (at most the event limit), and what the assembler holds
+    /// ([`ToolCallAssembler::buffered`]); each part is bounded by its limit.
     pub fn buffered(&self) -> usize {
         let framing = match &self.framer {
             Framer::Undecided => 0,
@@ -121,7 +141,7 @@ impl Stream {
             Framer::Ndjson(d) => d.buffered(),
             Framer::EventStream(d) => d.buffered(),
         };
-        framing + self.assembler.buffered()
+        framing + self.held_len + self.pending_len + self.assembler.buffered()
     }
 
     /// The live view of call slot `index`'s arguments while they stream, when the policy's
@@ -137,18 +157,22 @@ impl Stream {
     }
 
     /// Feed the next chunk of the response body; events it completes are appended to `out`.
+    /// A chunk of any size costs what the same bytes in small chunks cost: it is decoded
+    /// piece by piece, each piece's events handled before the next.
     pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Event>) {
         if let Framer::Undecided = self.framer {
-            let held: usize = self.held.iter().map(Bytes::len).sum();
-            let first = chunk.iter().find(|b| !b.is_ascii_whitespace()).copied();
-            // Whitespace only so far: hold it, but not without bound (then it is SSE).
+            // The framing is decided by the first byte that is not whitespace, once at
+            // most MAX_HELD whitespace bytes came before it (counted, not chunked).
+            let first = chunk.iter().position(|b| !b.is_ascii_whitespace());
             let first = match first {
-                Some(b) => b,
-                None if held + chunk.len() <= MAX_HELD => {
+                None if self.held_len + chunk.len() <= MAX_HELD => {
+                    self.held_len += chunk.len();
                     self.held.push(chunk);
                     return;
                 }
-                None => b':',
+                Some(k) if self.held_len + k <= MAX_HELD => chunk[k],
+                // Too much whitespace for anything but SSE's blank lines.
+                _ => b':',
             };
             // A JSON value first means NDJSON (Ollama native); a zero byte, the high byte of
             // a binary length prefix, the AWS event stream (Bedrock); anything else is SSE.
@@ -157,13 +181,11 @@ impl Stream {
                 self.decoder = Some(provider::Decoder::new(Format::Bedrock));
                 Framer::EventStream(event_stream_decoder(self.framing))
             } else if matches!(first, b'{' | b'[') {
-                Framer::Ndjson(ndjson::Decoder::with_limits(
-                    self.framing.line_bytes(),
-                    crate::json::Limits::default(),
-                ))
+                Framer::Ndjson(ndjson_decoder(self.framing))
             } else {
                 Framer::Sse(sse::Decoder::with_limits(self.framing))
             };
+            self.held_len = 0;
             for held in std::mem::take(&mut self.held) {
                 self.frame(held, out);
             }
@@ -175,19 +197,35 @@ impl Stream {
         match &mut self.framer {
             Framer::Undecided => {}
             Framer::Sse(d) => {
-                d.push(chunk, &mut self.sse_items);
+                // Lazily, one item at a time: a huge chunk never becomes a huge list.
+                d.feed(chunk);
                 self.sse_events(out);
             }
+            Framer::Ndjson(_) | Framer::EventStream(_) => {
+                let mut at = 0;
+                while at < chunk.len() {
+                    let end = chunk.len().min(at + PIECE);
+                    self.frame_piece(chunk.slice(at..end), out);
+                    at = end;
+                }
+            }
+        }
+    }
+
+    /// A piece of at most [`PIECE`] bytes through a line-framed or binary decoder.
+    fn frame_piece(&mut self, piece: Bytes, out: &mut Vec<Event>) {
+        match &mut self.framer {
             Framer::Ndjson(d) => {
-                d.push(chunk, &mut self.nd_items);
+                d.push(piece, &mut self.nd_items);
                 self.lines(out);
             }
             Framer::EventStream(d) => {
-                let r = d.push(chunk, &mut self.messages);
+                let r = d.push(piece, &mut self.messages);
                 self.event_messages(out);
                 if let Err(e) = r {
                     // Reported once: the decoder is fused and every later push fails alike.
                     if !std::mem::replace(&mut self.framing_failed, true) {
+                        self.assembler.interrupt("the event stream framing failed");
                         out.push(Event::ProviderError {
                             status: None,
                             message: e.to_string(),
@@ -196,6 +234,7 @@ impl Stream {
                     }
                 }
             }
+            Framer::Undecided | Framer::Sse(_) => {}
         }
     }
 
@@ -215,7 +254,7 @@ impl Stream {
                 })
                 .to_string();
                 let name = [&b"error:"[..], code].concat();
-                self.payload(Some(&name), Bytes::from(payload), out);
+                self.payload(Some(&name), Bytes::from(payload), m.offset(), out);
                 continue;
             }
             let name = if kind == b"exception" {
@@ -224,75 +263,128 @@ impl Stream {
             } else {
                 m.str_header(":event-type").unwrap_or_default()
             };
-            self.payload(Some(name), m.payload().clone(), out);
+            self.payload(Some(name), m.payload().clone(), m.offset(), out);
         }
         self.messages = messages;
     }
 
     fn lines(&mut self, out: &mut Vec<Event>) {
-        let items = std::mem::take(&mut self.nd_items);
-        for item in &items {
+        let mut items = std::mem::take(&mut self.nd_items);
+        for item in items.drain(..) {
             match item {
-                ndjson::Item::Value(v) => self.payload(None, v.bytes().clone(), out),
-                ndjson::Item::Error(e) => out.push(Event::ProviderError {
-                    status: None,
-                    message: format!("undecodable line: {e}"),
-                    body: String::from_utf8_lossy(e.raw()).into_owned(),
-                }),
+                ndjson::Item::Value(v) => self.payload(None, v.bytes().clone(), v.offset(), out),
+                ndjson::Item::Error(e) if e.kind() == ndjson::ErrorKind::LineTooLong => {
+                    // Reported once the line passes the limit: at least this much of it.
+                    let bytes = self.framing.line_bytes() + 1;
+                    self.dropped(DropReason::LineTooLong, e.offset(), bytes, out)
+                }
+                ndjson::Item::Error(e) => {
+                    self.assembler.interrupt("a line could not be decoded");
+                    out.push(Event::ProviderError {
+                        status: None,
+                        message: format!("undecodable line: {e}"),
+                        body: String::from_utf8_lossy(e.raw()).into_owned(),
+                    })
+                }
             }
         }
         self.nd_items = items;
-        self.nd_items.clear();
     }
 
-    /// The SSE events decoded so far, each as one framed payload (its type, unless the
-    /// default `message`, and its data).
+    /// The SSE items decoded from what was fed, one at a time: each event as one framed
+    /// payload (its type, unless the default `message`, and its data); a skipped event
+    /// reported.
     fn sse_events(&mut self, out: &mut Vec<Event>) {
-        let mut items = std::mem::take(&mut self.sse_items);
-        for item in items.drain(..) {
-            if let sse::Item::Event(e) = item {
-                let ty = e.event_type();
-                let ty = (ty != b"message").then_some(ty);
-                self.payload(ty, e.data().clone(), out);
+        loop {
+            let item = match &mut self.framer {
+                Framer::Sse(d) => d.next_item(),
+                _ => None,
+            };
+            let Some(item) = item else {
+                return;
+            };
+            self.sse_items = true;
+            match item {
+                sse::Item::Event(e) => {
+                    let ty = e.event_type();
+                    let ty = (ty != b"message").then_some(ty);
+                    self.payload(ty, e.data().clone(), e.offset(), out);
+                }
+                sse::Item::Skipped(s) => self.skipped(s, out),
+                _ => {}
             }
         }
-        self.sse_items = items;
+    }
+
+    fn skipped(&mut self, s: sse::Skipped, out: &mut Vec<Event>) {
+        let reason = match s.reason {
+            sse::SkipReason::LineTooLong => DropReason::LineTooLong,
+            _ => DropReason::EventTooLarge,
+        };
+        self.dropped(reason, s.offset, s.dropped, out);
+    }
+
+    /// Bytes a framing decoder dropped: reported, and every open call fails.
+    fn dropped(&mut self, reason: DropReason, offset: u64, bytes: u64, out: &mut Vec<Event>) {
+        self.assembler
+            .interrupt(&format!("{} bytes dropped ({})", bytes, reason.as_str()));
+        out.push(Event::Dropped(Dropped {
+            reason,
+            offset,
+            bytes,
+        }));
     }
 
     /// One framed payload. The event type is copied only if the payload must wait for
-    /// the format to be detected.
-    fn payload(&mut self, event: Option<&[u8]>, data: Bytes, out: &mut Vec<Event>) {
+    /// the format to be detected. A payload of only whitespace carries nothing.
+    fn payload(&mut self, event: Option<&[u8]>, data: Bytes, offset: u64, out: &mut Vec<Event>) {
+        if data.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
         if self.decoder.is_none() {
             match Format::detect(event, &data) {
-                Some(f) => {
-                    self.format = Some(f);
-                    self.decoder = Some(provider::Decoder::new(f));
-                    for (e, d) in std::mem::take(&mut self.pending) {
-                        self.decode(e.as_deref(), &d, out);
-                    }
-                }
-                // Held until the format shows, but not for ever: past a few frames the
-                // payloads are read as OpenAI chat, the lingua franca.
-                None if self.pending.len() < MAX_PENDING => {
-                    self.pending.push((event.map(Bytes::copy_from_slice), data));
+                Some(f) => self.start(f, out),
+                // Held until the format shows, but not for ever: past a few frames (or
+                // the event limit in bytes) the payloads are read as OpenAI chat, the
+                // lingua franca.
+                None if self.pending.len() < MAX_PENDING
+                    && (self.pending_len + data.len()) as u64 <= self.framing.event_bytes() =>
+                {
+                    self.pending_len += data.len();
+                    self.pending
+                        .push((event.map(Bytes::copy_from_slice), data, offset));
                     return;
                 }
-                None => {
-                    self.format = Some(Format::OpenAiChat);
-                    self.decoder = Some(provider::Decoder::new(Format::OpenAiChat));
-                    for (e, d) in std::mem::take(&mut self.pending) {
-                        self.decode(e.as_deref(), &d, out);
-                    }
-                }
+                None => self.start(Format::OpenAiChat, out),
             }
         }
-        self.decode(event, &data, out);
+        self.decode(event, &data, offset, out);
     }
 
-    fn decode(&mut self, event: Option<&[u8]>, data: &[u8], out: &mut Vec<Event>) {
+    /// The format is known: the payloads held so far are decoded.
+    fn start(&mut self, format: Format, out: &mut Vec<Event>) {
+        self.format = Some(format);
+        self.decoder = Some(provider::Decoder::new(format));
+        self.pending_len = 0;
+        for (e, d, at) in std::mem::take(&mut self.pending) {
+            self.decode(e.as_deref(), &d, at, out);
+        }
+    }
+
+    fn decode(&mut self, event: Option<&[u8]>, data: &[u8], offset: u64, out: &mut Vec<Event>) {
         let Some(decoder) = self.decoder.as_mut() else {
             return;
         };
+        let trails = self.format.is_some_and(|f| f.trails_end(event));
+        if self.assembler.saw_end_marker() && !trails {
+            // After the terminal marker: a repeated `[DONE]` is harmless; anything else is
+            // dropped, and reported once at the end.
+            if data.trim_ascii() != b"[DONE]" {
+                let (_, bytes) = self.after_end.get_or_insert((offset, 0));
+                *bytes += data.len() as u64;
+            }
+            return;
+        }
         decoder.decode(event, data, &mut self.deltas);
         for d in self.deltas.drain(..) {
             self.assembler.push(d, out);
@@ -300,20 +392,45 @@ impl Stream {
     }
 
     /// End of stream: closes open calls (truncated if the stream ended without its
-    /// format's terminal marker) and appends [`Event::End`].
+    /// format's terminal marker), reports what was dropped, and appends [`Event::End`]:
+    /// `complete` only if the terminal marker came and nothing was lost, interrupted or
+    /// sent after it.
     pub fn finish(mut self, out: &mut Vec<Event>) {
         match std::mem::replace(&mut self.framer, Framer::Undecided) {
             Framer::Sse(d) => {
-                let end = d.finish(&mut self.sse_items);
-                self.sse_events(out);
+                let total = d.offset();
+                // `finish` takes the decoder: what it still yields is handled here.
+                let mut items = Vec::new();
+                let end = d.finish(&mut items);
+                for item in items {
+                    self.sse_items = true;
+                    match item {
+                        sse::Item::Event(e) => {
+                            let ty = e.event_type();
+                            let ty = (ty != b"message").then_some(ty);
+                            self.payload(ty, e.data().clone(), e.offset(), out);
+                        }
+                        sse::Item::Skipped(s) => self.skipped(s, out),
+                        _ => {}
+                    }
+                }
                 // An event cut off by the end of the stream is not dispatched (WHATWG), but
                 // what it carried is decoded so that an error sent just before a dropped
                 // connection is not lost. The stream is incomplete either way.
                 if let Err(partial) = end {
-                    if !partial.data.is_empty() {
-                        let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
-                        self.payload(ty, partial.data, out);
+                    if let Some(s) = partial.skipped {
+                        self.sse_items = true;
+                        self.skipped(s, out);
                     }
+                    if !partial.data.is_empty() {
+                        self.sse_items = true;
+                        let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
+                        let at = total - partial.discarded;
+                        self.payload(ty, partial.data, at, out);
+                    }
+                }
+                if !self.sse_items && total > 0 {
+                    self.dropped(DropReason::NotAnEventStream, 0, total, out);
                 }
             }
             Framer::Ndjson(d) => {
@@ -331,16 +448,25 @@ impl Stream {
         // Payloads of a format never recognised: decode them as OpenAI chat, the
         // lingua franca, so their errors are not lost.
         if self.decoder.is_none() && !self.pending.is_empty() {
-            self.format = Some(Format::OpenAiChat);
-            self.decoder = Some(provider::Decoder::new(Format::OpenAiChat));
-            for (e, d) in std::mem::take(&mut self.pending) {
-                self.decode(e.as_deref(), &d, out);
-            }
+            self.start(Format::OpenAiChat, out);
         }
-        let complete = self.assembler.saw_end_marker()
+        if let Some((offset, bytes)) = self.after_end {
+            out.push(Event::Dropped(Dropped {
+                reason: DropReason::AfterEnd,
+                offset,
+                bytes,
+            }));
+        }
+        let ended = self.assembler.saw_end_marker()
             || (self.assembler.saw_finish()
                 && matches!(self.format, Some(Format::OpenAiChat | Format::Gemini)));
+        let complete = ended && !self.assembler.interrupted() && self.after_end.is_none();
         self.assembler.finish(complete, out);
         out.push(Event::End { complete });
     }
+}
+
+/// The NDJSON decoder for the pipeline: lines as long as an SSE line.
+fn ndjson_decoder(framing: sse::Limits) -> ndjson::Decoder {
+    ndjson::Decoder::with_limits(framing.line_bytes(), crate::json::Limits::default())
 }

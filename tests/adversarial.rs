@@ -175,7 +175,8 @@ fn invalid_utf8_in_every_layer() {
             toolstream::ndjson::Item::Value(_)
         ]
     ));
-    // Pipeline: an undecodable envelope is a provider error, and decoding goes on.
+    // Pipeline: an undecodable envelope is a provider error, and decoding goes on; what it
+    // carried is lost, so the stream is not complete.
     let mut p = Stream::new(Some(Format::OpenAiChat));
     let mut out = Vec::new();
     p.push(
@@ -189,7 +190,7 @@ fn invalid_utf8_in_every_layer() {
         matches!(out.first(), Some(Event::ProviderError { .. })),
         "{out:?}"
     );
-    assert_eq!(out.last(), Some(&Event::End { complete: true }));
+    assert_eq!(out.last(), Some(&Event::End { complete: false }));
 }
 
 /// Chunks that end on a backslash, inside `\u12`, inside a UTF-8 character, on a CR, and

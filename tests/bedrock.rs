@@ -160,14 +160,15 @@ fn invoke_chunks_carry_anthropic_or_nova_events_in_base64() {
         "{got:?}"
     );
     assert_eq!(got.last(), Some(&Event::End { complete: true }));
-    // A chunk that is not base64 is an error event, and decoding goes on.
+    // A chunk that is not base64 is an error event, and decoding goes on; what it carried
+    // is lost, so the stream is not complete.
     let mut s = ev("chunk", r#"{"bytes":"not base64!"}"#);
     s.extend(chunk(r#"{"type":"message_stop"}"#));
     let got = events(&s, s.len());
     assert!(
         matches!(&got[0], Event::ProviderError { message, .. } if message.contains("not base64"))
     );
-    assert_eq!(got.last(), Some(&Event::End { complete: true }));
+    assert_eq!(got.last(), Some(&Event::End { complete: false }));
 }
 
 #[test]

@@ -443,7 +443,7 @@ fn check(p: &[u8], ours: &[Delta], theirs: &[Delta]) -> Result<(), TestCaseError
     match (is_undecodable(ours), is_undecodable(theirs)) {
         (false, false) => prop_assert_eq!(ours, theirs, "on {}", text),
         (true, true) => {
-            let (Delta::Error { body: a, .. }, Delta::Error { body: b, .. }) =
+            let (Delta::Undecodable { body: a, .. }, Delta::Undecodable { body: b, .. }) =
                 (&ours[0], &theirs[0])
             else {
                 unreachable!()
@@ -470,7 +470,7 @@ fn check(p: &[u8], ours: &[Delta], theirs: &[Delta]) -> Result<(), TestCaseError
 }
 
 fn is_undecodable(d: &[Delta]) -> bool {
-    matches!(d, [Delta::Error { message, .. }] if message.starts_with("undecodable payload"))
+    matches!(d, [Delta::Undecodable { message, .. }] if message.starts_with("undecodable payload"))
 }
 
 fn strictly_valid(payload: &[u8]) -> bool {

@@ -19,7 +19,7 @@ use toolstream::provider::Delta;
 use toolstream::provider::{anthropic, openai_responses};
 
 fn undecodable(d: &[Delta]) -> bool {
-    matches!(d, [Delta::Error { message, .. }] if message.starts_with("undecodable payload"))
+    matches!(d, [Delta::Undecodable { message, .. }] if message.starts_with("undecodable payload"))
 }
 
 /// Objects where a chat chunk has objects (serde_derive also takes a struct from an array).
@@ -60,7 +60,7 @@ fn check(payload: &[u8], ours: &[Delta]) {
             );
         }
         (false, true) => {
-            let Delta::Error { message, .. } = &theirs[0] else {
+            let Delta::Undecodable { message, .. } = &theirs[0] else {
                 unreachable!()
             };
             assert!(

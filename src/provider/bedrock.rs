@@ -206,8 +206,7 @@ impl Decoder {
 
     /// An `InvokeModelWithResponseStream` chunk: the model's event, base64 in `bytes`.
     fn chunk(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
-        let undecodable = |why: &str| Delta::Error {
-            status: None,
+        let undecodable = |why: &str| Delta::Undecodable {
             message: format!("undecodable Bedrock chunk: {why}"),
             body: String::from_utf8_lossy(payload).into_owned(),
         };
@@ -241,13 +240,7 @@ impl Decoder {
 /// error code, as it reads Bedrock's `x-amzn-errortype` header on an HTTP error.
 fn exception(name: &[u8], payload: &[u8]) -> Delta {
     let code = String::from_utf8_lossy(name).into_owned();
-    let message = serde_json::from_slice::<serde_json::Value>(payload)
-        .ok()
-        .and_then(|v| {
-            v.get("message")
-                .and_then(|m| m.as_str())
-                .map(str::to_string)
-        })
+    let message = super::message_member(payload)
         .unwrap_or_else(|| String::from_utf8_lossy(payload).into_owned());
     // The HTTP status Bedrock gives the same exception outside a stream.
     let status = match name {

@@ -3,6 +3,7 @@
 //! `partialArgs`, and a part's `thoughtSignature`; `finishReason`; errors as data events.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -84,14 +85,18 @@ struct PartialArg<'a> {
 struct Partial {
     index: u32,
     builder: Builder,
+    /// An entry did not fit: the rest of the call's entries are absorbed (the assembler
+    /// holds its failure) until the call ends.
+    failed: bool,
 }
 
 /// Numbers the calls of each candidate (Gemini sends no index) and builds streamed
-/// arguments.
+/// arguments. Both maps are keyed by the candidate index from the wire, so they are sparse:
+/// an index never sizes an allocation (`"index": 4294967295` costs one entry).
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
-    calls: Vec<u32>,
-    partial: Vec<Option<Partial>>,
+    calls: BTreeMap<u32, u32>,
+    partial: BTreeMap<u32, Partial>,
 }
 
 impl Decoder {
@@ -158,34 +163,30 @@ impl Decoder {
     }
 
     fn next_index(&mut self, c: u32) -> u32 {
-        let slot = c as usize;
-        if self.calls.len() <= slot {
-            self.calls.resize(slot + 1, 0);
-            self.partial.resize(slot + 1, None);
-        }
-        let index = self.calls[slot];
-        self.calls[slot] += 1;
+        let n = self.calls.entry(c).or_insert(0);
+        let index = *n;
+        *n += 1;
         index
     }
 
-    fn partial_mut(&mut self, c: u32) -> &mut Option<Partial> {
-        let slot = c as usize;
-        if self.partial.len() <= slot {
-            self.partial.resize(slot + 1, None);
-        }
-        &mut self.partial[slot]
-    }
-
-    /// Close a streamed call: the text that closes its object, then the end.
+    /// Close a streamed call: the text that closes its object, then the end (a failed
+    /// one: only the end, which reports its failure).
     fn end_partial(&mut self, c: u32, out: &mut Vec<Delta>) {
-        if let Some(mut p) = self.partial_mut(c).take() {
-            out.push(Delta::Call {
-                choice: c,
-                index: Some(p.index),
-                id: None,
-                name: None,
-                arguments: Some(p.builder.finish()),
-                complete: true,
+        if let Some(mut p) = self.partial.remove(&c) {
+            out.push(if p.failed {
+                Delta::CallEnd {
+                    choice: c,
+                    index: Some(p.index),
+                }
+            } else {
+                Delta::Call {
+                    choice: c,
+                    index: Some(p.index),
+                    id: None,
+                    name: None,
+                    arguments: Some(p.builder.finish()),
+                    complete: true,
+                }
             });
         }
     }
@@ -193,10 +194,17 @@ impl Decoder {
     fn function_call(&mut self, c: u32, f: FunctionCall<'_>, out: &mut Vec<Delta>) {
         let streaming = f.will_continue == Some(true);
         if let Some(entries) = f.partial_args {
-            if self.partial_mut(c).is_none() {
+            if !self.partial.contains_key(&c) {
                 let index = self.next_index(c);
                 let (builder, open) = Builder::start();
-                *self.partial_mut(c) = Some(Partial { index, builder });
+                self.partial.insert(
+                    c,
+                    Partial {
+                        index,
+                        builder,
+                        failed: false,
+                    },
+                );
                 out.push(Delta::Call {
                     choice: c,
                     index: Some(index),
@@ -207,7 +215,7 @@ impl Decoder {
                 });
             }
             for e in entries {
-                let Some(p) = self.partial_mut(c).as_mut() else {
+                let Some(p) = self.partial.get_mut(&c).filter(|p| !p.failed) else {
                     return;
                 };
                 let value = if let Some(s) = e.string_value {
@@ -232,7 +240,7 @@ impl Decoder {
                         complete: false,
                     }),
                     Err(message) => {
-                        *self.partial_mut(c) = None;
+                        p.failed = true;
                         out.push(Delta::CallFailed {
                             choice: c,
                             index: Some(index),
@@ -256,7 +264,14 @@ impl Decoder {
         let index = self.next_index(c);
         if streaming && f.args.is_none() {
             let (builder, open) = Builder::start();
-            *self.partial_mut(c) = Some(Partial { index, builder });
+            self.partial.insert(
+                c,
+                Partial {
+                    index,
+                    builder,
+                    failed: false,
+                },
+            );
             out.push(Delta::Call {
                 choice: c,
                 index: Some(index),

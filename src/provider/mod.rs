@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::json::cursor::{Bad, Cursor};
+
 pub mod anthropic;
 pub mod bedrock;
 pub mod gemini;
@@ -91,6 +93,14 @@ impl Format {
         }
     }
 
+    /// Whether a payload of SSE event type (or AWS `:event-type`) `event` is part of the
+    /// stream after the format's terminal marker: only Bedrock's `metadata` (the usage and
+    /// metrics it sends after `messageStop`). Anything else after the marker is dropped and
+    /// reported ([`crate::assemble::DropReason::AfterEnd`]).
+    pub fn trails_end(self, event: Option<&[u8]>) -> bool {
+        self == Format::Bedrock && event == Some(b"metadata")
+    }
+
     /// Guess the format from one framed payload (and its SSE event type, if any).
     /// Returns `None` when the payload says nothing yet (a comment, `[DONE]`, a ping).
     pub fn detect(event: Option<&[u8]>, payload: &[u8]) -> Option<Format> {
@@ -105,24 +115,60 @@ impl Format {
                 return Some(Format::Anthropic);
             }
         }
-        let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
-        let v = match &v {
-            serde_json::Value::Array(items) => items.first()?.clone(),
-            _ => v,
-        };
-        let has = |k: &str| v.get(k).is_some();
-        let ty = v.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        // The top-level members, read without building a tree (a payload may be as large
+        // as the event limit; a tree of it would cost ~100 times that).
+        let text = utf8(payload.trim_ascii()).ok()?;
+        let mut c = Cursor::new(text);
+        let mut array = None;
+        if c.peek() == Some(b'[') {
+            let mut e = c.array().ok()?;
+            if !c.element(&mut e).ok()? {
+                return None;
+            }
+            array = Some(e);
+        }
+        let mut ty = String::new();
+        let (mut gemini, mut chat, mut message, mut done) = (false, false, false, false);
+        let mut m = c.object().ok()?;
+        while let Some(k) = c.key(&mut m).ok()? {
+            let k = k.cow();
+            match &*k {
+                "type" | "object" if c.peek() == Some(b'"') => {
+                    let v = c.string().ok()?.cow();
+                    if k == "type" {
+                        ty = v.into_owned();
+                    } else if v == "chat.completion.chunk" {
+                        chat = true;
+                    }
+                }
+                _ => {
+                    c.skip().ok()?;
+                    match &*k {
+                        "candidates" | "promptFeedback" => gemini = true,
+                        "choices" => chat = true,
+                        "message" => message = true,
+                        "done" => done = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // The rest of the payload must be JSON too (validated, not kept).
+        if let Some(mut e) = array {
+            while c.element(&mut e).ok()? {
+                c.skip().ok()?;
+            }
+        }
+        c.end().ok()?;
         if ty.starts_with("response.") {
             Some(Format::OpenAiResponses)
         } else if ty.starts_with("message_") || ty.starts_with("content_block_") {
             Some(Format::Anthropic)
-        } else if has("candidates") || has("promptFeedback") {
+        } else if gemini {
             Some(Format::Gemini)
-        } else if has("choices")
-            || v.get("object").and_then(|o| o.as_str()) == Some("chat.completion.chunk")
-        {
+        } else if chat {
             Some(Format::OpenAiChat)
-        } else if has("message") && has("done") {
+        } else if message && done {
             Some(Format::Ollama)
         } else {
             None
@@ -312,14 +358,21 @@ pub enum Delta {
         /// Raw JSON.
         raw: String,
     },
-    /// An error reported by the provider inside the stream, or an envelope that could not
-    /// be decoded.
+    /// An error reported by the provider inside the stream.
     Error {
         /// An HTTP-like status in the error, if any.
         status: Option<u16>,
         /// The message.
         message: String,
-        /// The error's raw JSON (or the undecodable payload).
+        /// The error's raw JSON.
+        body: String,
+    },
+    /// A payload that is not what its format sends (not UTF-8, not the JSON it should
+    /// be): whatever it carried is lost, so the calls open at that point cannot be trusted.
+    Undecodable {
+        /// Why, starting `undecodable`.
+        message: String,
+        /// The payload (lossily as text).
         body: String,
     },
     /// The format's terminal marker.
@@ -373,8 +426,7 @@ impl Decoder {
 /// Parse an envelope. The payload is checked as UTF-8 once, up front (std's check runs at
 /// many GB/s on ASCII), so serde_json reads it as `&str` and skips its per-string checks.
 pub(crate) fn parse<'a, T: serde::Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Delta> {
-    let text = utf8(payload).map_err(|e| Delta::Error {
-        status: None,
+    let text = utf8(payload).map_err(|e| Delta::Undecodable {
         message: format!("undecodable payload: {e}"),
         body: String::from_utf8_lossy(payload).into_owned(),
     })?;
@@ -393,35 +445,80 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, std::str::Utf8Error> {
 
 /// An envelope that is not the JSON it should be.
 pub(crate) fn malformed(payload: &[u8], e: &serde_json::Error) -> Delta {
-    Delta::Error {
-        status: None,
+    Delta::Undecodable {
         message: format!("undecodable payload: {e}"),
         body: String::from_utf8_lossy(payload).into_owned(),
     }
 }
 
-/// An error object inside a payload.
+/// An error object inside a payload: its `message` and an HTTP-like status from `code`
+/// (else `status`), read from the top-level members without building a tree (the last of a
+/// repeated member counts, as in a tree). Not JSON: no message, no status.
 pub(crate) fn error_delta(err: &str) -> Delta {
-    let v: serde_json::Value = serde_json::from_str(err).unwrap_or_default();
-    let message = match &v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other
-            .get("message")
-            .and_then(|m| m.as_str())
-            .unwrap_or("")
-            .to_string(),
-    };
-    let status = v
-        .get("code")
-        .or_else(|| v.get("status"))
-        .and_then(|c| c.as_u64())
+    let e = ErrorMembers::read(err).unwrap_or_default();
+    let status = e
+        .code
+        .or(e.status)
+        .flatten()
         .filter(|c| (100..600).contains(c))
         .map(|c| c as u16);
     Delta::Error {
         status,
-        message,
+        message: e.message.unwrap_or_default(),
         body: err.to_string(),
     }
+}
+
+/// What an error value says, read in one pass: its `message` (the value itself when it is
+/// a string), and whether its `code` and `status` members are present and, if so, their
+/// values as non-negative integers.
+#[derive(Default)]
+struct ErrorMembers {
+    message: Option<String>,
+    code: Option<Option<u64>>,
+    status: Option<Option<u64>>,
+}
+
+impl ErrorMembers {
+    fn read(text: &str) -> Result<ErrorMembers, Bad> {
+        let mut c = Cursor::new(text);
+        let mut e = ErrorMembers::default();
+        if c.peek() == Some(b'"') {
+            e.message = Some(c.string()?.cow().into_owned());
+        } else if c.peek() == Some(b'{') {
+            let mut m = c.object()?;
+            while let Some(k) = c.key(&mut m)? {
+                let k = k.cow();
+                if k == "message" && c.peek() == Some(b'"') {
+                    e.message = Some(c.string()?.cow().into_owned());
+                    continue;
+                }
+                let v = c.skip()?;
+                let integer = v.bytes().all(|b| b.is_ascii_digit());
+                let number = v.parse::<u64>().ok().filter(|_| integer);
+                match &*k {
+                    "message" => e.message = None,
+                    "code" => e.code = Some(number),
+                    "status" => e.status = Some(number),
+                    _ => {}
+                }
+            }
+        } else {
+            c.skip()?;
+        }
+        c.end()?;
+        Ok(e)
+    }
+}
+
+/// The `message` of an exception's payload: a JSON object's `message` member, if it is a
+/// string.
+pub(crate) fn message_member(payload: &[u8]) -> Option<String> {
+    let text = utf8(payload).ok()?;
+    if Cursor::new(text).peek() != Some(b'{') {
+        return None;
+    }
+    ErrorMembers::read(text).ok()?.message
 }
 
 /// A string that is present and not empty.

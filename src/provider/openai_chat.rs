@@ -246,8 +246,7 @@ impl Decoder {
 }
 
 fn undecodable(payload: &[u8], why: &dyn std::fmt::Display) -> Delta {
-    Delta::Error {
-        status: None,
+    Delta::Undecodable {
         message: format!("undecodable payload: {why}"),
         body: String::from_utf8_lossy(payload).into_owned(),
     }
@@ -430,28 +429,22 @@ fn read_message(
     strings: &mut Strings,
 ) -> Result<(), Bad> {
     let mark = out.len();
-    // The reasoning strings, by name (the last of each).
+    // The reasoning strings, by name, and the text: the last of each (a repeated key is
+    // read as JSON parsers that keep one value read it: the last one counts).
     let (mut reasoning_content, mut reasoning) = (None, None);
+    let mut text = None;
     let mut signature = None;
     let mut details: Vec<&str> = Vec::new();
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
         let k = k.cow();
         if k == "content" {
-            let text = c.opt_string()?;
+            let t = c.opt_string()?;
             // An empty string gives no delta: it stays in a template's bytes as it is.
-            if let Some(t) = text.filter(|t| !t.raw.is_empty()) {
+            if let Some(t) = t.filter(|t| !t.raw.is_empty()) {
                 strings.hole(c.offset(), t.raw);
             }
-            if let Some(text) = text.filter(|s| !s.raw.is_empty()) {
-                let d = Delta::Text {
-                    choice: 0,
-                    text: text.cow().into_owned(),
-                };
-                // Text comes before the calls, whatever the key order (and after the
-                // reasoning, which goes in front at the end).
-                out.insert(mark, d);
-            }
+            text = t.filter(|s| !s.raw.is_empty());
         } else if k == "reasoning_content" || k == "reasoning" {
             // A string is reasoning text; any other value is skipped.
             let text = if c.peek() == Some(b'"') {
@@ -491,28 +484,31 @@ fn read_message(
             c.skip()?;
         }
     }
-    // The delta's own signature comes before its text and calls, after its reasoning and
-    // reasoning details.
-    if let Some(s) = signature {
-        out.insert(mark, signature_delta(s));
-    }
-    for raw in details.into_iter().rev() {
-        out.insert(
-            mark,
-            Delta::ReasoningDetail {
-                choice: 0,
-                raw: raw.to_string(),
-            },
-        );
-    }
+    // In front of the calls, whatever the key order: the reasoning, its details, the
+    // delta's own signature, then the text. Put there in one move (inserting each in turn
+    // would move the calls once per detail).
+    let mut front = Vec::with_capacity(details.len() + 3);
     if let Some(text) = reasoning_text(reasoning_content, reasoning) {
-        out.insert(
-            mark,
-            Delta::Reasoning {
-                choice: 0,
-                text: text.into_owned(),
-            },
-        );
+        front.push(Delta::Reasoning {
+            choice: 0,
+            text: text.into_owned(),
+        });
+    }
+    front.extend(details.into_iter().map(|raw| Delta::ReasoningDetail {
+        choice: 0,
+        raw: raw.to_string(),
+    }));
+    if let Some(s) = signature {
+        front.push(signature_delta(s));
+    }
+    if let Some(text) = text {
+        front.push(Delta::Text {
+            choice: 0,
+            text: text.cow().into_owned(),
+        });
+    }
+    if !front.is_empty() {
+        out.splice(mark..mark, front);
     }
     Ok(())
 }
@@ -773,8 +769,8 @@ mod tests {
             out.clear();
             d.decode(&p, &mut out);
             let theirs = reference(&p);
-            if matches!(&theirs[..], [Delta::Error { .. }]) {
-                assert!(matches!(&out[..], [Delta::Error { .. }]), "{out:?}");
+            if matches!(&theirs[..], [Delta::Undecodable { .. }]) {
+                assert!(matches!(&out[..], [Delta::Undecodable { .. }]), "{out:?}");
             } else {
                 assert_eq!(out, theirs);
             }

@@ -367,7 +367,7 @@ mod tests {
         // was when the whole event was read with the item typed.
         for bad in [r#"{"type":5}"#, "7"] {
             assert!(
-                matches!(&done(bad)[..], [Delta::Error { message, .. }] if message.starts_with("undecodable payload")),
+                matches!(&done(bad)[..], [Delta::Undecodable { message, .. }] if message.starts_with("undecodable payload")),
                 "{bad}: {:?}",
                 done(bad)
             );
@@ -380,6 +380,6 @@ mod tests {
             br#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","name":3}}"#,
             &mut out,
         );
-        assert!(matches!(&out[..], [Delta::Error { .. }]), "{out:?}");
+        assert!(matches!(&out[..], [Delta::Undecodable { .. }]), "{out:?}");
     }
 }

@@ -16,11 +16,20 @@ enum Seg {
     Index(u64),
 }
 
-/// Parse `$.a.b[0].c` (also `$['a']`). `None` for anything else.
+/// The deepest path an entry may have: as deep as the arguments splitter's default depth
+/// limit (a deeper path could never make valid arguments under it), so that a path's
+/// segments cost at most this many allocations whatever its length.
+pub(crate) const MAX_PATH_DEPTH: usize = 128;
+
+/// Parse `$.a.b[0].c` (also `$['a']`). `None` for anything else, and for a path deeper
+/// than [`MAX_PATH_DEPTH`].
 fn parse_path(path: &str) -> Option<Vec<Seg>> {
     let mut rest = path.strip_prefix('$')?;
     let mut segs = Vec::new();
     while !rest.is_empty() {
+        if segs.len() >= MAX_PATH_DEPTH {
+            return None;
+        }
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
             if end == 0 {
@@ -101,7 +110,10 @@ impl Builder {
         value: Scalar,
         will_continue: bool,
     ) -> Result<String, String> {
-        let segs = parse_path(path).ok_or_else(|| format!("unsupported jsonPath {path}"))?;
+        let segs = parse_path(path).ok_or_else(|| {
+            let shown: String = path.chars().take(64).collect();
+            format!("unsupported jsonPath {shown} (or deeper than {MAX_PATH_DEPTH})")
+        })?;
         if segs.is_empty() {
             return Err(format!("jsonPath {path} names the root, not a member"));
         }

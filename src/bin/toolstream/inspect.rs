@@ -79,33 +79,14 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
-/// Run the pipeline over `input`, cut into `chunk`-byte pushes (0: whole), and return the
-/// events and the format (as given, or detected).
-pub(crate) fn run(
-    input: &[u8],
-    format: Option<Format>,
-    chunk: usize,
-) -> (Vec<Event>, Option<Format>) {
-    let bytes = Bytes::copy_from_slice(input);
-    let mut s = Stream::new(format);
-    let mut events = Vec::new();
-    let step = if chunk == 0 {
-        bytes.len().max(1)
-    } else {
-        chunk
-    };
-    let mut i = 0;
-    while i < bytes.len() {
-        let j = (i + step).min(bytes.len());
-        s.push(bytes.slice(i..j), &mut events);
-        i = j;
-    }
-    let format = s.format();
-    s.finish(&mut events);
-    (events, format)
-}
+/// Bodies larger than this are shown as a string, not re-read as JSON: a tree of an
+/// attacker's 14 MB error body would cost a hundred times that.
+const MAX_JSON_BODY: usize = 64 << 10;
 
 fn json_or_string(text: &str) -> serde_json::Value {
+    if text.len() > MAX_JSON_BODY {
+        return serde_json::Value::String(text.to_string());
+    }
     serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
 }
 
@@ -150,6 +131,9 @@ pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
         } => json!({
             "type": "error", "status": status, "message": message,
             "body": if body.is_empty() { serde_json::Value::Null } else { json_or_string(body) },
+        }),
+        Event::Dropped(d) => json!({
+            "type": "dropped", "reason": d.reason.as_str(), "offset": d.offset, "bytes": d.bytes,
         }),
         Event::End { complete } => json!({"type": "end", "complete": complete}),
         _ => return None,
@@ -202,36 +186,71 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             Some(s) => writeln!(out, "provider error {s}: {message}"),
             None => writeln!(out, "provider error: {message}"),
         },
+        Event::Dropped(d) => writeln!(
+            out,
+            "DROPPED {} bytes at byte {} ({})",
+            d.bytes,
+            d.offset,
+            d.reason.as_str()
+        ),
         Event::End { complete } => writeln!(
             out,
             "end: {}",
             if *complete {
                 "complete"
             } else {
-                "INCOMPLETE (no terminal marker)"
+                "INCOMPLETE (no terminal marker, or bytes lost or after it: see above)"
             }
         ),
         _ => Ok(()),
     }
 }
 
+/// The input, read as it arrives (a pipe still being written works) and cut into pushes of
+/// `chunk` bytes (0: as each read returns them); `each` gets the stream after every push.
+/// Only one read's bytes are held at a time.
+fn feed(
+    input: &mut dyn Read,
+    chunk: usize,
+    mut s: Stream,
+    mut each: impl FnMut(&Stream, u64, &mut Vec<Event>) -> io::Result<()>,
+) -> io::Result<Vec<Event>> {
+    let mut events = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut fed = 0u64;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let bytes = Bytes::copy_from_slice(&buf[..n]);
+        let step = if chunk == 0 { n } else { chunk };
+        let mut i = 0;
+        while i < n {
+            let j = (i + step).min(n);
+            s.push(bytes.slice(i..j), &mut events);
+            fed += (j - i) as u64;
+            i = j;
+            each(&s, fed, &mut events)?;
+        }
+    }
+    s.finish(&mut events);
+    Ok(events)
+}
+
 /// `--preview`: the events, and after each push the view of every call whose arguments
 /// changed (chunks of `chunk` bytes, 16 when not given, so that there is something to see).
-fn preview(input: &[u8], args: &Args, out: &mut impl Write) -> io::Result<()> {
+fn preview(input: &mut dyn Read, args: &Args, out: &mut impl Write) -> io::Result<()> {
     let policy = Policy {
         preview: true,
         ..Policy::default()
     };
-    let mut s = Stream::with_policy(args.format, policy);
-    let bytes = Bytes::copy_from_slice(input);
+    let s = Stream::with_policy(args.format, policy);
     let step = if args.chunk == 0 { 16 } else { args.chunk };
-    let mut events = Vec::new();
     let mut shown: Vec<Option<serde_json::Value>> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let j = (i + step).min(bytes.len());
-        s.push(bytes.slice(i..j), &mut events);
-        i = j;
+    let events = feed(input, step, s, |s, fed, events| {
         for e in events.drain(..) {
             if let Event::CallStarted { index, .. } = e {
                 shown.resize(shown.len().max(index as usize + 1), None);
@@ -241,12 +260,12 @@ fn preview(input: &[u8], args: &Args, out: &mut impl Write) -> io::Result<()> {
         for (index, last) in shown.iter_mut().enumerate() {
             let now = s.preview(index as u32);
             if let Some(view) = now.filter(|v| Some(*v) != last.as_ref()) {
-                writeln!(out, "  view of #{index} after {j} bytes: {view}")?;
+                writeln!(out, "  view of #{index} after {fed} bytes: {view}")?;
             }
             *last = now.cloned();
         }
-    }
-    s.finish(&mut events);
+        Ok(())
+    })?;
     for e in &events {
         human(e, out)?;
     }
@@ -254,49 +273,68 @@ fn preview(input: &[u8], args: &Args, out: &mut impl Write) -> io::Result<()> {
 }
 
 pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
-    let mut input = Vec::new();
-    match args.path.as_deref() {
-        None | Some("-") => io::stdin().read_to_end(&mut input)?,
-        Some(p) => std::fs::File::open(p)?.read_to_end(&mut input)?,
+    let mut input: Box<dyn Read> = match args.path.as_deref() {
+        None | Some("-") => Box::new(io::stdin()),
+        Some(p) => Box::new(std::fs::File::open(p)?),
     };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
     if args.preview {
-        let stdout = io::stdout();
-        let mut out = io::BufWriter::new(stdout.lock());
-        preview(&input, args, &mut out)?;
+        preview(&mut input, args, &mut out)?;
         return out.flush();
     }
     let tools = args.tools.as_deref().map(load_tools).transpose()?;
-    let (events, format) = run(&input, args.format, args.chunk);
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let s = Stream::new(args.format);
     if args.turn {
+        // The turn is built as the events come; only it is kept.
+        let mut turn: Option<Turn> = None;
+        let mut take = |s: &Stream, events: &mut Vec<Event>| {
+            for e in events.drain(..) {
+                if let Some(f) = s.format() {
+                    turn.get_or_insert_with(|| Turn::new(f)).push(&e);
+                }
+            }
+        };
+        let mut format = None;
+        let rest = feed(&mut input, args.chunk, s, |s, _, events| {
+            format = s.format();
+            take(s, events);
+            Ok(())
+        })?;
         let Some(format) = format else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "no response format recognised: nothing to send back",
             ));
         };
-        let mut turn = Turn::new(format);
-        for e in &events {
+        let mut turn = turn.unwrap_or_else(|| Turn::new(format));
+        for e in &rest {
             turn.push(e);
         }
         writeln!(out, "{:#}", turn.to_json())?;
         return out.flush();
     }
-    for e in &events {
-        if args.json {
-            if let Some(v) = to_json(e) {
-                writeln!(out, "{v}")?;
+    let print = |events: &mut Vec<Event>, out: &mut io::BufWriter<io::StdoutLock>| {
+        for e in events.drain(..) {
+            if args.json {
+                if let Some(v) = to_json(&e) {
+                    writeln!(out, "{v}")?;
+                }
+            } else {
+                human(&e, out)?;
             }
-        } else {
-            human(e, &mut out)?;
-        }
-        if let (Some(tools), Event::ToolCall(c)) = (&tools, e) {
-            if let Err(m) = tools.check(&c.name, &c.arguments) {
-                mismatch(c, &m, args.json, &mut out)?;
+            if let (Some(tools), Event::ToolCall(c)) = (&tools, &e) {
+                if let Err(m) = tools.check(&c.name, &c.arguments) {
+                    mismatch(c, &m, args.json, out)?;
+                }
             }
         }
-    }
+        io::Result::Ok(())
+    };
+    let mut rest = feed(&mut input, args.chunk, s, |_, _, events| {
+        print(events, &mut out)
+    })?;
+    print(&mut rest, &mut out)?;
     out.flush()
 }
 
