@@ -48,10 +48,13 @@ pub struct Policy {
     pub keep_duplicates: bool,
     /// Maximum calls per response (default 128); more fail with kind `limit`.
     pub max_calls: usize,
-    /// Limits for each call's arguments.
+    /// Limits for each call's arguments (default: 16 MiB per call, 8 MiB per string, the
+    /// rest as [`json::Limits::default`]).
     pub json: json::Limits,
     /// Keep a live view of each call's arguments while they stream,
-    /// [`ToolCallAssembler::preview`] (default false: it costs a tree per open call).
+    /// [`ToolCallAssembler::preview`] (default false: it costs a tree per open call). A
+    /// call's view counts its bytes and 80 bytes per value in its tree against the
+    /// arguments limit ([`Policy::json`]'s value limit); past it the call has no view.
     pub preview: bool,
 }
 
@@ -61,7 +64,9 @@ impl Default for Policy {
             split_concatenated: true,
             keep_duplicates: false,
             max_calls: 128,
-            json: json::Limits::default().max_value_bytes(16 << 20),
+            json: json::Limits::default()
+                .max_value_bytes(16 << 20)
+                .max_string_bytes(8 << 20),
             preview: false,
         }
     }
@@ -291,9 +296,10 @@ impl DropReason {
 pub struct Dropped {
     /// Why.
     pub reason: DropReason,
-    /// Absolute offset in the response body of the first byte concerned (for
-    /// [`DropReason::AfterEnd`], of the first payload after the marker; for a limit, the
-    /// first byte past it).
+    /// Absolute offset in the response body: for a limit, of the first byte past it; for
+    /// [`DropReason::AfterEnd`], where the first payload after the marker was framed (an
+    /// SSE event's dispatching blank line, an NDJSON line's or an AWS message's start);
+    /// for [`DropReason::NotAnEventStream`], 0.
     pub offset: u64,
     /// How many bytes (for [`DropReason::AfterEnd`], of payloads in all; for an NDJSON
     /// line over the limit, at least this many: it is reported as soon as it passes it).
@@ -579,7 +585,13 @@ impl ToolCallAssembler {
                 out.push(Event::RedactedReasoning { choice, data })
             }
             Delta::ReasoningItem { choice, raw } => out.push(Event::ReasoningItem { choice, raw }),
-            Delta::ReasoningDetail { choice, raw } => self.detail(choice, &raw),
+            Delta::ReasoningDetail { choice, raw } => {
+                if raw.trim_start().starts_with('[') {
+                    self.details_array(choice, &raw)
+                } else {
+                    self.detail(choice, &raw)
+                }
+            }
             Delta::Call {
                 choice,
                 index,
@@ -695,6 +707,24 @@ impl ToolCallAssembler {
                 })
             }
             Delta::Done => self.saw_done = true,
+        }
+    }
+
+    /// A delta's array of reasoning-detail fragments, element by element (no tree of the
+    /// whole array): each object element is one fragment.
+    fn details_array(&mut self, choice: u32, raw: &str) {
+        let mut c = crate::json::cursor::Cursor::new(raw);
+        let Ok(mut e) = c.array() else {
+            return;
+        };
+        while let Ok(true) = c.element(&mut e) {
+            let is_object = c.peek() == Some(b'{');
+            let Ok(element) = c.skip() else {
+                return;
+            };
+            if is_object {
+                self.detail(choice, element);
+            }
         }
     }
 
@@ -890,7 +920,14 @@ impl ToolCallAssembler {
         let start = splitter.offset();
         let r = match slot.preview.as_mut() {
             None => splitter.push_slice_now(args.as_bytes(), &mut values),
-            Some(p) => Self::feed_previewed(splitter, p, args.as_bytes(), &mut values),
+            Some(p) => {
+                let r = Self::feed_previewed(splitter, p, args.as_bytes(), &mut values);
+                // A view that would cost more than the arguments limit is given up.
+                if p.held() > limit {
+                    slot.preview = None;
+                }
+                r
+            }
         };
         for v in values.drain(..) {
             self.emit(s, v, out);

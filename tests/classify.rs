@@ -524,6 +524,7 @@ fn tool_failure_vectors() {
         (ToolFailureKind::Truncated, 40, R::TruncatedOutput),
         (ToolFailureKind::NotObject, 0, R::ModelOutput),
         (ToolFailureKind::Limit, 60, R::ModelOutput),
+        (ToolFailureKind::NoName, 0, R::ModelOutput),
     ];
     for (kind, offset, reason) in cases {
         let got = classify_tool_failure(
@@ -549,6 +550,35 @@ fn tool_failure_vectors() {
         assert!(fb.contains(&format!("byte {offset}")), "{fb}");
         assert!(fb.contains(">>>"), "{fb}");
         assert!(fb.contains("valid JSON object"), "{fb}");
+    }
+    // Bytes the stream lost are not the model's doing: a plain retry, no feedback.
+    let got = classify_tool_failure(
+        &ToolFailure {
+            tool: "run",
+            kind: ToolFailureKind::Interrupted,
+            offset: 15,
+            raw: b"{\"cmd\":\"rm -rf ",
+            detail: None,
+        },
+        0,
+        &policy,
+    );
+    assert_eq!(
+        (got.reason, got.action, got.feedback),
+        (R::ServerError, A::Retry, None)
+    );
+    // Every assembler failure kind has its classifier kind.
+    use toolstream::assemble::FailureKind as F;
+    for (k, want) in [
+        (F::Syntax, ToolFailureKind::Syntax),
+        (F::Truncated, ToolFailureKind::Truncated),
+        (F::NotObject, ToolFailureKind::NotObject),
+        (F::Limit, ToolFailureKind::Limit),
+        (F::NoName, ToolFailureKind::NoName),
+        (F::Interrupted, ToolFailureKind::Interrupted),
+    ] {
+        assert_eq!(ToolFailureKind::from(k), want);
+        assert_eq!(k.as_str(), want.as_str());
     }
     // The excerpt is around the offset and never splits a UTF-8 character.
     let raw = "{\"a\": \"ééééééééééééééééééééééééééééééééé\" 01}".as_bytes();

@@ -4,6 +4,11 @@
 
 mod common;
 
+/// Every test runs under the counting allocator (per thread), so that a test can assert
+/// what a run cost in memory (`common::alloc::measure`).
+#[global_allocator]
+static ALLOC: common::alloc::Counting = common::alloc::Counting;
+
 #[path = "adversarial.rs"]
 mod adversarial;
 
@@ -30,6 +35,9 @@ mod envelopes;
 
 #[path = "eventstream.rs"]
 mod eventstream;
+
+#[path = "hostile.rs"]
+mod hostile;
 
 #[path = "ndjson.rs"]
 mod ndjson;

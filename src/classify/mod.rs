@@ -444,6 +444,11 @@ pub enum ToolFailureKind {
     /// A call to a tool the request did not declare
     /// ([`schema::Mismatch::UnknownTool`](crate::schema::Mismatch)).
     UnknownTool,
+    /// Arguments that closed on a call with no function name.
+    NoName,
+    /// The stream lost part of the call (dropped over a limit, or an undecodable payload):
+    /// not the model's doing, so no feedback; the request is retried.
+    Interrupted,
 }
 
 impl ToolFailureKind {
@@ -456,6 +461,24 @@ impl ToolFailureKind {
             ToolFailureKind::Limit => "limit",
             ToolFailureKind::Schema => "schema",
             ToolFailureKind::UnknownTool => "unknown_tool",
+            ToolFailureKind::NoName => "no_name",
+            ToolFailureKind::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The assembler's failure kinds, as the classifier takes them.
+impl From<crate::assemble::FailureKind> for ToolFailureKind {
+    fn from(k: crate::assemble::FailureKind) -> Self {
+        use crate::assemble::FailureKind;
+        use ToolFailureKind as K;
+        match k {
+            FailureKind::Syntax => K::Syntax,
+            FailureKind::Truncated => K::Truncated,
+            FailureKind::NotObject => K::NotObject,
+            FailureKind::Limit => K::Limit,
+            FailureKind::NoName => K::NoName,
+            FailureKind::Interrupted => K::Interrupted,
         }
     }
 }
@@ -475,8 +498,10 @@ pub struct ToolFailure<'a> {
     pub detail: Option<&'a str>,
 }
 
-/// Classify a failed tool call: `truncated` → [`Reason::TruncatedOutput`], everything
-/// else → [`Reason::ModelOutput`]; both retry with feedback for the model.
+/// Classify a failed tool call: `truncated` → [`Reason::TruncatedOutput`], `interrupted`
+/// (bytes of the stream were lost, not the model's doing) → [`Reason::ServerError`], a
+/// retry without feedback; everything else → [`Reason::ModelOutput`]; those retry with
+/// feedback for the model.
 ///
 /// For [`ToolFailureKind::Schema`] and [`ToolFailureKind::UnknownTool`], `detail` is what
 /// the model is told ([`schema::Mismatch`](crate::schema::Mismatch)'s `Display`: one
@@ -485,6 +510,21 @@ pub struct ToolFailure<'a> {
 pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy) -> Verdict {
     let reason = match f.kind {
         ToolFailureKind::Truncated => Reason::TruncatedOutput,
+        ToolFailureKind::Interrupted => {
+            let message = format!(
+                "tool call {} arguments lost in the stream at byte {}",
+                f.tool, f.offset
+            );
+            return finish(
+                Reason::ServerError,
+                "tool_failure",
+                message,
+                None,
+                attempt,
+                None,
+                policy,
+            );
+        }
         _ => Reason::ModelOutput,
     };
     let what = match f.kind {
@@ -492,6 +532,8 @@ pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy)
         ToolFailureKind::Truncated => "cut off before the arguments object closed",
         ToolFailureKind::NotObject => "JSON that is not an object",
         ToolFailureKind::Limit => "too large or too deeply nested",
+        ToolFailureKind::NoName => "sent without a function name",
+        ToolFailureKind::Interrupted => unreachable!("returned above"),
         ToolFailureKind::Schema | ToolFailureKind::UnknownTool => {
             let (feedback, message) = schema_feedback(f);
             return finish(reason, "tool_failure", message, None, attempt, None, policy)

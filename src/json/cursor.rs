@@ -155,6 +155,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The whole text the cursor reads.
+    pub(crate) fn text(&self) -> &'a str {
+        self.s
+    }
+
     /// Where the cursor is (a byte offset into the text).
     #[inline]
     pub(crate) fn offset(&self) -> usize {

@@ -54,12 +54,13 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// Depth 128, 64 MiB per value, 64 MiB per string, 1 KiB per number.
+    /// Depth 128, 64 MiB per value, 16 MiB per string, 1 KiB per number (a string limit
+    /// below the value limit, so that `string_too_long` can fire at all).
     fn default() -> Self {
         Limits {
             max_depth: 128,
             max_value_bytes: 64 << 20,
-            max_string_bytes: 64 << 20,
+            max_string_bytes: 16 << 20,
             max_number_bytes: 1024,
         }
     }
@@ -80,7 +81,7 @@ impl Limits {
         self
     }
     /// Maximum raw bytes between the quotes of one string, escapes counted as written
-    /// (default 64 MiB). The first byte past it is an [`ErrorKind::StringTooLong`] error.
+    /// (default 16 MiB). The first byte past it is an [`ErrorKind::StringTooLong`] error.
     /// A value of 0 is treated as 1; `u64::MAX` (no limit) as `u64::MAX - 1`, which no
     /// stream reaches, so that the offset a string must end by never overflows.
     pub fn max_string_bytes(mut self, bytes: u64) -> Self {

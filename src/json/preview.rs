@@ -182,6 +182,11 @@ struct Escape {
     high: Option<u32>,
 }
 
+/// What one value in a view's tree is counted as costing beyond its bytes: a
+/// `serde_json::Value` (32 bytes), its slot in an array or its key and entry in a map, and
+/// the allocator's share.
+pub(crate) const NODE_COST: u64 = 80;
+
 /// The tree builder behind [`Preview`], fed bytes a splitter has accepted (the assembler
 /// drives one per call beside the call's own splitter).
 #[derive(Clone, Debug, Default)]
@@ -191,6 +196,8 @@ pub(crate) struct Builder {
     /// holds is bounded by the bytes since).
     fed: u64,
     value_from: u64,
+    /// Values put in the tree since the value in progress began (each costs a node).
+    nodes: u64,
     frames: Vec<Frame>,
     lex: Lex,
     /// Decoded bytes of the string in progress not yet written to the tree (a key's whole
@@ -216,12 +223,14 @@ impl Builder {
         self.root.as_ref()
     }
 
-    /// Input bytes behind the value in progress (0 between values).
+    /// What the value in progress is counted as holding (0 between values): the input
+    /// bytes behind it, and [`NODE_COST`] for each value in its tree (a tree of `[0,0,...]`
+    /// costs far more than its bytes).
     pub(crate) fn held(&self) -> u64 {
         if self.lex == Lex::Between {
             0
         } else {
-            self.fed - self.value_from
+            self.fed - self.value_from + self.nodes * NODE_COST
         }
     }
 
@@ -260,6 +269,7 @@ impl Builder {
                 lex => {
                     if lex == Lex::Between {
                         self.value_from = self.fed + i as u64;
+                        self.nodes = 0;
                     }
                     let b = bytes[i];
                     i += 1;
@@ -341,6 +351,7 @@ impl Builder {
 
     /// A value begins: into the innermost container, or as the root.
     fn insert(&mut self, v: Json) {
+        self.nodes += 1;
         let Some((last, outer)) = self.frames.split_last() else {
             self.root = Some(v);
             return;

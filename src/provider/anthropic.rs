@@ -112,7 +112,9 @@ impl Decoder {
                     }
                 } else if block.kind.as_deref() == Some("tool_use") {
                     let index = ev.index.unwrap_or(0);
-                    self.tool_blocks.insert(index);
+                    if self.tool_blocks.len() < super::MAX_OPEN_BLOCKS {
+                        self.tool_blocks.insert(index);
+                    }
                     // The `input: {}` placeholder is not the arguments: they stream next.
                     out.push(Delta::Call {
                         choice: 0,

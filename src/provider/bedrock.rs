@@ -193,7 +193,9 @@ impl Decoder {
     /// `contentBlockDelta` (an `input` fragment; some models name the call in its first
     /// delta rather than in a block start, as reports of Bedrock streams show).
     fn tool_use(&mut self, index: u32, t: ToolUse<'_>, out: &mut Vec<Delta>) {
-        self.tool_blocks.insert(index);
+        if self.tool_blocks.len() < super::MAX_OPEN_BLOCKS {
+            self.tool_blocks.insert(index);
+        }
         out.push(Delta::Call {
             choice: 0,
             index: Some(index),

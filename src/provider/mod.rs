@@ -301,14 +301,16 @@ pub enum Delta {
         /// The item's JSON text, as it stood in the event.
         raw: String,
     },
-    /// One element of OpenRouter's `reasoning_details` array as a delta carried it: a
-    /// fragment of one reasoning detail (its text, summary or encrypted data in pieces, its
-    /// signature in a later element of the same `type` and `index`). The assembler merges
-    /// them into the array a tool loop must send back ([`crate::assemble::Event::ReasoningDetails`]).
+    /// OpenRouter's `reasoning_details` as a delta carried them: fragments of reasoning
+    /// details (their text, summary or encrypted data in pieces, a signature in a later
+    /// element of the same `type` and `index`). The assembler merges them into the array a
+    /// tool loop must send back ([`crate::assemble::Event::ReasoningDetails`]).
     ReasoningDetail {
         /// Choice / candidate index.
         choice: u32,
-        /// The element's JSON text (an object), as it stood in the payload.
+        /// One fragment's JSON text (an object), or a delta's whole array of them as it
+        /// stood in the payload (one delta for the array, however many elements it has:
+        /// its elements that are not objects are none). Either way, as it stood.
         raw: String,
     },
     /// A piece of a tool call: any of its identity and an argument fragment (already
@@ -422,6 +424,12 @@ impl Decoder {
         }
     }
 }
+
+/// How many tool blocks (or function-call items) a decoder follows at once. Past it, a new
+/// block's deltas still reach the assembler (whose own limit, `Policy::max_calls`, is far
+/// lower by default) but its end is not tracked: a stream cannot grow the decoder's sets
+/// without bound.
+pub(crate) const MAX_OPEN_BLOCKS: usize = 1024;
 
 /// Parse an envelope. The payload is checked as UTF-8 once, up front (std's check runs at
 /// many GB/s on ASCII), so serde_json reads it as `&str` and skips its per-string checks.

@@ -59,18 +59,15 @@ struct Message<'a> {
     reasoning_details: Option<&'a RawValue>,
 }
 
-/// The object elements of a `reasoning_details` array, as they stand (any other value, or
-/// element, is none): the reference's reading.
-fn reasoning_details(raw: Option<&RawValue>) -> Vec<&str> {
-    let Some(raw) = raw.filter(|r| r.get().starts_with('[')) else {
-        return Vec::new();
-    };
+/// A `reasoning_details` array as it stands, if it has an object element (any other value
+/// is none): the reference's reading.
+fn reasoning_details(raw: Option<&RawValue>) -> Option<&str> {
+    let raw = raw.filter(|r| r.get().starts_with('['))?;
     serde_json::from_str::<Vec<&RawValue>>(raw.get())
         .unwrap_or_default()
-        .into_iter()
-        .map(RawValue::get)
-        .filter(|e| e.starts_with('{'))
-        .collect()
+        .iter()
+        .any(|e| e.get().starts_with('{'))
+        .then(|| raw.get())
 }
 
 /// A message's reasoning text: `reasoning_content` when it is a non-empty string, else
@@ -435,6 +432,7 @@ fn read_message(
     let mut text = None;
     let mut signature = None;
     let mut details: Vec<&str> = Vec::new();
+    let text_all = c.text();
     let mut m = c.object()?;
     while let Some(k) = c.key(&mut m)? {
         let k = k.cow();
@@ -472,13 +470,16 @@ fn read_message(
         } else if k == "extra_content" {
             signature = read_extra_content(c)?;
         } else if k == "reasoning_details" && c.peek() == Some(b'[') {
+            // One delta for the array (as it stands), if it holds an object.
+            let start = c.offset();
+            let mut any = false;
             let mut e = c.array()?;
             while c.element(&mut e)? {
-                let is_object = c.peek() == Some(b'{');
-                let raw = c.skip()?;
-                if is_object {
-                    details.push(raw);
-                }
+                any |= c.peek() == Some(b'{');
+                c.skip()?;
+            }
+            if any {
+                details.push(&text_all[start..c.offset()]);
             }
         } else {
             c.skip()?;
@@ -602,7 +603,7 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
                     text: text.into_owned(),
                 });
             }
-            for raw in reasoning_details(delta.reasoning_details) {
+            if let Some(raw) = reasoning_details(delta.reasoning_details) {
                 out.push(Delta::ReasoningDetail {
                     choice: c,
                     raw: raw.to_string(),

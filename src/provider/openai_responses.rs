@@ -70,10 +70,37 @@ struct Response<'a> {
 /// such event the next is read from its bytes, only the new tokens read and checked.
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
-    calls: BTreeMap<u32, bool>,
+    calls: BTreeMap<u32, Streamed>,
     saw_call: bool,
     saw_error: bool,
     templates: Templates,
+}
+
+/// What streamed of one function-call item's arguments: whether any delta came, and a
+/// hash and the length of their bytes, to tell whether `function_call_arguments.done`
+/// agrees with them.
+#[derive(Clone, Debug, Default)]
+struct Streamed {
+    any: bool,
+    len: u64,
+    hash: std::collections::hash_map::DefaultHasher,
+}
+
+impl Streamed {
+    fn add(&mut self, fragment: &str) {
+        use std::hash::Hasher;
+        self.any = true;
+        self.len += fragment.len() as u64;
+        self.hash.write(fragment.as_bytes());
+    }
+
+    /// Whether `arguments` are the bytes that streamed.
+    fn agrees(&self, arguments: &str) -> bool {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::default();
+        h.write(arguments.as_bytes());
+        self.len == arguments.len() as u64 && self.hash.finish() == h.finish()
+    }
 }
 
 /// The members of an event the decoder ignores and that change from one delta event to
@@ -86,9 +113,14 @@ impl Decoder {
         let key = event.unwrap_or_default();
         if let Some(d) = self.templates.read(key, payload) {
             // What the whole reader does for a call's delta: its arguments streamed.
-            if let Delta::Call { index: Some(i), .. } = d {
-                if let Some(streamed) = self.calls.get_mut(&i) {
-                    *streamed = true;
+            if let Delta::Call {
+                index: Some(i),
+                arguments,
+                ..
+            } = &d
+            {
+                if let Some(streamed) = self.calls.get_mut(i) {
+                    streamed.add(arguments.as_deref().unwrap_or(""));
                 }
             }
             out.push(d);
@@ -122,7 +154,9 @@ impl Decoder {
             "response.output_item.added" => {
                 let Some(item) = ev.item else { return };
                 if item.kind.as_deref() == Some("function_call") {
-                    self.calls.insert(index, false);
+                    if self.calls.len() < super::MAX_OPEN_BLOCKS {
+                        self.calls.insert(index, Streamed::default());
+                    }
                     self.saw_call = true;
                     out.push(Delta::Call {
                         choice: 0,
@@ -151,7 +185,7 @@ impl Decoder {
             }
             "response.function_call_arguments.delta" => {
                 if let Some(streamed) = self.calls.get_mut(&index) {
-                    *streamed = true;
+                    streamed.add(ev.delta.as_deref().unwrap_or(""));
                 }
                 out.push(Delta::Call {
                     choice: 0,
@@ -164,15 +198,29 @@ impl Decoder {
             }
             "response.function_call_arguments.done" => {
                 // Some servers (LM Studio) send no deltas: the arguments arrive only here.
-                if self.calls.remove(&index) == Some(false) {
-                    out.push(Delta::Call {
+                // Where deltas came, the arguments here must be their bytes: a call that
+                // ran from the deltas while the provider's final word differs is reported.
+                match self.calls.remove(&index) {
+                    Some(s) if !s.any => out.push(Delta::Call {
                         choice: 0,
                         index: Some(index),
                         id: None,
                         name: None,
                         arguments: ev.arguments.map(Cow::into_owned),
                         complete: false,
-                    });
+                    }),
+                    Some(s) if ev.arguments.as_deref().is_some_and(|a| !s.agrees(a)) => {
+                        out.push(Delta::Error {
+                            status: None,
+                            message: format!(
+                                "response.function_call_arguments.done for output {index} \
+                                 differs from the arguments its deltas streamed; the call was \
+                                 built from the deltas"
+                            ),
+                            body: String::new(),
+                        })
+                    }
+                    _ => {}
                 }
                 out.push(Delta::CallEnd {
                     choice: 0,

@@ -2,6 +2,9 @@
 //! compare with the reference machine.
 #![allow(dead_code)]
 
+pub mod alloc;
+pub mod oracle;
+
 use bytes::Bytes;
 use toolstream::json::reference::Reference;
 use toolstream::json::{ErrorKind, Limits, Mode, Splitter};
