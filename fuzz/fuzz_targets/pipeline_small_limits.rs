@@ -1,7 +1,10 @@
 //! Bytes through the whole pipeline with tiny limits (depth 8, line 64 B, event 256 B,
-//! value 128 B, 4 calls): never panics, buffered memory stays under the limits, and cutting
-//! the input differently gives the same events, the same turn to send back and the same
-//! views of the calls' arguments.
+//! value 128 B, 4 calls): never panics; buffered memory stays under the limits and the
+//! peak allocation under a constant times the input plus the limits (a counting
+//! allocator); the events keep the oracle's properties (calls + failures = calls started,
+//! no call without a name, no dropped byte without an event, an end that tells the truth);
+//! and cutting the input differently gives the same events, the same turn to send back and
+//! the same views of the calls' arguments.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -10,6 +13,10 @@ use libfuzzer_sys::fuzz_target;
 use toolstream::assemble::Policy;
 use toolstream::json::Limits;
 use toolstream::sse;
+use toolstream_fuzz::alloc::{measure, Counting};
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -30,9 +37,19 @@ fuzz_target!(|input: Input| {
     let data = Bytes::from(input.data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
     // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte that
-    // failed) in their splitters and as many behind their previews, and 128 bytes of
-    // reasoning details.
-    let bound = 64 + 256 + 2 * 4 * 129 + 128;
+    // failed) in their splitters, behind their previews and in their failures, 8 bytes
+    // per object hashed for duplicates, 128 bytes of reasoning details, the payloads held
+    // before the format is known (the event limit) and the whitespace held before the
+    // framing is (64 KiB).
+    let bound = 64 + 2 * 256 + 3 * 4 * 129 + 4 * 8 + 128 + (64 << 10);
     let run = |cuts: &[usize]| toolstream_fuzz::run_pipeline(&data, cuts, policy, framing, bound);
-    assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
+    let (chunked, peak, _) = measure(|| run(&cuts));
+    toolstream_fuzz::check_run(&data, &chunked.0, None, framing);
+    let most = 32 * data.len() + toolstream_fuzz::limits_bound(&policy, &framing) + (64 << 10);
+    assert!(
+        peak <= most,
+        "peak {peak} bytes for {} bytes of input",
+        data.len()
+    );
+    assert_eq!(chunked, run(&[]), "chunking changed the result");
 });

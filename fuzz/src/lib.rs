@@ -48,3 +48,77 @@ pub fn run_pipeline(
     });
     (out, turn, views)
 }
+
+/// The oracle over a pipeline's events (the tests' own, `tests/common/oracle.rs`).
+#[path = "../../tests/common/oracle.rs"]
+pub mod oracle;
+
+/// The counting allocator (the tests' own, `tests/common/alloc.rs`): each target that
+/// asserts memory installs it as its global allocator.
+#[path = "../../tests/common/alloc.rs"]
+pub mod alloc;
+
+/// What a run may hold whatever its input, for `policy` and `framing`: a line and an event
+/// of framing, the payloads held before the format is known (the event limit), and per
+/// call its arguments three times over (its splitter, its view, its failure's bytes).
+pub fn limits_bound(
+    policy: &toolstream::assemble::Policy,
+    framing: &toolstream::sse::Limits,
+) -> usize {
+    let args = policy.json.value_bytes() as usize + 1;
+    (framing.line_bytes() + 2 * framing.event_bytes()) as usize + policy.max_calls * 3 * args
+}
+
+/// Whether the pipeline reads `data` as SSE: `format`'s framing when given, else the
+/// first byte that is not whitespace decides (as `pipeline::Stream` documents), SSE past
+/// 64 KiB of leading whitespace.
+pub fn read_as_sse(data: &[u8], format: Option<toolstream::provider::Format>) -> bool {
+    if let Some(f) = format {
+        return f.framing() == toolstream::provider::Framing::Sse;
+    }
+    match data.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(k) if k <= 64 << 10 => !matches!(data[k], 0 | b'{' | b'['),
+        Some(_) => true,
+        None => data.len() > 64 << 10,
+    }
+}
+
+/// Check what every pipeline run must give: the oracle's properties, and that every SSE
+/// event or line the framing dropped was reported (as many `Dropped` events of those
+/// reasons as the SSE decoder itself skips in the same bytes, when the pipeline reads them
+/// as SSE). `format` is the format the pipeline was given (`None`: detected).
+pub fn check_run(
+    data: &[u8],
+    events: &[toolstream::assemble::Event],
+    format: Option<toolstream::provider::Format>,
+    framing: toolstream::sse::Limits,
+) {
+    use toolstream::assemble::{DropReason, Event};
+    use toolstream::sse::Item;
+    if let Err(e) = oracle::check_events(events) {
+        panic!("{e}: {events:?}");
+    }
+    if !read_as_sse(data, format) {
+        return;
+    }
+    let mut d = toolstream::sse::Decoder::with_limits(framing);
+    let mut items = Vec::new();
+    d.push(bytes::Bytes::copy_from_slice(data), &mut items);
+    let end = d.finish(&mut items);
+    let skipped = items
+        .iter()
+        .filter(|i| matches!(i, Item::Skipped(_)))
+        .count()
+        + usize::from(end.is_err_and(|e| e.skipped.is_some()));
+    let reported = events
+        .iter()
+        .filter(|e| {
+            matches!(e, Event::Dropped(d)
+                if matches!(d.reason, DropReason::LineTooLong | DropReason::EventTooLarge))
+        })
+        .count();
+    assert_eq!(
+        reported, skipped,
+        "dropped SSE bytes not reported: {events:?}"
+    );
+}
