@@ -8,4 +8,6 @@ rm -rf target/criterion
 cargo bench -p toolstream-benches --bench splitter
 cargo bench -p toolstream-benches --bench sse
 cargo bench -p toolstream-benches --bench pipeline
+cargo bench -p toolstream-benches --bench hostile
+cargo build --release
 scripts/bench-report.sh

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolstream");
@@ -129,6 +129,50 @@ fn values_come_out_while_the_pipe_is_open() {
     assert_eq!(line, "{\"second\":2}\n");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// `inspect` prints each call while the stream is still coming (it holds one read's bytes,
+/// not the input), and reports bytes it dropped.
+#[test]
+fn inspect_prints_calls_while_the_pipe_is_open_and_reports_drops() {
+    let mut child = common::cli(BIN)
+        .args(["inspect", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let first = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n";
+    stdin.write_all(first).unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap(); // blocks until the call is printed
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (v["type"].as_str(), v["name"].as_str()),
+        (Some("tool_call"), Some("f"))
+    );
+    let late = b"data: [DONE]\n\ndata: {\"late\":1}\n";
+    stdin.write_all(late).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    // The late payload's event ends at the blank line after it.
+    let at = first.len() + late.len();
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+    let rest: Vec<serde_json::Value> = rest
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        rest,
+        [
+            serde_json::json!({"type": "dropped", "reason": "after_end", "offset": at, "bytes": 10}),
+            serde_json::json!({"type": "end", "complete": false}),
+        ]
+    );
 }
 
 #[test]

@@ -782,3 +782,97 @@ fn string_too_long_fires_with_the_default_limits() {
     });
     assert_eq!(detail, Some(toolstream::json::ErrorKind::StringTooLong));
 }
+
+/// Pieces of OpenAI chat, Anthropic and Gemini streams with the hostile shapes at small
+/// sizes: edge indices, bad escapes, glued and nameless calls, over-limit lines, junk,
+/// empty events, terminal markers in the middle.
+fn hostile_piece() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let index = prop_oneof![
+        Just("0".to_string()),
+        Just("1".to_string()),
+        Just("4294967295".to_string()),
+        Just("4294967296".to_string()),
+        Just("-1".to_string()),
+        Just("0.5".to_string()),
+    ];
+    let args = prop_oneof![
+        Just(r#"{"a":1}"#),
+        Just(r#"{"a":1}{"b":2}"#),
+        Just(r#"{"a":"\q"#),
+        Just("x"),
+        Just("1"),
+        Just(r#"{"cmd":"rm -rf "#),
+        Just(r#"/tmp/x"}"#),
+        Just(""),
+    ];
+    let name = prop_oneof![Just(None), Just(Some("f")), Just(Some("g"))];
+    prop_oneof![
+        (index.clone(), name, args.clone()).prop_map(|(i, n, a)| {
+            let mut p = chat_call(&i, Some("c"), n, a);
+            p = p.replace("\"index\":0", &format!("\"index\":{i}"));
+            format!("data: {p}\n\n")
+        }),
+        (index.clone(), args)
+            .prop_map(|(i, a)| format!("data: {}\n\n", chat_call(&i, None, None, a))),
+        (0usize..300).prop_map(|n| format!("data: {}\n\n", "x".repeat(n))),
+        Just("data: [DONE]\n\n".to_string()),
+        Just("data:\n\n".to_string()),
+        Just(": ping\n\n".to_string()),
+        Just(
+            r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#
+                .to_string()
+                + "\n\n"
+        ),
+        Just(
+            r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#.to_string()
+                + "\n\n"
+        ),
+        Just("data: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n".to_string()),
+        index.prop_map(|i| format!(
+            "data: {{\"candidates\":[{{\"index\":{i},\"finishReason\":\"STOP\"}}]}}\n\n"
+        )),
+        prop::collection::vec(any::<u8>(), 0..40)
+            .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Any stream of hostile pieces, with small limits (line 256 B, event 1 KiB, value
+    /// 128 B, 4 calls): the oracle's properties, peak memory within 32 times the input plus
+    /// the limits, and the same events whatever the chunking.
+    #[test]
+    fn hostile_streams_keep_every_guarantee(
+        pieces in proptest::collection::vec(hostile_piece(), 0..24),
+        cut in 1usize..64,
+    ) {
+        let input = Bytes::from(pieces.concat());
+        let policy = Policy {
+            json: toolstream::json::Limits::default().max_value_bytes(128),
+            max_calls: 4,
+            ..Policy::default()
+        };
+        let framing = sse::Limits::default().max_line_bytes(256).max_event_bytes(1024);
+        let go = |chunk: usize| {
+            measure(|| {
+                let mut s = Stream::with_limits(None, policy, framing);
+                let mut events = Vec::new();
+                for piece in input.chunks(chunk) {
+                    s.push(Bytes::copy_from_slice(piece), &mut events);
+                }
+                s.finish(&mut events);
+                events
+            })
+        };
+        let (whole, peak, _) = go(input.len().max(1));
+        if let Err(e) = check_events(&whole) {
+            return Err(proptest::test_runner::TestCaseError::fail(format!("{e}: {whole:?}")));
+        }
+        let limits = 256 + 2 * 1024 + 4 * 3 * 129 + (64 << 10);
+        proptest::prop_assert!(peak <= 32 * input.len() + limits, "peak {}", peak);
+        let (chunked, _, _) = go(cut);
+        proptest::prop_assert_eq!(chunked, whole);
+    }
+}

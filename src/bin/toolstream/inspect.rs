@@ -199,7 +199,7 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             if *complete {
                 "complete"
             } else {
-                "INCOMPLETE (no terminal marker, or bytes lost or after it: see above)"
+                "INCOMPLETE (no terminal marker, or bytes dropped: see above)"
             }
         ),
         _ => Ok(()),
@@ -315,6 +315,9 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
         return out.flush();
     }
     let print = |events: &mut Vec<Event>, out: &mut io::BufWriter<io::StdoutLock>| {
+        if events.is_empty() {
+            return Ok(());
+        }
         for e in events.drain(..) {
             if args.json {
                 if let Some(v) = to_json(&e) {
@@ -329,7 +332,8 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
                 }
             }
         }
-        io::Result::Ok(())
+        // Out as soon as they are known: a reader of a pipe sees each call when it closes.
+        out.flush()
     };
     let mut rest = feed(&mut input, args.chunk, s, |_, _, events| {
         print(events, &mut out)
