@@ -71,8 +71,8 @@ pub struct Stream {
     framer: Framer,
     framing: sse::Limits,
     /// Bytes seen while the framing is undecided (whitespace only).
-    held: Vec<Bytes>,
-    held_len: usize,
+    /// (Copied into one buffer: a million one-byte chunks must not cost a handle each.)
+    held: Vec<u8>,
     format: Option<Format>,
     decoder: Option<provider::Decoder>,
     /// Payloads that arrived before the format was known, and their bytes.
@@ -115,7 +115,6 @@ impl Stream {
             framer,
             framing,
             held: Vec::new(),
-            held_len: 0,
             format,
             decoder: format.map(provider::Decoder::new),
             pending: Vec::new(),
@@ -141,7 +140,7 @@ impl Stream {
             Framer::Ndjson(d) => d.buffered(),
             Framer::EventStream(d) => d.buffered(),
         };
-        framing + self.held_len + self.pending_len + self.assembler.buffered()
+        framing + self.held.len() + self.pending_len + self.assembler.buffered()
     }
 
     /// The live view of call slot `index`'s arguments while they stream, when the policy's
@@ -165,12 +164,11 @@ impl Stream {
             // most MAX_HELD whitespace bytes came before it (counted, not chunked).
             let first = chunk.iter().position(|b| !b.is_ascii_whitespace());
             let first = match first {
-                None if self.held_len + chunk.len() <= MAX_HELD => {
-                    self.held_len += chunk.len();
-                    self.held.push(chunk);
+                None if self.held.len() + chunk.len() <= MAX_HELD => {
+                    self.held.extend_from_slice(&chunk);
                     return;
                 }
-                Some(k) if self.held_len + k <= MAX_HELD => chunk[k],
+                Some(k) if self.held.len() + k <= MAX_HELD => chunk[k],
                 // Too much whitespace for anything but SSE's blank lines.
                 _ => b':',
             };
@@ -185,9 +183,9 @@ impl Stream {
             } else {
                 Framer::Sse(sse::Decoder::with_limits(self.framing))
             };
-            self.held_len = 0;
-            for held in std::mem::take(&mut self.held) {
-                self.frame(held, out);
+            let held = std::mem::take(&mut self.held);
+            if !held.is_empty() {
+                self.frame(Bytes::from(held), out);
             }
         }
         self.frame(chunk, out);
