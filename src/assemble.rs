@@ -497,7 +497,8 @@ impl ToolCallAssembler {
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
     /// number of calls is bounded by [`Policy::max_calls`]), the input bytes behind each
     /// [`ToolCallAssembler::preview`] (the same bound), the bytes kept of failed calls
-    /// (the same bound), 8 bytes per object kept for duplicate detection, and the reasoning
+    /// (the same bound), a call's first object until a second arrives and 8 bytes per
+    /// object after it (duplicate detection), and the reasoning
     /// details being merged (their fragments' bytes and a fixed cost per choice, detail and
     /// member, bounded by the arguments limit in all).
     pub fn buffered(&self) -> usize {
@@ -506,7 +507,7 @@ impl ToolCallAssembler {
             held += s.splitter.as_ref().map_or(0, Splitter::buffered);
             held += s.preview.as_ref().map_or(0, |p| p.held() as usize);
             held += s.failed.as_ref().map_or(0, |f| f.raw.len());
-            held += s.seen.len() * 8;
+            held += s.seen.len() * 8 + s.first.as_ref().map_or(0, Bytes::len);
         }
         held
     }

@@ -632,12 +632,13 @@ fn preview_follows_each_calls_arguments() {
     assert_eq!(calls, 3);
 
     // The bytes behind a view count as held, and 80 for each value in its tree: those of
-    // the value in progress only (beside the splitter's own bytes).
+    // the value in progress only (beside the splitter's own bytes, and the call's first
+    // object, kept until a second arrives for duplicate detection).
     let mut a = ToolCallAssembler::new(policy);
     a.push(call(Some(0), "c0", "f", Some("{\"a\":\"x")), &mut out);
     assert_eq!(a.buffered(), 7 + (7 + 2 * 80));
     a.push(call(Some(0), "", "", Some("\"}  {\"b\":")), &mut out);
-    assert_eq!(a.buffered(), 5 + (5 + 80));
+    assert_eq!(a.buffered(), 5 + (5 + 80) + 9);
 
     // Off by default.
     let mut a = ToolCallAssembler::new(Policy::default());

@@ -37,11 +37,11 @@ fuzz_target!(|input: Input| {
     let data = Bytes::from(input.data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
     // Framing line + event, 4 calls of at most 128 bytes each (+1 for the byte that
-    // failed) in their splitters, behind their previews and in their failures, 8 bytes
-    // per object hashed for duplicates, 128 bytes of reasoning details, the payloads held
+    // failed) in their splitters, behind their previews, in their failures and as their
+    // first object (kept for duplicates), 8 bytes per later object hashed, 128 bytes of reasoning details, the payloads held
     // before the format is known (the event limit) and the whitespace held before the
     // framing is (64 KiB).
-    let bound = 64 + 2 * 256 + 3 * 4 * 129 + 4 * 8 + 128 + (64 << 10);
+    let bound = 64 + 2 * 256 + 4 * 4 * 129 + 4 * 8 + 128 + (64 << 10);
     let run = |cuts: &[usize]| toolstream_fuzz::run_pipeline(&data, cuts, policy, framing, bound);
     let (chunked, peak, _) = measure(|| run(&cuts));
     toolstream_fuzz::check_run(&data, &chunked.0, None, framing);

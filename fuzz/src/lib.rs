@@ -60,13 +60,14 @@ pub mod alloc;
 
 /// What a run may hold whatever its input, for `policy` and `framing`: a line and an event
 /// of framing, the payloads held before the format is known (the event limit), and per
-/// call its arguments three times over (its splitter, its view, its failure's bytes).
+/// call its arguments four times over (its splitter, its view, its failure's bytes, its
+/// first object kept for duplicate detection).
 pub fn limits_bound(
     policy: &toolstream::assemble::Policy,
     framing: &toolstream::sse::Limits,
 ) -> usize {
     let args = policy.json.value_bytes() as usize + 1;
-    (framing.line_bytes() + 2 * framing.event_bytes()) as usize + policy.max_calls * 3 * args
+    (framing.line_bytes() + 2 * framing.event_bytes()) as usize + policy.max_calls * 4 * args
 }
 
 /// Whether the pipeline reads `data` as SSE: `format`'s framing when given, else the
