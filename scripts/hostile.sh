@@ -42,7 +42,9 @@ for f in "$dir"/*; do
   out=$(mktemp)
   /usr/bin/time -f "%e %M" -o "$out.t" "$bin" inspect "$f" > "$out" 2>&1 || true
   read -r secs kb < "$out.t"
-  said=$(grep -v '^text:' "$out" | head -3 | cut -c1-70 | paste -sd '; ' -)
+  # The first two lines that are not text, and the end (cut short for the table).
+  said=$( { grep -v -e '^text:' -e '^end:' "$out" | head -2; grep '^end:' "$out" | cut -d' ' -f1-2; } \
+    | cut -c1-60 | sed 's/|/\\|/g' | paste -sd ';' - | sed 's/;/; /g')
   printf '| %s | %s | %s | %s | %s |\n' "$(basename "$f")" "$(stat -c %s "$f")" "$secs" "$((kb / 1024))" "$said"
   rm -f "$out" "$out.t"
 done
