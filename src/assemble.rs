@@ -559,17 +559,13 @@ impl ToolCallAssembler {
                 Some(Err(e)) => e.raw().clone(),
                 _ => Bytes::new(),
             };
-            let slot = &self.slots[s];
-            let failure = Failure {
-                index: slot.ordinal,
-                id: Self::part_id(slot, slot.parts + 1),
-                name: slot.name.clone(),
-                kind: FailureKind::Interrupted,
-                detail: None,
-                message: format!("the stream lost part of this call: {why}"),
+            let failure = Self::next_failure(
+                &self.slots[s],
+                FailureKind::Interrupted,
+                format!("the stream lost part of this call: {why}"),
                 offset,
                 raw,
-            };
+            );
             self.fail_with(s, failure);
         }
     }
@@ -641,16 +637,13 @@ impl ToolCallAssembler {
                 if let Some(s) = self.find_open(choice, index) {
                     let slot = &self.slots[s];
                     let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
-                    let failure = Failure {
-                        index: slot.ordinal,
-                        id: Self::part_id(slot, slot.parts + 1),
-                        name: slot.name.clone(),
-                        kind: FailureKind::Syntax,
-                        detail: None,
+                    let failure = Self::next_failure(
+                        slot,
+                        FailureKind::Syntax,
                         message,
                         offset,
-                        raw: Bytes::new(),
-                    };
+                        Bytes::new(),
+                    );
                     self.fail_with(s, failure);
                 }
             }
@@ -984,41 +977,36 @@ impl ToolCallAssembler {
         }
         slot.parts += 1;
         let part = slot.parts;
-        let failure = |slot: &Slot, kind, message: String| Failure {
-            index: slot.ordinal,
-            id: Self::part_id(slot, part),
-            name: slot.name.clone(),
-            kind,
-            detail: None,
-            message,
-            offset: v.start(),
-            raw: v.bytes().clone(),
-        };
-        if slot.name.is_empty() {
-            let f = failure(
-                slot,
+        let refused = if slot.name.is_empty() {
+            Some((
                 FailureKind::NoName,
-                "the call's arguments closed but it has no function name".into(),
-            );
-            self.fail_with(s, f);
-            return;
-        }
-        if part > 1 && !policy.split_concatenated {
-            let f = failure(
-                slot,
+                "the call's arguments closed but it has no function name".to_string(),
+            ))
+        } else if part > 1 && !policy.split_concatenated {
+            Some((
                 FailureKind::Syntax,
-                "more than one JSON object in the arguments".into(),
-            );
-            self.fail_with(s, f);
-            return;
-        }
-        if part > 1 && self.calls >= policy.max_calls {
-            let f = failure(
-                slot,
+                "more than one JSON object in the arguments".to_string(),
+            ))
+        } else if part > 1 && self.calls >= policy.max_calls {
+            Some((
                 FailureKind::Limit,
                 format!("more than {} tool calls in one response", policy.max_calls),
-            );
-            self.fail_with(s, f);
+            ))
+        } else {
+            None
+        };
+        if let Some((kind, message)) = refused {
+            let failure = Failure {
+                index: slot.ordinal,
+                id: Self::part_id(slot, part),
+                name: slot.name.clone(),
+                kind,
+                detail: None,
+                message,
+                offset: v.start(),
+                raw: v.bytes().clone(),
+            };
+            self.fail_with(s, failure);
             return;
         }
         if !policy.keep_duplicates {
@@ -1052,6 +1040,26 @@ impl ToolCallAssembler {
             name: slot.name.clone(),
             arguments: v.into_bytes(),
         }));
+    }
+
+    /// The failure of the slot's next object.
+    fn next_failure(
+        slot: &Slot,
+        kind: FailureKind,
+        message: String,
+        offset: u64,
+        raw: Bytes,
+    ) -> Failure {
+        Failure {
+            index: slot.ordinal,
+            id: Self::part_id(slot, slot.parts + 1),
+            name: slot.name.clone(),
+            kind,
+            detail: None,
+            message,
+            offset,
+            raw,
+        }
     }
 
     /// The failure of the slot's next object, from the splitter's error.

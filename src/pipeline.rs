@@ -301,16 +301,21 @@ impl Stream {
             let Some(item) = item else {
                 return;
             };
-            self.sse_items = true;
-            match item {
-                sse::Item::Event(e) => {
-                    let ty = e.event_type();
-                    let ty = (ty != b"message").then_some(ty);
-                    self.payload(ty, e.data().clone(), e.offset(), out);
-                }
-                sse::Item::Skipped(s) => self.skipped(s, out),
-                _ => {}
+            self.sse_item(item, out);
+        }
+    }
+
+    /// One SSE item: an event as a framed payload, a skipped event reported.
+    fn sse_item(&mut self, item: sse::Item, out: &mut Vec<Event>) {
+        self.sse_items = true;
+        match item {
+            sse::Item::Event(e) => {
+                let ty = e.event_type();
+                let ty = (ty != b"message").then_some(ty);
+                self.payload(ty, e.data().clone(), e.offset(), out);
             }
+            sse::Item::Skipped(s) => self.skipped(s, out),
+            _ => {}
         }
     }
 
@@ -401,16 +406,7 @@ impl Stream {
                 let mut items = Vec::new();
                 let end = d.finish(&mut items);
                 for item in items {
-                    self.sse_items = true;
-                    match item {
-                        sse::Item::Event(e) => {
-                            let ty = e.event_type();
-                            let ty = (ty != b"message").then_some(ty);
-                            self.payload(ty, e.data().clone(), e.offset(), out);
-                        }
-                        sse::Item::Skipped(s) => self.skipped(s, out),
-                        _ => {}
-                    }
+                    self.sse_item(item, out);
                 }
                 // An event cut off by the end of the stream is not dispatched (WHATWG), but
                 // what it carried is decoded so that an error sent just before a dropped

@@ -106,17 +106,29 @@ fn reads_the_shipped_sample() {
     assert_eq!(values[1]["city"], "Tokyo");
 }
 
-/// A value is printed as soon as it is complete, while the writer still holds the pipe.
-#[test]
-fn values_come_out_while_the_pipe_is_open() {
+/// The CLI with `args`, its stdin and stdout piped: the child, its stdin, its stdout.
+fn piped(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
     let mut child = common::cli(BIN)
-        .arg("split")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, stdout)
+}
+
+/// A value is printed as soon as it is complete, while the writer still holds the pipe.
+#[test]
+fn values_come_out_while_the_pipe_is_open() {
+    let (mut child, mut stdin, mut stdout) = piped(&["split"]);
     stdin.write_all(b"{\"first\":1}{\"sec").unwrap();
     stdin.flush().unwrap();
     let mut line = String::new();
@@ -135,14 +147,7 @@ fn values_come_out_while_the_pipe_is_open() {
 /// not the input), and reports bytes it dropped.
 #[test]
 fn inspect_prints_calls_while_the_pipe_is_open_and_reports_drops() {
-    let mut child = common::cli(BIN)
-        .args(["inspect", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = piped(&["inspect", "--json"]);
     let first = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n";
     stdin.write_all(first).unwrap();
     stdin.flush().unwrap();

@@ -36,8 +36,18 @@ fn run_with(
     input: &Bytes,
     chunk: usize,
 ) -> (Vec<Event>, usize, u64) {
+    run_limits(format, policy, sse::Limits::default(), input, chunk)
+}
+
+fn run_limits(
+    format: Option<Format>,
+    policy: Policy,
+    framing: sse::Limits,
+    input: &Bytes,
+    chunk: usize,
+) -> (Vec<Event>, usize, u64) {
     let (events, peak, allocs) = measure(|| {
-        let mut s = Stream::with_policy(format, policy);
+        let mut s = Stream::with_limits(format, policy, framing);
         let mut events = Vec::new();
         let step = if chunk == 0 {
             input.len().max(1)
@@ -284,14 +294,7 @@ fn a_fragment_dropped_over_the_line_limit_fails_the_call_and_the_end() {
         "[DONE]".into(),
     ]);
     for chunk in [0, 1 << 20, 4096, 7] {
-        let mut s = Stream::with_limits(None, policy, framing);
-        let mut events = Vec::new();
-        let step = if chunk == 0 { input.len() } else { chunk };
-        for piece in input.chunks(step) {
-            s.push(Bytes::copy_from_slice(piece), &mut events);
-        }
-        s.finish(&mut events);
-        check_events(&events).unwrap();
+        let (events, _, _) = run_limits(None, policy, framing, &input, chunk);
         assert_eq!(calls(&events), [], "chunk {chunk}");
         assert_eq!(dropped(&events), [DropReason::LineTooLong], "chunk {chunk}");
         assert_eq!(
@@ -308,10 +311,7 @@ fn a_fragment_dropped_over_the_line_limit_fails_the_call_and_the_end() {
     }
     // An event over the event limit, the same.
     let framing = sse::Limits::default().max_event_bytes(limit);
-    let mut s = Stream::with_limits(None, policy, framing);
-    let mut events = Vec::new();
-    s.push(input.clone(), &mut events);
-    s.finish(&mut events);
+    let (events, _, _) = run_limits(None, policy, framing, &input, 0);
     assert_eq!(calls(&events), []);
     assert_eq!(dropped(&events), [DropReason::EventTooLarge]);
     assert!(!end(&events));
@@ -335,10 +335,7 @@ fn a_fragment_dropped_over_the_line_limit_fails_the_call_and_the_end() {
     );
     let input = sse(&[error, "[DONE]".into()]);
     let framing = sse::Limits::default().max_line_bytes(limit);
-    let mut s = Stream::with_limits(None, policy, framing);
-    let mut events = Vec::new();
-    s.push(input, &mut events);
-    s.finish(&mut events);
+    let (events, _, _) = run_limits(None, policy, framing, &input, 0);
     assert_eq!(dropped(&events), [DropReason::LineTooLong]);
     assert!(!end(&events));
     // NDJSON: a line over the limit.
@@ -350,14 +347,7 @@ fn a_fragment_dropped_over_the_line_limit_fails_the_call_and_the_end() {
         "{line}\n{{\"message\":{{\"role\":\"assistant\",\"content\":\"\"}},\"done\":true}}\n"
     ));
     for chunk in [0, 7] {
-        let mut s = Stream::with_limits(None, policy, framing);
-        let mut events = Vec::new();
-        let step = if chunk == 0 { input.len() } else { chunk };
-        for piece in input.chunks(step) {
-            s.push(Bytes::copy_from_slice(piece), &mut events);
-        }
-        s.finish(&mut events);
-        check_events(&events).unwrap();
+        let (events, _, _) = run_limits(None, policy, framing, &input, chunk);
         assert_eq!(dropped(&events), [DropReason::LineTooLong], "chunk {chunk}");
         assert!(!end(&events));
     }

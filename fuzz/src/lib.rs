@@ -123,3 +123,26 @@ pub fn check_run(
         "dropped SSE bytes not reported: {events:?}"
     );
 }
+
+/// The whole check of a pipeline fuzz target: run `data` cut at `cuts` (buffered memory at
+/// or under `bound` after every push), check the run ([`check_run`]), the peak allocation
+/// (at most 32 times the input plus the limits and the 64 KiB of whitespace the pipeline
+/// may hold), and that the whole input in one push gives the same.
+pub fn check_pipeline(
+    data: &bytes::Bytes,
+    cuts: &[usize],
+    policy: toolstream::assemble::Policy,
+    framing: toolstream::sse::Limits,
+    bound: usize,
+) {
+    let run = |cuts: &[usize]| run_pipeline(data, cuts, policy, framing, bound);
+    let (chunked, peak, _) = alloc::measure(|| run(cuts));
+    check_run(data, &chunked.0, None, framing);
+    let most = 32 * data.len() + limits_bound(&policy, &framing) + (64 << 10);
+    assert!(
+        peak <= most,
+        "peak {peak} bytes for {} bytes of input",
+        data.len()
+    );
+    assert_eq!(chunked, run(&[]), "chunking changed the result");
+}
