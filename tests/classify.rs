@@ -565,7 +565,7 @@ fn tool_failure_vectors() {
     );
     assert_eq!(
         (got.reason, got.action, got.feedback),
-        (R::ServerError, A::Retry, None)
+        (R::StreamInterrupted, A::Retry, None)
     );
     // Every assembler failure kind has its classifier kind.
     use toolstream::assemble::FailureKind as F;

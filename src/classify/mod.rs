@@ -164,7 +164,8 @@ pub enum Reason {
     /// encrypted content that cannot be verified. The request must change
     /// ([`Verdict::hint`] says how); no other provider's or model's output is at fault.
     ReasoningReplay,
-    /// The stream ended without its terminal marker.
+    /// The stream ended without its terminal marker, or lost bytes on the way (a call it
+    /// interrupted, [`ToolFailureKind::Interrupted`]).
     StreamInterrupted,
     /// Nothing matched.
     Unknown,
@@ -499,8 +500,8 @@ pub struct ToolFailure<'a> {
 }
 
 /// Classify a failed tool call: `truncated` → [`Reason::TruncatedOutput`], `interrupted`
-/// (bytes of the stream were lost, not the model's doing) → [`Reason::ServerError`], a
-/// retry without feedback; everything else → [`Reason::ModelOutput`]; those retry with
+/// (bytes of the stream were lost, not the model's doing) → [`Reason::StreamInterrupted`],
+/// a retry without feedback; everything else → [`Reason::ModelOutput`]; those retry with
 /// feedback for the model.
 ///
 /// For [`ToolFailureKind::Schema`] and [`ToolFailureKind::UnknownTool`], `detail` is what
@@ -516,7 +517,7 @@ pub fn classify_tool_failure(f: &ToolFailure<'_>, attempt: u32, policy: &Policy)
                 f.tool, f.offset
             );
             return finish(
-                Reason::ServerError,
+                Reason::StreamInterrupted,
                 "tool_failure",
                 message,
                 None,
