@@ -24,6 +24,9 @@ mod captures;
 #[path = "classify.rs"]
 mod classify;
 
+#[path = "classify_threads.rs"]
+mod classify_threads;
+
 #[path = "cli.rs"]
 mod cli;
 

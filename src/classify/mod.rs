@@ -164,6 +164,11 @@ pub enum Reason {
     /// encrypted content that cannot be verified. The request must change
     /// ([`Verdict::hint`] says how); no other provider's or model's output is at fault.
     ReasoningReplay,
+    /// The request's history or shape is refused in a way the caller can repair, and no
+    /// other provider or model would take it as it is: arguments replayed from an earlier
+    /// turn that are not JSON, tool calls without their results, `max_tokens` above the
+    /// model's maximum ([`Verdict::hint`] says how).
+    RequestRepair,
     /// The stream ended without its terminal marker, or lost bytes on the way (a call it
     /// interrupted, [`ToolFailureKind::Interrupted`]).
     StreamInterrupted,
@@ -173,7 +178,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 19] = [
+    pub const ALL: [Reason; 20] = [
         Reason::RateLimit,
         Reason::QuotaExhausted,
         Reason::Overloaded,
@@ -191,6 +196,7 @@ impl Reason {
         Reason::ModelOutput,
         Reason::TruncatedOutput,
         Reason::ReasoningReplay,
+        Reason::RequestRepair,
         Reason::StreamInterrupted,
         Reason::Unknown,
     ];
@@ -215,6 +221,7 @@ impl Reason {
             Reason::ModelOutput => "model_output",
             Reason::TruncatedOutput => "truncated_output",
             Reason::ReasoningReplay => "reasoning_replay",
+            Reason::RequestRepair => "request_repair",
             Reason::StreamInterrupted => "stream_interrupted",
             Reason::Unknown => "unknown",
         }
@@ -238,7 +245,7 @@ impl Reason {
             Reason::ContextOverflow | Reason::PayloadTooLarge => Action::Compress,
             Reason::ContentPolicy | Reason::InvalidRequest => Action::Surface,
             Reason::ModelOutput | Reason::TruncatedOutput => Action::RetryWithFeedback,
-            Reason::ReasoningReplay => Action::RepairRequest,
+            Reason::ReasoningReplay | Reason::RequestRepair => Action::RepairRequest,
         }
     }
 
@@ -629,7 +636,7 @@ fn finish(
         action = Action::Surface;
     }
     // One repaired request; a second refusal means the repair did not take.
-    if reason == Reason::ReasoningReplay && attempt >= 1 {
+    if matches!(reason, Reason::ReasoningReplay | Reason::RequestRepair) && attempt >= 1 {
         action = Action::Surface;
     }
     if phase == Some(Phase::AfterOutput) && !policy.restart_after_output {
@@ -642,6 +649,7 @@ fn finish(
             | Reason::ContentPolicy
             | Reason::ContextOverflow
             | Reason::ReasoningReplay
+            | Reason::RequestRepair
     ) || (reason == Reason::InvalidRequest
         && !policy.invalid_request_may_fall_back);
     Verdict {

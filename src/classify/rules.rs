@@ -19,6 +19,12 @@ pub enum Test {
     Message(&'static str),
     /// The message contains all of these.
     MessageAll(&'static [&'static str]),
+    /// The message contains, from each group, at least one of its phrases: a family of
+    /// messages matched by its parts rather than by one server's wording.
+    Parts(&'static [&'static [&'static str]]),
+    /// The message gives a limit and a requested amount (`Limit 30000, Requested 45000`)
+    /// and the request is over the limit by itself: waiting cannot make it fit.
+    RequestedOverLimit,
     /// The HTTP status equals this.
     Status(u16),
     /// The HTTP status lies in this inclusive range.
@@ -104,6 +110,34 @@ out item references and the ids of the other items; or send store=true.";
 const HINT_ENCRYPTED_CONTENT: &str = "Leave out the reasoning items whose encrypted_content \
 was made by another organization, model or conversation, and send the request again.";
 
+/// A request the caller must change in another way than its reasoning: [`Reason::RequestRepair`]
+/// and how.
+const fn repair(id: &'static str, test: Test, hint: &'static str) -> Rule {
+    Rule {
+        id,
+        providers: &[],
+        test,
+        reason: Reason::RequestRepair,
+        hint: Some(hint),
+    }
+}
+
+/// Arguments in the history that are not JSON (the model's own broken call, replayed).
+const HINT_REPLAYED_ARGUMENTS: &str = "An assistant tool call in the history has arguments \
+that are not one JSON object (the model's own broken output, sent back): replace them with \
+a JSON object before sending again (keeping the raw text inside it, e.g. \
+{\"INVALID_JSON\": \"<raw>\"}, so the model can see what it wrote), or drop that call and its \
+result. No other provider would take the request as it is.";
+
+/// Tool calls in the history without their results, or the reverse.
+const HINT_TOOL_RESULTS: &str = "Every tool call in the history needs its result, right after \
+the turn that made it and with the same id: add the missing tool results (an error text is \
+enough), or remove the calls that have none and results whose call is gone.";
+
+/// A number over the model's maximum (max_tokens most often).
+const HINT_MAX_TOKENS: &str = "Lower max_tokens (max_completion_tokens) to at most the \
+maximum the error names for this model, and send again.";
+
 const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason: Reason) -> Rule {
     Rule {
         id,
@@ -161,6 +195,14 @@ pub static CODE_RULES: &[Rule] = &[
         "code.quota_per_minute",
         CodeContains("perminute"),
         R::RateLimit,
+    ),
+    // A per-minute token limit that the request alone is over (OpenAI 429, Groq 413):
+    // it can never pass, whatever the wait. Compare the numbers before the code says
+    // "rate limit".
+    r(
+        "msg.requested_over_limit",
+        RequestedOverLimit,
+        R::PayloadTooLarge,
     ),
     r(
         "code.rate_limit_exceeded",
@@ -317,6 +359,30 @@ pub static CODE_RULES: &[Rule] = &[
 
 /// Messages that mean something only from one provider.
 pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
+    // Quotas that a wait of seconds does not restore, whoever says it: per day, a plan
+    // whose limit is 0, a spending limit with a date. Before Gemini's "exceeded your
+    // current quota", which is a rate limit otherwise.
+    r(
+        "msg.quota_per_day",
+        Parts(&[
+            &["per day", "perday", "per-day", "daily"],
+            &["quota", "too many", "limit", "exceeded", "exhausted"],
+        ]),
+        R::QuotaExhausted,
+    ),
+    r(
+        "msg.quota_limit_zero",
+        Parts(&[
+            &["quota exceeded"],
+            &["limit: 0,", "limit: 0\n", "quota_limit_value\":\"0"],
+        ]),
+        R::QuotaExhausted,
+    ),
+    r(
+        "msg.usage_limits_regain_access",
+        Parts(&[&["usage limit"], &["regain access", "will reset on"]]),
+        R::QuotaExhausted,
+    ),
     // Gemini says "exceeded your current quota" for per-minute limits too; without a
     // per-day quota id (checked above) it is a rate limit.
     p(
@@ -368,12 +434,6 @@ pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
         R::QuotaExhausted,
     ),
     p(
-        "openrouter.per_day",
-        &[P::Openrouter],
-        Message("per-day"),
-        R::QuotaExhausted,
-    ),
-    p(
         "openrouter.requires_more_credits",
         &[P::Openrouter],
         Message("more credits"),
@@ -383,6 +443,129 @@ pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
 
 /// Cross-provider message patterns (case-insensitive), most specific first.
 pub static MESSAGE_RULES: &[Rule] = &[
+    // Arguments replayed in the history that the server could not parse: the request must
+    // change (before the model-output rules: the same words about the model's new output
+    // call for feedback instead). DashScope names the request parameter; llama-server
+    // renders the prompt; vLLM re-parses every replayed call with Python's json module,
+    // whose messages end "line 1 column N (char M)" (a request body that is not JSON at
+    // all gets "JSON decode error" and a 400/422 of its own, caught below).
+    repair(
+        "req.arguments_parameter_not_json",
+        Parts(&[
+            &["function.arguments", "tool_calls.function.arguments"],
+            &["json format", "valid json", "must be json", "not json"],
+        ]),
+        HINT_REPLAYED_ARGUMENTS,
+    ),
+    repair(
+        "req.tool_call_arguments_in_prompt",
+        Parts(&[
+            &[
+                "tool call arguments",
+                "tool_call arguments",
+                "function call arguments",
+            ],
+            &["as json"],
+        ]),
+        HINT_REPLAYED_ARGUMENTS,
+    ),
+    repair(
+        "req.python_json_error",
+        Parts(&[
+            &[
+                "expecting value",
+                "unterminated string starting at",
+                "expecting ',' delimiter",
+                "expecting ':' delimiter",
+                "invalid \\escape",
+                "invalid control character at",
+                "expecting property name enclosed in double quotes",
+                "extra data",
+            ],
+            &["line 1 column", "(char "],
+        ]),
+        HINT_REPLAYED_ARGUMENTS,
+    ),
+    // Calls and results that do not pair up in the history, in every server's words: a
+    // call side, a result side, and a word that says they do not match.
+    repair(
+        "req.tool_results_missing",
+        Parts(&[
+            &["tool_use", "tool call", "tool_call", "function call"],
+            &[
+                "tool_result",
+                "tool result",
+                "tool message",
+                "function response",
+                "responses",
+                "response messages",
+            ],
+            &[
+                "without",
+                "mismatch",
+                "corresponding",
+                "not the same number",
+                "equal to the number",
+                "must be followed",
+                "did not have",
+                "unexpected",
+            ],
+        ]),
+        HINT_TOOL_RESULTS,
+    ),
+    // max_tokens above the model's maximum: clamp it.
+    repair(
+        "req.max_tokens_over_model_max",
+        Parts(&[
+            &[
+                "max_tokens",
+                "max_completion_tokens",
+                "maximum tokens",
+                "max tokens",
+                "malformed input request",
+            ],
+            &[
+                "maximum allowed number of output tokens",
+                "must be less than or equal to",
+                "is not less or equal to",
+                "exceed the model limit",
+                "exceeds the model limit",
+            ],
+        ]),
+        HINT_MAX_TOKENS,
+    ),
+    // A request body over the API's byte limit (Bedrock's body constraint).
+    r(
+        "msg.body_over_length",
+        Parts(&[&["'body'", "body"], &["length less than or equal to"]]),
+        R::PayloadTooLarge,
+    ),
+    // A prompt that fills the context: the room left for output is negative (vLLM), the
+    // server's context is exceeded (llama.cpp, its 500 too), the input is over the model's
+    // length (Bedrock's "expected maxLength").
+    r(
+        "msg.context_exceeded",
+        Parts(&[&[
+            "context size has been exceeded",
+            "max_tokens must be at least 1, got -",
+            "expected maxlength",
+        ]]),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.input_prompt_too_long",
+        Parts(&[
+            &["input prompt (", "prompt ("],
+            &["is too long", "too long and exceeds"],
+        ]),
+        R::ContextOverflow,
+    ),
+    // DeepSeek's thinking mode: the reasoning of a tool-call turn left out.
+    fix(
+        "msg.reasoning_content_missing",
+        Parts(&[&["missing"], &["reasoning_content"]]),
+        HINT_REASONING_CONTENT,
+    ),
     // The model's own malformed call: before anything that mentions "invalid".
     r(
         "msg.invalid_tool_call_arguments",
@@ -734,11 +917,6 @@ pub static MESSAGE_RULES: &[Rule] = &[
         R::InvalidRequest,
     ),
     r(
-        "msg.tool_use_ids",
-        MessageAll(&["tool_use", "tool_result"]),
-        R::InvalidRequest,
-    ),
-    r(
         "msg.tool_call_id_response",
         MessageAll(&["tool_call_id", "must be"]),
         R::InvalidRequest,
@@ -848,8 +1026,38 @@ fn matches(rule: &Rule, provider: Provider, status: Option<u16>, body: &ErrorBod
         CodeContains(c) => body.codes.iter().any(|x| x.contains(c)),
         Message(m) => body.haystack.contains(m),
         MessageAll(ms) => ms.iter().all(|m| body.haystack.contains(m)),
+        Parts(groups) => groups
+            .iter()
+            .all(|g| g.iter().any(|m| body.haystack.contains(m))),
+        RequestedOverLimit => requested_over_limit(&body.haystack),
         Status(s) => status == Some(s),
         StatusRange(lo, hi) => status.is_some_and(|s| (lo..=hi).contains(&s)),
+    }
+}
+
+/// The number right after the first `word` in `text` that has one (`for limit gpt-4.1 ...
+/// Limit 30000` gives 30000; digits with `,` between them allowed).
+fn number_after(text: &str, word: &str) -> Option<u64> {
+    text.match_indices(word).find_map(|(at, _)| {
+        let digits: String = text[at + word.len()..]
+            .trim_start_matches([' ', ':'])
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
+}
+
+/// `Limit N` and `Requested M` with M > N (OpenAI's and Groq's per-minute token messages;
+/// `Rate limit reached ... Limit 30000, Used 29000, Requested 2000` is not over).
+fn requested_over_limit(haystack: &str) -> bool {
+    match (
+        number_after(haystack, "limit "),
+        number_after(haystack, "requested "),
+    ) {
+        (Some(limit), Some(requested)) => requested > limit,
+        _ => false,
     }
 }
 

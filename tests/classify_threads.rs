@@ -1,0 +1,836 @@
+//! Error bodies quoted in public issue threads of gateways, agents and servers (2024–26),
+//! each with the thread it was taken from and the reason and action it must get. They were
+//! written down before the rules that catch them, and split in two before any rule changed:
+//! the rules were generalised on the `tune` half, and the `held` half measures whether that
+//! generalised (its score is printed by `thread_vectors_score`, and every vector must pass).
+//!
+//! A body is the server's JSON as the thread shows it (a Python dict repr written back as
+//! the JSON it was); where a client printed only the message, the body is the provider's
+//! usual error envelope around that message, and the comment says so.
+
+use toolstream::classify::{classify_http, Action, HttpFailure, Policy, Provider, Reason};
+
+use Action as A;
+use Provider as P;
+use Reason as R;
+
+/// Which set a vector is in: the one the rules were tuned on, the held-out half, or the
+/// second held-out set.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Set {
+    Tune,
+    Held,
+    Fresh,
+}
+
+/// One vector.
+struct T {
+    held: Set,
+    provider: Provider,
+    status: u16,
+    headers: &'static [(&'static str, &'static str)],
+    body: &'static str,
+    reason: Reason,
+    action: Action,
+    thread: &'static str,
+}
+
+macro_rules! t {
+    ($held:expr, $p:ident, $status:expr, $thread:expr, $body:expr, $reason:ident, $action:ident) => {
+        T {
+            held: $held,
+            provider: P::$p,
+            status: $status,
+            headers: &[],
+            body: $body,
+            reason: R::$reason,
+            action: A::$action,
+            thread: $thread,
+        }
+    };
+}
+
+const TUNE: Set = Set::Tune;
+const HELD: Set = Set::Held;
+/// The second held-out set: collected after the rules above were written, and scored before
+/// any rule changed for them (see the commit that added them).
+const FRESH: Set = Set::Fresh;
+
+const THREADS: &[T] = &[
+    // ---- 1. The model's broken tool-call JSON, in every server's words ----
+    // Ollama's OpenAI-compatible endpoint (the message as the client printed it).
+    t!(
+        TUNE,
+        Ollama,
+        400,
+        "https://github.com/duolahypercho/codex-router/issues/161",
+        r#"{"error":{"message":"invalid tool call arguments","type":"api_error","param":null,"code":null}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    // vLLM parses the arguments a client replays; a broken one is refused before generation.
+    t!(
+        HELD,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/issues/47761",
+        r#"{"object":"error","message":"Unterminated string starting at: line 1 column 14 (char 13)","type":"BadRequestError","param":null,"code":400}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/pull/55497",
+        r#"{"object":"error","message":"Expecting value: line 1 column 98 (char 97)","type":"BadRequestError","param":null,"code":400}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        HELD,
+        Vllm,
+        400,
+        "https://github.com/huggingface/physics-intern/pull/6",
+        r#"{"object":"error","message":"Expecting ',' delimiter: line 1 column 57 (char 56)","type":"BadRequestError","param":null,"code":400}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Vllm,
+        400,
+        "https://github.com/huggingface/physics-intern/pull/6",
+        r#"{"object":"error","message":"Invalid \\escape: line 1 column 31 (char 30)","type":"BadRequestError","param":null,"code":400}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        HELD,
+        Vllm,
+        400,
+        "https://github.com/OpenHands/software-agent-sdk/issues/2887",
+        r#"{"error":{"message":"Unterminated string starting at: line 1 column 1121 (char 1120)","type":"BadRequestError","param":null,"code":400}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // DashScope (Qwen) through LiteLLM: the history's function.arguments.
+    t!(
+        TUNE,
+        Other,
+        400,
+        "https://github.com/HKUDS/nanobot/issues/2469",
+        r#"{"error":{"message":"<400> InternalError.Algo.InvalidParameter: The \"function.arguments\" parameter of the code model must be in JSON format.","type":"invalid_request_error","param":null,"code":"invalid_parameter_error"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        HELD,
+        Other,
+        400,
+        "https://github.com/HKUDS/nanobot/issues/1487",
+        r#"{"code":"InvalidParameter","message":"<400> InternalError.Algo.InvalidParameter: The \"function.arguments\" parameter of the code model must be in JSON format."}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // llama-server refuses a prompt whose replayed tool call does not parse.
+    t!(
+        TUNE,
+        Llamacpp,
+        500,
+        "https://github.com/vxcontrol/pentagi/issues/313",
+        r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 131: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal","type":"server_error"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Ollama: the history's calls and results do not pair up.
+    t!(
+        HELD,
+        Ollama,
+        400,
+        "https://github.com/ollama/ollama/issues/12395",
+        r#"{"error":{"message":"Invalid tool usage: mismatch between tool calls and tool results","type":"invalid_request_error","param":null,"code":null}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Ollama,
+        400,
+        "https://github.com/lobehub/lobehub/issues/9531",
+        r#"{"error":"Invalid tool usage: mismatch between tool calls and tool results"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // ---- 2. Requests that can never fit a per-minute token limit ----
+    t!(
+        HELD,
+        Openai,
+        429,
+        "https://github.com/vanna-ai/vanna-flask/issues/11",
+        r#"{"error":{"message":"Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 342389. The input or output tokens must be reduced in order to run successfully.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openai,
+        429,
+        "https://github.com/continuedev/continue/issues/10602",
+        r#"{"error":{"message":"Request too large for gpt-4o in organization org-vyUrKHsIdLcZGKR3zqCqllrS on tokens per min (TPM): Limit 30000, Requested 61337. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        HELD,
+        Openai,
+        429,
+        "https://github.com/gptscript-ai/gptscript/issues/393",
+        r#"{"error":{"message":"Request too large for gpt-4o in organization org-gLnL4YPUmJUw1RonfNCRnuiS on tokens per min (TPM): Limit 30000, Requested 30872. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openai,
+        429,
+        "https://github.com/DrShushen/climb/issues/13",
+        r#"{"error":{"message":"Request too large for gpt-4o in organization org-VDAWofJASuLH0vVz8o9tiQZr on tokens per min (TPM): Limit 30000, Requested 30601. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        HELD,
+        Openai,
+        429,
+        "https://github.com/continuedev/continue/issues/11717",
+        r#"{"error":{"message":"Request too large for gpt-4.1-2025-04-14 (for limit gpt-4.1) in organization org-lFXO45OIovvTfxhxkzQlewnD on tokens per min (TPM): Limit 30000, Requested 37313. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openai,
+        429,
+        "https://github.com/assafelovic/gpt-researcher/issues/585",
+        r#"{"error":{"message":"Request too large for gpt-4o in organization org-sE0IdGM75DskjnJVA5kYx3XU on tokens per min (TPM): Limit 30000, Requested 82821. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        HELD,
+        Groq,
+        413,
+        "https://github.com/continuedev/continue/issues/10218",
+        r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01kgg5588eftc8k70aes4864eb` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 14137, please reduce your message size and try again. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Groq,
+        413,
+        "https://github.com/assafelovic/gpt-researcher/issues/985",
+        r#"{"error":{"message":"Request too large for model `llama-3.1-70b-versatile` in organization `org_01hw8f0aa0ekmrn70ffm2zkdv1` on tokens per minute (TPM): Limit 6000, Requested 14368, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        HELD,
+        Groq,
+        413,
+        "https://github.com/ITSpecialist111/ai_automation_suggester/issues/61",
+        r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01jp8byqwpfx9sp1m0dbhb6a1e` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14810, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Groq,
+        413,
+        "https://github.com/HunorLaczko/ha-groq-cloud-api/issues/27",
+        r#"{"error":{"message":"Request too large for model llama-3.1-8b-instant in organization org_xxxxxxx service tier on_demand on tokens per minute (TPM): Limit 6000, Requested 12328, please reduce your message size and try again. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    t!(
+        HELD,
+        Groq,
+        413,
+        "https://github.com/cottongeeks/podscript/issues/20",
+        r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01j2g5d88hfvjrgw64hnapqk8y` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 10338, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    // trap: the same family of message, but the request fits the limit: a rate limit.
+    t!(
+        TUNE,
+        Groq,
+        429,
+        "https://github.com/elizaOS/eliza/issues/4040",
+        r#"{"error":{"message":"Rate limit reached for model `llama-3.1-8b-instant` in organization `org_01j5b4pz9jff492fq686vypsx6` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Used 5034, Requested 1443. Please try again in 4.77s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        RateLimit,
+        Retry
+    ),
+    // GitHub Models: a per-request token cap.
+    t!(
+        HELD,
+        Openai,
+        413,
+        "https://github.com/tashfeenahmed/freellmapi/issues/426",
+        r#"{"error":{"code":"tokens_limit_reached","message":"Request body too large for gpt-4.1 model. Max size: 8000 tokens.","details":null}}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+    // ---- 3. Quota versus rate limit ----
+    t!(
+        TUNE,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/38035",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."},"request_id":"req_011CZLrUfBVkVHn5T6EqQaf7"}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    t!(
+        HELD,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/2127",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2025-07-01 at 00:00 UTC."}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    // A per-day quota among the violations: waiting a minute does not help.
+    t!(
+        TUNE,
+        Gemini,
+        429,
+        "https://github.com/google-gemini/gemini-cli/issues/8437",
+        r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_input_token_count","quotaId":"GenerateContentInputTokensPerModelPerMinute-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash-preview-image"}},{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash-preview-image"}},{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"model":"gemini-2.5-flash-preview-image","location":"global"}}]}]}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    t!(
+        HELD,
+        Gemini,
+        429,
+        "https://github.com/google-gemini/gemini-cli/issues/2336",
+        r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:681255809395'.","errors":[{"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:681255809395'.","domain":"global","reason":"rateLimitExceeded"}],"status":"RESOURCE_EXHAUSTED"}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    // A free tier with limit 0: the model is not in the plan at all.
+    t!(
+        TUNE,
+        Gemini,
+        429,
+        "https://github.com/continuedev/continue/issues/12643",
+        r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-3.1-pro\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-3.1-pro\nPlease retry in 11.665902715s.","status":"RESOURCE_EXHAUSTED"}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    t!(
+        HELD,
+        Gemini,
+        429,
+        "https://github.com/continuedev/continue/issues/9745",
+        r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-3-pro\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-3-pro\nPlease retry in 10.673410956s.","status":"RESOURCE_EXHAUSTED"}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    // trap: a per-minute quota is a rate limit.
+    t!(
+        TUNE,
+        Gemini,
+        429,
+        "https://github.com/tech-shrimp/gemini-playground/issues/10",
+        r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:391029737820'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com","quota_location":"us-west4","quota_limit":"GenerateContentRequestsPerMinutePerProjectPerRegion","quota_metric":"generativelanguage.googleapis.com/generate_content_requests","consumer":"projects/391029737820"}}]}}"#,
+        RateLimit,
+        Retry
+    ),
+    t!(
+        HELD,
+        Gemini,
+        429,
+        "https://github.com/google-gemini/gemini-cli/issues/1811",
+        r#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","errors":[{"message":"Resource has been exhausted (e.g. check quota).","domain":"global","reason":"rateLimitExceeded"}],"status":"RESOURCE_EXHAUSTED"}}"#,
+        RateLimit,
+        Retry
+    ),
+    // ---- 4. Context overflow in many servers' words ----
+    t!(
+        TUNE,
+        Llamacpp,
+        400,
+        "https://github.com/oobabooga/textgen/issues/7257",
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Llamacpp,
+        500,
+        "https://github.com/ggml-org/llama.cpp/issues/19774",
+        r#"{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Llamacpp,
+        400,
+        "https://github.com/ggml-org/llama.cpp/issues/19774",
+        r#"{"error":{"code":400,"message":"request (4390 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4390,"n_ctx":4096}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    // The message as the client printed it, in llama-server's envelope.
+    t!(
+        HELD,
+        Llamacpp,
+        400,
+        "https://github.com/continuedev/continue/issues/9797",
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"invalid_request_error"}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/issues/42474",
+        r#"{"object":"error","message":"This model's maximum context length is 128000 tokens. However, you requested 65535 output tokens and your prompt contains at least 62466 input tokens, for a total of at least 128001 tokens.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Vllm,
+        400,
+        "https://github.com/ogx-ai/ogx/issues/4534",
+        r#"{"object":"error","message":"This model's maximum context length is 6048 tokens. However, you requested 6616 tokens (568 in the messages, 6048 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/issues/4667",
+        r#"{"object":"error","message":"max_tokens must be at least 1, got -186.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/issues/4667",
+        r#"{"object":"error","message":"max_tokens must be at least 1, got -344.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openrouter,
+        400,
+        "https://github.com/OpenHands/OpenHands/issues/9937",
+        r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 138956 tokens (7884 of text input, 131072 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Openrouter,
+        400,
+        "https://github.com/Aider-AI/aider/issues/3721",
+        r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 141607 tokens (10535 of text input, 131072 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":"Chutes"}}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openrouter,
+        400,
+        "https://github.com/topoteretes/cognee/issues/1061",
+        r#"{"error":{"message":"This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Openrouter,
+        400,
+        "https://github.com/agno-agi/agno/issues/3980",
+        r#"{"error":{"message":"This endpoint's maximum context length is 200000 tokens. However, you requested about 5028244 tokens (4945291 of text input, 2953 of tool input, 80000 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Openrouter,
+        400,
+        "https://github.com/OpenRouterTeam/openrouter-examples/issues/10",
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens, however you requested 8977 tokens (8977 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.","type":"invalid_request_error","param":null,"code":null}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Bedrock,
+        400,
+        "https://github.com/aws-samples/assessment-generator/issues/2",
+        r#"{"message":"Input is too long for requested model."}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Bedrock,
+        400,
+        "https://github.com/aws-samples/bedrock-chat/issues/95",
+        r#"{"__type":"ValidationException","message":"Input is too long for requested model."}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        HELD,
+        Bedrock,
+        400,
+        "https://github.com/ryanadoty/Amazon-Bedrock-Amazon-RDS-POC/issues/9",
+        r#"{"message":"Malformed input request: expected maxLength: 42000, actual: 46735, please reformat your input and try again."}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        TUNE,
+        Vllm,
+        400,
+        "https://github.com/vllm-project/vllm/issues/10440",
+        r#"{"object":"error","message":"Input prompt (35247 tokens) is too long and exceeds limit of 1000","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    // ---- 5. History and request-shape refusals: repair the request, never fall back ----
+    t!(
+        HELD,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/3512",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.5: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01SWBkC2GPGhoSfEqTZ6y91b. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/5989",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.22: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01HqfLWiAKQLsniF2fBGF2KD, toolu_01SJzDkeAZER935cpGFptTNk. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Claude on Vertex through a gateway: Anthropic's error inside Google's envelope.
+    t!(
+        HELD,
+        Gemini,
+        400,
+        "https://github.com/lbjlaq/Antigravity-Manager/issues/654",
+        r#"{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.243: `tool_use` ids were found without `tool_result` blocks immediately after: bash-uOQIdN0O. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CX8LKNqFusFUVvygN5vEH\"}","status":"INVALID_ARGUMENT"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Anthropic,
+        400,
+        "https://github.com/Kilo-Org/kilocode/issues/5163",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.33: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01KKMxh6V7Kx6g5tZbQBfQ9b. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},"request_id":"req_vrtx_011CXDA6q3bAL2vMavcCemUc"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // DeepSeek thinking mode: the reasoning a tool-call turn must carry back.
+    t!(
+        HELD,
+        Deepseek,
+        400,
+        "https://github.com/hotovo/aider-desk/issues/529",
+        r#"{"error":{"message":"Missing `reasoning_content` field in the assistant message at message index 2. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
+        ReasoningReplay,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Deepseek,
+        400,
+        "https://github.com/AstrBotDevs/AstrBot/issues/4174",
+        r#"{"error":{"message":"Missing reasoning_content field in the assistant message at message index 6. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
+        ReasoningReplay,
+        RepairRequest
+    ),
+    // max_tokens above the model's maximum: clamp it.
+    t!(
+        HELD,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/24451",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 128001 > 64000, which is the maximum allowed number of output tokens for claude-opus-4-5-20251101"},"request_id":"req_011CXxg3eqF8ZMvqtkKHNjKQ"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Anthropic,
+        400,
+        "https://github.com/OpenHands/OpenHands/issues/11090",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 1000000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        HELD,
+        Anthropic,
+        400,
+        "https://github.com/chathub-dev/chathub/issues/1222",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 32000 > 4096, which is the maximum allowed number of output tokens for claude-3-opus-20240229"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        TUNE,
+        Groq,
+        400,
+        "https://github.com/skapadia3214/groq-moa/issues/8",
+        r#"{"error":{"message":"max_tokens for `llama-3.1-8b-instant` must be less than or equal to 8000","type":"invalid_request_error"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        HELD,
+        Bedrock,
+        400,
+        "https://github.com/langchain-ai/langchain/issues/9697",
+        r#"{"message":"Malformed input request: 8192 is not less or equal to 8191, please reformat your input and try again."}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // ---- A second held-out set, collected after the rules above ----
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/decocms/studio/issues/1803",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_015cqXRmSf7tsfMgJ9ibV1z3. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Anthropic's refusal through OpenRouter, in metadata.raw.
+    t!(
+        FRESH,
+        Openrouter,
+        400,
+        "https://github.com/router-for-me/CLIProxyAPI/issues/497",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01JLpBvrkaJHBDU3z3cWqtyv. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.\"},\"request_id\":\"req_011C\"}","provider_name":"Anthropic"}},"user_id":"user_2i"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/13460",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.48.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_019ETtGZEhTBXgWPVsdVnXMh. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},"request_id":"req_011CVw2irzCqYx77e329n3GK"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/64383",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.7.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: srvtoolu_01JjfQsdhSJkT7qLCL7Pj9jc. Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it."},"request_id":"req_011CbboXqqvWYaCeMQ6aVjWV"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/tghamm/Anthropic.SDK/issues/184",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.8.content.0: unexpected tool_use_id found in tool_result blocks: toolu_01NGSZ6A8jPBzZr8prgLzR7P. Each tool_result block must have a corresponding tool_use block in the previous message."},"request_id":"req_011CYByzUedawPRMujMEod1a"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Mistral,
+        400,
+        "https://github.com/camel-ai/camel/issues/1467",
+        r#"{"object":"error","message":"Not the same number of function calls and responses","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Mistral,
+        400,
+        "https://github.com/567-labs/instructor/issues/724",
+        r#"{"object":"error","message":"Not the same number of function calls and responses","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Gemini,
+        400,
+        "https://github.com/google-gemini/gemini-cli/issues/5443",
+        r#"[{"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","errors":[{"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/boldsoftware/exe.dev/issues/62",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200251 tokens > 200000 maximum"},"request_id":"req_011CWdepJvA2D819tdYYq4h7"}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        FRESH,
+        Anthropic,
+        400,
+        "https://github.com/sojohnnysaid/project-guide/issues/2",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208656 tokens > 200000 maximum"}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    // trap: Bedrock's "too many tokens" is a throughput limit, not an overflow.
+    t!(
+        FRESH,
+        Bedrock,
+        429,
+        "https://github.com/anthropics/claude-code/issues/236",
+        r#"{"message":"Too many tokens, please wait before trying again."}"#,
+        RateLimit,
+        Retry
+    ),
+    T {
+        held: FRESH,
+        provider: P::Bedrock,
+        status: 429,
+        headers: &[(
+            "x-amzn-ErrorType",
+            "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        )],
+        body: r#"{"message":"Too many tokens, please wait before trying again."}"#,
+        reason: R::RateLimit,
+        action: A::Retry,
+        thread: "https://github.com/aws-samples/amazon-bedrock-client-for-mac/issues/99",
+    },
+    t!(
+        FRESH,
+        Bedrock,
+        429,
+        "https://github.com/i-dot-ai/caddy-chatbot/issues/97",
+        r#"{"message":"Too many requests, please wait before trying again. You have sent too many requests. Wait before trying again."}"#,
+        RateLimit,
+        Retry
+    ),
+    // A per-day token quota: waiting seconds does not help.
+    t!(
+        FRESH,
+        Bedrock,
+        429,
+        "https://github.com/minorun365/agent-book/issues/29",
+        r#"{"message":"Too many tokens per day, please wait before trying again."}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    t!(
+        FRESH,
+        Bedrock,
+        400,
+        "https://github.com/RooCodeInc/Roo-Code/issues/248",
+        r#"{"message":"The maximum tokens you requested exceed the model limit of 4096. Try again with a maximum tokens value lower than 4096."}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FRESH,
+        Ollama,
+        400,
+        "https://github.com/heshengtao/super-agent-party/issues/142",
+        r#"{"error":{"message":"registry.ollama.ai/library/deepseek-r1:latest does not support tools","type":"api_error","param":null,"code":null}}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    t!(
+        FRESH,
+        Bedrock,
+        400,
+        "https://github.com/langchain-ai/langchain-aws/issues/419",
+        r#"{"message":"1 validation error detected: Value at 'body' failed to satisfy constraint: Member must have length less than or equal to 25000000"}"#,
+        PayloadTooLarge,
+        Compress
+    ),
+];
+
+fn classify(t: &T) -> (Reason, Action, &'static str) {
+    let v = classify_http(
+        &HttpFailure {
+            provider: t.provider,
+            status: t.status,
+            headers: t.headers,
+            body: t.body.as_bytes(),
+            attempt: 0,
+        },
+        &Policy::default(),
+    );
+    (v.reason, v.action, v.rule)
+}
+
+/// The rules the vectors reach (for `classify::every_rule_is_hit`).
+pub(crate) fn rules_hit() -> Vec<&'static str> {
+    THREADS.iter().map(|t| classify(t).2).collect()
+}
+
+/// Every vector gets its reason and action; model-output and request-shape errors are
+/// never a fallback. The held-out half's score is printed (`--nocapture`).
+#[test]
+fn thread_vectors_score() {
+    let mut wrong = Vec::new();
+    let (mut held, mut held_right) = (0, 0);
+    let (mut fresh, mut fresh_right) = (0, 0);
+    for t in THREADS {
+        let (reason, action, rule) = classify(t);
+        let right = (reason, action) == (t.reason, t.action);
+        match t.held {
+            Set::Fresh => {
+                fresh += 1;
+                fresh_right += usize::from(right);
+            }
+            Set::Held => {
+                held += 1;
+                held_right += usize::from(right);
+            }
+            Set::Tune => {}
+        }
+        if !right {
+            wrong.push(format!(
+                "{} {:?} {}: got {reason:?}/{action:?} (rule {rule}), want {:?}/{:?}",
+                t.thread, t.provider, t.status, t.reason, t.action
+            ));
+        }
+    }
+    println!(
+        "thread vectors: {} of {} right; held-out half {held_right} of {held}; \
+         second held-out set {fresh_right} of {fresh}",
+        THREADS.len() - wrong.len(),
+        THREADS.len()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
