@@ -166,7 +166,8 @@ const HTTP: &[V] = &[
     v!(Bedrock, 500, &[("x-amzn-errortype", "InternalServerException")], r#"{"message":"The server encountered an internal error while processing the request."}"#, ServerError, Retry),
     v!(Bedrock, 429, &[("x-amzn-errortype", "ModelNotReadyException")], r#"{"Message":"Model is not ready for inference. Wait and try your request again. Refer to https://docs.aws.amazon.com/bedrock/latest/userguide/invoke-model.html#invoke-model-errors."}"#, Overloaded, Retry),
     // ---- Mistral ----
-    v!(Mistral, 400, NONE, r#"{"object":"error","message":"Tool call id was call_abc123def but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_message_order","param":null,"code":null}"#, ModelOutput, RetryWithFeedback),
+    // The client's tool-call ids in Mistral's refused form: repair the request.
+    v!(Mistral, 400, NONE, r#"{"object":"error","message":"Tool call id was call_abc123def but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_message_order","param":null,"code":null}"#, RequestRepair, RepairRequest),
     v!(Mistral, 429, NONE, r#"{"object":"error","message":"Requests rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}"#, RateLimit, Retry),
     v!(Mistral, 401, NONE, r#"{"message":"Unauthorized","request_id":"5b5e1d3f9a8c4d2e"}"#, Auth, Fallback),
     v!(Mistral, 400, NONE, r#"{"object":"error","message":"Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_error","param":null,"code":null}"#, ContextOverflow, Compress),
@@ -235,7 +236,7 @@ const HTTP: &[V] = &[
     v!(Other, 599, NONE, "", ServerError, Retry),
     v!(Other, 200, NONE, "", Unknown, Retry),
     v!(Other, 400, NONE, r#"{"error":{"message":"The deployment gpt4o-prod does not exist in this resource"}}"#, ModelNotFound, Fallback),
-    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid 'messages': the tool_call_id call_1 must be a response to a preceding message with 'tool_calls'"}}"#, InvalidRequest, Surface),
+    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid 'messages': the tool_call_id call_1 must be a response to a preceding message with 'tool_calls'"}}"#, RequestRepair, RepairRequest),
     v!(Other, 400, NONE, r#"{"error":"content management policy violation"}"#, ContentPolicy, Surface),
     v!(Other, 400, NONE, r#"{"error":"unsupported parameter: logprobs"}"#, InvalidRequest, Surface),
     v!(Other, 429, NONE, r#"{"error":"too many requests, slow down"}"#, RateLimit, Retry),

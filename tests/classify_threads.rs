@@ -21,6 +21,7 @@ enum Set {
     Tune,
     Held,
     Fresh,
+    Third,
 }
 
 /// One vector.
@@ -55,6 +56,9 @@ const HELD: Set = Set::Held;
 /// The second held-out set: collected after the rules above were written, and scored before
 /// any rule changed for them (see the commit that added them).
 const FRESH: Set = Set::Fresh;
+/// The third: collected after the rules were generalised on the second, scored before any
+/// rule changed for them.
+const THIRD: Set = Set::Third;
 
 const THREADS: &[T] = &[
     // ---- 1. The model's broken tool-call JSON, in every server's words ----
@@ -777,10 +781,139 @@ const THREADS: &[T] = &[
         PayloadTooLarge,
         Compress
     ),
+    // ---- A third held-out set, collected after the rules were generalised ----
+    t!(
+        THIRD,
+        Openai,
+        400,
+        "https://github.com/cline/cline/issues/5474",
+        r#"{"error":{"message":"Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 289650 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Gemini,
+        400,
+        "https://github.com/google-gemini/gemini-cli/issues/6678",
+        r#"[{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","errors":[{"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Azure,
+        400,
+        "https://github.com/charmbracelet/catwalk/issues/41",
+        r#"{"message":"max_tokens is too large: 20000. This model supports at most 16384 completion tokens, whereas you provided 20000.","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Tool-call ids the client made that Mistral refuses: the request must change.
+    t!(
+        THIRD,
+        Mistral,
+        400,
+        "https://github.com/anomalyco/opencode/issues/1680",
+        r#"{"object":"error","message":"Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        THIRD,
+        Mistral,
+        400,
+        "https://github.com/nearai/ironclaw/issues/1241",
+        r#"{"object":"error","message":"Tool call id was turn1_0 but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_function_call","param":null,"code":"3280","raw_status_code":400}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        THIRD,
+        Mistral,
+        400,
+        "https://github.com/jackmpcollins/magentic/issues/276",
+        r#"{"object":"error","message":"Tool call id was 38f04d9ea185424a8dc6ed9a88da5 but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        THIRD,
+        Mistral,
+        400,
+        "https://github.com/karthink/gptel/issues/1203",
+        r#"{"object":"error","message":"Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // A local server that validates Mistral's ids the same way, with a 500.
+    t!(
+        THIRD,
+        Other,
+        500,
+        "https://github.com/jundot/omlx/pull/1997",
+        r#"{"error":{"message":"Tool call id was call_49c89af0 but must be a-z, A-Z, 0-9, with a length of 9"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        THIRD,
+        Other,
+        400,
+        "https://github.com/QwenLM/Qwen3/issues/1321",
+        r#"{"object":"error","message":"The input (61709 tokens) is longer than the model's context length (40960 tokens).","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Other,
+        400,
+        "https://github.com/sgl-project/sglang/issues/4048",
+        r#"{"object":"error","message":"Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens).","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Openai,
+        400,
+        "https://github.com/langchain-ai/langchainjs/issues/5888",
+        r#"{"error":{"message":"This model's maximum context length is 16385 tokens. However, your messages resulted in 38551 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Vllm,
+        400,
+        "https://github.com/THUDM/LongBench/issues/104",
+        r#"{"object":"error","message":"This model's maximum context length is 131072 tokens. However, you requested 351430 tokens. Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Vllm,
+        400,
+        "https://github.com/instructlab/sdg/issues/276",
+        r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 4472 tokens (376 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+        ContextOverflow,
+        Compress
+    ),
+    t!(
+        THIRD,
+        Gemini,
+        400,
+        "https://github.com/google-gemini/gemini-cli/issues/6513",
+        r#"[{"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","errors":[{"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
+        RequestRepair,
+        RepairRequest
+    ),
 ];
 
-fn classify(t: &T) -> (Reason, Action, &'static str) {
-    let v = classify_http(
+fn verdict(t: &T) -> toolstream::classify::Verdict {
+    classify_http(
         &HttpFailure {
             provider: t.provider,
             status: t.status,
@@ -789,7 +922,11 @@ fn classify(t: &T) -> (Reason, Action, &'static str) {
             attempt: 0,
         },
         &Policy::default(),
-    );
+    )
+}
+
+fn classify(t: &T) -> (Reason, Action, &'static str) {
+    let v = verdict(t);
     (v.reason, v.action, v.rule)
 }
 
@@ -805,9 +942,22 @@ fn thread_vectors_score() {
     let mut wrong = Vec::new();
     let (mut held, mut held_right) = (0, 0);
     let (mut fresh, mut fresh_right) = (0, 0);
+    let (mut third, mut third_right) = (0, 0);
     for t in THREADS {
-        let (reason, action, rule) = classify(t);
+        let v = verdict(t);
+        let (reason, action, rule) = (v.reason, v.action, v.rule);
         let right = (reason, action) == (t.reason, t.action);
+        // A request to repair always says how; the model's output and the request's shape
+        // are never a reason to fall back.
+        if reason == R::RequestRepair {
+            assert!(v.hint.is_some(), "{}: no hint (rule {rule})", t.thread);
+        }
+        if matches!(
+            reason,
+            R::ModelOutput | R::RequestRepair | R::ReasoningReplay
+        ) {
+            assert!(!v.should_fallback, "{}: should_fallback", t.thread);
+        }
         match t.held {
             Set::Fresh => {
                 fresh += 1;
@@ -816,6 +966,10 @@ fn thread_vectors_score() {
             Set::Held => {
                 held += 1;
                 held_right += usize::from(right);
+            }
+            Set::Third => {
+                third += 1;
+                third_right += usize::from(right);
             }
             Set::Tune => {}
         }
@@ -828,7 +982,7 @@ fn thread_vectors_score() {
     }
     println!(
         "thread vectors: {} of {} right; held-out half {held_right} of {held}; \
-         second held-out set {fresh_right} of {fresh}",
+         second held-out set {fresh_right} of {fresh}; third {third_right} of {third}",
         THREADS.len() - wrong.len(),
         THREADS.len()
     );

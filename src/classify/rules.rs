@@ -134,6 +134,11 @@ const HINT_TOOL_RESULTS: &str = "Every tool call in the history needs its result
 the turn that made it and with the same id: add the missing tool results (an error text is \
 enough), or remove the calls that have none and results whose call is gone.";
 
+/// Tool-call ids in the history that the server's format refuses.
+const HINT_TOOL_CALL_IDS: &str = "Rewrite the tool-call ids in the history into the form \
+the error names (Mistral: exactly 9 letters or digits), the same new id in each call and in \
+its result, and send again.";
+
 /// A number over the model's maximum (max_tokens most often).
 const HINT_MAX_TOKENS: &str = "Lower max_tokens (max_completion_tokens) to at most the \
 maximum the error names for this model, and send again.";
@@ -404,12 +409,6 @@ pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
         R::PermissionDenied,
     ),
     p(
-        "mistral.tool_call_id",
-        &[P::Mistral],
-        MessageAll(&["tool call id", "must be"]),
-        R::ModelOutput,
-    ),
-    p(
         "ollama.pull_model",
         &[P::Ollama],
         Message("try pulling it first"),
@@ -499,6 +498,7 @@ pub static MESSAGE_RULES: &[Rule] = &[
                 "function response",
                 "responses",
                 "response messages",
+                "a response to",
             ],
             &[
                 "without",
@@ -509,9 +509,32 @@ pub static MESSAGE_RULES: &[Rule] = &[
                 "must be followed",
                 "did not have",
                 "unexpected",
+                "preceding",
             ],
         ]),
         HINT_TOOL_RESULTS,
+    ),
+    // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
+    // limit): the client's ids, rewritten in the history.
+    repair(
+        "req.tool_call_id_format",
+        Parts(&[
+            &[
+                "tool call id",
+                "tool_call_id",
+                "tool_call.id",
+                "tool_use_id",
+                "tool use id",
+            ],
+            &[
+                "must be",
+                "string too long",
+                "does not match",
+                "pattern",
+                "invalid",
+            ],
+        ]),
+        HINT_TOOL_CALL_IDS,
     ),
     // max_tokens above the model's maximum: clamp it.
     repair(
@@ -530,6 +553,8 @@ pub static MESSAGE_RULES: &[Rule] = &[
                 "is not less or equal to",
                 "exceed the model limit",
                 "exceeds the model limit",
+                "is too large",
+                "supports at most",
             ],
         ]),
         HINT_MAX_TOKENS,
@@ -916,10 +941,17 @@ pub static MESSAGE_RULES: &[Rule] = &[
         Message("alternate"),
         R::InvalidRequest,
     ),
+    // Any other server's words for a prompt over the context: the input, prompt, context
+    // or messages, in tokens, over a maximum (after the rate-limit messages above, which
+    // speak of tokens per minute).
     r(
-        "msg.tool_call_id_response",
-        MessageAll(&["tool_call_id", "must be"]),
-        R::InvalidRequest,
+        "msg.input_tokens_over_maximum",
+        Parts(&[
+            &["input", "prompt", "context", "messages"],
+            &["token"],
+            &["exceed", "longer than", "too long", "maximum"],
+        ]),
+        R::ContextOverflow,
     ),
     r(
         "msg.invalid_messages",
