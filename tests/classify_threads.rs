@@ -988,3 +988,49 @@ fn thread_vectors_score() {
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The delay the provider gave is reported as it gave it, over the wait budget too.
+#[test]
+fn retry_after_is_the_providers_own_figure() {
+    // Gemini's documented RetryInfo shape (constructed, not from a thread): 38 s is over the
+    // 30 s budget, so a fallback, reporting 38 s rather than the budget.
+    let body = r#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"38s"}]}}"#;
+    let v = classify_http(
+        &HttpFailure {
+            provider: P::Gemini,
+            status: 429,
+            headers: &[],
+            body: body.as_bytes(),
+            attempt: 0,
+        },
+        &Policy::default(),
+    );
+    assert_eq!(
+        (v.reason, v.action, v.retry_after),
+        (
+            R::RateLimit,
+            A::Fallback,
+            Some(std::time::Duration::from_secs(38))
+        )
+    );
+    // Anthropic's spending limit, against the response's Date header.
+    let t = THREADS
+        .iter()
+        .find(|t| t.thread.ends_with("claude-code/issues/38035"))
+        .expect("vector");
+    let v = classify_http(
+        &HttpFailure {
+            provider: t.provider,
+            status: t.status,
+            headers: &[("date", "Mon, 23 Mar 2026 23:08:46 GMT")],
+            body: t.body.as_bytes(),
+            attempt: 0,
+        },
+        &Policy::default(),
+    );
+    assert_eq!((v.reason, v.action), (R::QuotaExhausted, A::Fallback));
+    assert_eq!(
+        v.retry_after,
+        Some(std::time::Duration::from_secs(8 * 86_400 + 51 * 60 + 14))
+    );
+}

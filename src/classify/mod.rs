@@ -324,7 +324,8 @@ pub struct Policy {
     /// Retries of transient failures before falling back (default 2).
     pub max_retries: u32,
     /// The longest wait worth making for a retry; a longer `retry_after` on a rate limit
-    /// means fall back instead (default 30 s). Also the cap on the reported `retry_after`.
+    /// means fall back instead (default 30 s). The reported `retry_after` stays the
+    /// provider's own figure (a gateway that cools a key down needs it).
     pub wait_budget: Duration,
     /// Whether an `invalid_request` may fall back to another provider (default false).
     pub invalid_request_may_fall_back: bool,
@@ -364,8 +365,9 @@ pub struct Verdict {
     pub should_compress: bool,
     /// Whether to switch to another credential (bad or revoked key).
     pub rotate_credential: bool,
-    /// How long to wait before retrying, when the provider said (capped by the policy's
-    /// wait budget).
+    /// How long the provider said to wait, as it said it (not capped: past the policy's
+    /// wait budget the action is a fallback, and a gateway that cools the key down still
+    /// needs the true figure).
     pub retry_after: Option<Duration>,
     /// The provider's own message (or the transport message).
     pub message: String,
@@ -631,7 +633,6 @@ fn finish(
     if reason == Reason::RateLimit && retry_after.is_some_and(|d| d > policy.wait_budget) {
         action = Action::Fallback;
     }
-    let retry_after = retry_after.map(|d| d.min(policy.wait_budget));
     if matches!(reason, Reason::ModelOutput | Reason::TruncatedOutput) && retries_spent {
         action = Action::Surface;
     }

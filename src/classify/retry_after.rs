@@ -1,6 +1,9 @@
 //! When to retry: `retry-after-ms`, `Retry-After` (seconds or HTTP-date, measured against
-//! the response's own `Date` header — the classifier has no clock), body fields, and
-//! "try again in 7.5s" in a message. The verdict caps it at the policy's wait budget.
+//! the response's own `Date` header — the classifier has no clock), OpenAI's
+//! `x-ratelimit-reset-requests` / `x-ratelimit-reset-tokens` durations (`1m30s`, `6ms`; of
+//! the limit whose `x-ratelimit-remaining-*` is 0, else the longer), body fields, "try again
+//! in 7.5s" in a message, and Anthropic's "regain access on 2026-04-01 at 00:00 UTC"
+//! (against the `Date` header too). The verdict reports the provider's figure as it is.
 
 use std::time::Duration;
 
@@ -37,7 +40,80 @@ pub(crate) fn find(headers: &[(&str, &str)], body: &ErrorBody) -> Option<Duratio
             .unwrap_or(rest.len());
         parse_delay(rest[..end].trim_end_matches('.'))
     };
-    from_headers.or(body.retry_delay).or_else(from_message)
+    from_headers
+        .or_else(|| ratelimit_reset(headers))
+        .or(body.retry_delay)
+        .or_else(from_message)
+        .or_else(|| regain_access(headers, body))
+}
+
+/// OpenAI's reset headers: the wait of the limit that is used up (`x-ratelimit-remaining-*`
+/// 0), or the longer of the two when that is not said.
+fn ratelimit_reset(headers: &[(&str, &str)]) -> Option<Duration> {
+    let reset =
+        |kind: &str| header(headers, &format!("x-ratelimit-reset-{kind}")).and_then(go_duration);
+    let exhausted =
+        |kind: &str| header(headers, &format!("x-ratelimit-remaining-{kind}")) == Some("0");
+    let (requests, tokens) = (reset("requests"), reset("tokens"));
+    match (exhausted("requests"), exhausted("tokens")) {
+        (true, false) => requests,
+        (false, true) => tokens,
+        _ => requests.max(tokens),
+    }
+}
+
+/// A Go-style duration (`1h2m3.5s`, `6m0s`, `20ms`), or a bare number of seconds.
+pub(crate) fn go_duration(s: &str) -> Option<Duration> {
+    if let Ok(secs) = s.parse::<f64>() {
+        return (secs.is_finite() && (0.0..1e9).contains(&secs))
+            .then(|| Duration::from_secs_f64(secs));
+    }
+    if s.is_empty() {
+        return None;
+    }
+    let (mut total, mut rest) = (0.0f64, s);
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|&n| n > 0)?;
+        let value: f64 = rest[..n].parse().ok()?;
+        rest = &rest[n..];
+        let (unit, len) = if rest.starts_with("ms") {
+            (0.001, 2)
+        } else if rest.starts_with('h') {
+            (3600.0, 1)
+        } else if rest.starts_with('m') {
+            (60.0, 1)
+        } else if rest.starts_with('s') {
+            (1.0, 1)
+        } else {
+            return None;
+        };
+        total += value * unit;
+        rest = &rest[len..];
+    }
+    (total.is_finite() && total < 1e9).then(|| Duration::from_secs_f64(total))
+}
+
+/// Anthropic's spending limit: "You will regain access on 2026-04-01 at 00:00 UTC", against
+/// the response's `Date` header.
+fn regain_access(headers: &[(&str, &str)], body: &ErrorBody) -> Option<Duration> {
+    let h = &body.haystack;
+    let rest = &h[h.find("regain access on ")? + "regain access on ".len()..];
+    let date = rest.get(..10)?;
+    let mut ymd = date.split('-').map(|p| p.parse::<u64>().ok());
+    let (y, mo, d) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    let time = rest.get(10..)?.trim_start().strip_prefix("at ")?;
+    let (hh, mm) = (
+        time.get(..2)?.parse::<u64>().ok()?,
+        time.get(3..5)?.parse::<u64>().ok()?,
+    );
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || hh > 23 || mm > 59 {
+        return None;
+    }
+    let at = epoch_seconds(y as i64, mo, d, hh, mm, 0)?;
+    let now = http_date(header(headers, "date")?)?;
+    Some(Duration::from_secs(at.saturating_sub(now)))
 }
 
 /// Seconds since the Unix epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -68,6 +144,11 @@ pub(crate) fn http_date(s: &str) -> Option<u64> {
     if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
         return None;
     }
+    epoch_seconds(year, month, day, h, m, sec)
+}
+
+/// Seconds since the Unix epoch of a UTC civil date and time (years 1970 to 9999).
+fn epoch_seconds(year: i64, month: u64, day: u64, h: u64, m: u64, sec: u64) -> Option<u64> {
     if !(1970..=9999).contains(&year) {
         return None;
     }
@@ -134,5 +215,59 @@ mod tests {
         assert_eq!(find(&[], &body), Some(Duration::from_millis(7660)));
         body.haystack = "please try again in 250ms.".into();
         assert_eq!(find(&[], &body), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn openai_reset_headers() {
+        let body = ErrorBody::default();
+        let d = |h: &[(&str, &str)]| find(h, &body);
+        // The limit that is used up decides; else the longer wait.
+        let both = [
+            ("x-ratelimit-reset-requests", "1s"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ];
+        assert_eq!(d(&both), Some(Duration::from_secs(360)));
+        let mut h = both.to_vec();
+        h.push(("x-ratelimit-remaining-requests", "0"));
+        assert_eq!(d(&h), Some(Duration::from_secs(1)));
+        assert_eq!(
+            d(&[("x-ratelimit-reset-tokens", "1m30.5s")]),
+            Some(Duration::from_millis(90_500))
+        );
+        assert_eq!(
+            d(&[("x-ratelimit-reset-requests", "6ms")]),
+            Some(Duration::from_millis(6))
+        );
+        assert_eq!(
+            d(&[("x-ratelimit-reset-tokens", "1h2m3s")]),
+            Some(Duration::from_secs(3723))
+        );
+        // Azure's bare seconds.
+        assert_eq!(
+            d(&[("x-ratelimit-reset-tokens", "12")]),
+            Some(Duration::from_secs(12))
+        );
+        // Retry-After wins; junk is nothing.
+        assert_eq!(
+            d(&[("x-ratelimit-reset-tokens", "6m0s"), ("retry-after", "2")]),
+            Some(Duration::from_secs(2))
+        );
+        for junk in ["", "m", "1x", "-1s", "1.2.3s", "ms"] {
+            assert_eq!(go_duration(junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn anthropic_regain_access_date() {
+        let body = ErrorBody {
+            haystack: "you have reached your specified api usage limits. you will regain access on 2026-04-01 at 00:00 utc.".into(),
+            ..ErrorBody::default()
+        };
+        assert_eq!(
+            find(&[("date", "Mon, 23 Mar 2026 23:08:46 GMT")], &body),
+            Some(Duration::from_secs(8 * 86_400 + 51 * 60 + 14))
+        );
+        // No clock of its own: without the response's Date, no figure.
+        assert_eq!(find(&[], &body), None);
     }
 }
