@@ -866,3 +866,31 @@ proptest::proptest! {
         proptest::prop_assert_eq!(chunked, whole);
     }
 }
+
+/// An error body of 16 MiB is classified from its text, without a tree of it.
+#[test]
+fn a_huge_error_body_is_classified_without_a_tree() {
+    use toolstream::classify::{classify_http, HttpFailure, Policy, Provider, Reason};
+    let items = vec![r#"{"a":[1,2,3]}"#; 1_200_000].join(",");
+    let body = format!(
+        r#"{{"error":{{"message":"Rate limit reached, try again in 2s","type":"tokens","x":[{items}]}}}}"#
+    );
+    let (v, peak, _) = measure(|| {
+        classify_http(
+            &HttpFailure {
+                provider: Provider::Openai,
+                status: 429,
+                headers: &[],
+                body: body.as_bytes(),
+                attempt: 0,
+            },
+            &Policy::default(),
+        )
+    });
+    assert_eq!(v.reason, Reason::RateLimit);
+    assert!(
+        peak < 1 << 20,
+        "peak {peak} bytes for a {} byte body",
+        body.len()
+    );
+}

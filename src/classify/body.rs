@@ -25,13 +25,23 @@ pub struct ErrorBody {
 
 const MAX_TEXT: usize = 8 << 10;
 
+/// The largest body read as JSON. Real error bodies are a few KiB; a tree of a larger one
+/// would cost about a hundred times its bytes (a hostile 16 MiB body, 1.5 GB), so a larger
+/// body is searched as text, its first [`MAX_TEXT`] bytes.
+const MAX_JSON: usize = 256 << 10;
+
 impl ErrorBody {
     /// Extract what the rules need. Never fails: a body that is not JSON is searched as text.
     pub fn parse(body: &[u8], headers: &[(&str, &str)]) -> ErrorBody {
         let mut out = ErrorBody::default();
-        match serde_json::from_slice::<Value>(body) {
-            Ok(v) => out.read(&v, 0),
-            Err(_) => {
+        let tree = if body.len() <= MAX_JSON {
+            serde_json::from_slice::<Value>(body).ok()
+        } else {
+            None
+        };
+        match tree {
+            Some(v) => out.read(&v, 0),
+            None => {
                 let text = String::from_utf8_lossy(&body[..body.len().min(MAX_TEXT)]);
                 let text = text.trim();
                 out.message = text.to_string();
