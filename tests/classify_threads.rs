@@ -932,7 +932,22 @@ fn classify(t: &T) -> (Reason, Action, &'static str) {
 
 /// The rules the vectors reach (for `classify::every_rule_is_hit`).
 pub(crate) fn rules_hit() -> Vec<&'static str> {
-    THREADS.iter().map(|t| classify(t).2).collect()
+    use toolstream::classify::{classify_stream_error, Phase};
+    let stream = STREAM.iter().map(|(_, body, _)| {
+        classify_stream_error(
+            P::Openai,
+            body.as_bytes(),
+            Phase::BeforeOutput,
+            0,
+            &Policy::default(),
+        )
+        .rule
+    });
+    THREADS
+        .iter()
+        .map(|t| classify(t).2)
+        .chain(stream)
+        .collect()
 }
 
 /// Every vector gets its reason and action; model-output and request-shape errors are
@@ -1033,4 +1048,54 @@ fn retry_after_is_the_providers_own_figure() {
         v.retry_after,
         Some(std::time::Duration::from_secs(8 * 86_400 + 51 * 60 + 14))
     );
+}
+
+/// Errors inside Responses streams (see `responses_stream_failures`).
+const STREAM: &[(&str, &str, Reason)] = &[
+    // Azure, a per-minute token limit in a response.failed event.
+    (
+        "https://github.com/earendil-works/pi/pull/1458",
+        r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"Requests to the ... Operation have exceeded token rate limit ..."}}}"#,
+        R::RateLimit,
+    ),
+    // microsoft/agent-framework-go's failing test's shape: "Internal error".
+    (
+        "https://github.com/microsoft/agent-framework-go/pull/546",
+        r#"{"type":"response.failed","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"Internal error"}}}"#,
+        R::ServerError,
+    ),
+    // The documented shapes (constructed, not from a thread): an incomplete response's
+    // reason, and an `error` event's code at the top.
+    (
+        "response.incomplete",
+        r#"{"type":"response.incomplete","response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#,
+        R::TruncatedOutput,
+    ),
+    (
+        "response.incomplete",
+        r#"{"type":"response.incomplete","response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"content_filter"}}}"#,
+        R::ContentPolicy,
+    ),
+    (
+        "error event",
+        r#"{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4o. Please try again in 1.2s.","param":null,"sequence_number":3}"#,
+        R::RateLimit,
+    ),
+];
+
+/// Errors inside a Responses stream: `response.failed` carries its error inside `response`,
+/// `response.incomplete` its reason, an `error` event its code at the top.
+#[test]
+fn responses_stream_failures() {
+    use toolstream::classify::{classify_stream_error, Phase};
+    for (thread, body, want) in STREAM {
+        let v = classify_stream_error(
+            P::Openai,
+            body.as_bytes(),
+            Phase::BeforeOutput,
+            0,
+            &Policy::default(),
+        );
+        assert_eq!(v.reason, *want, "{thread}: rule {}", v.rule);
+    }
 }

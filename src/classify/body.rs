@@ -115,7 +115,20 @@ impl ErrorBody {
             }
             return;
         };
-        let err = top.get("error");
+        // The Responses API's failure events carry the error (or, when incomplete, the
+        // reason) inside `response`.
+        let response = top.get("response").filter(|r| r.is_object());
+        let err = top.get("error").filter(|e| !e.is_null()).or_else(|| {
+            response
+                .and_then(|r| r.get("error"))
+                .filter(|e| !e.is_null())
+        });
+        if let Some(reason) = response
+            .and_then(|r| r.get("incomplete_details"))
+            .and_then(|d| d.get("reason"))
+        {
+            self.add_code(Some(reason));
+        }
         // OpenRouter wraps the upstream provider's error: read that first.
         if depth < 2 {
             if let Some(raw) = err

@@ -160,6 +160,12 @@ use Test::*;
 /// Structured codes in the body, most specific first.
 pub static CODE_RULES: &[Rule] = &[
     // Model output first: these codes name the model's malformed call, whatever the status.
+    // A Responses stream that ended incomplete at the output limit.
+    r(
+        "code.max_output_tokens",
+        Code("max_output_tokens"),
+        R::TruncatedOutput,
+    ),
     r(
         "code.tool_use_failed",
         Code("tool_use_failed"),
