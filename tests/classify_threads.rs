@@ -22,6 +22,7 @@ enum Set {
     Held,
     Fresh,
     Third,
+    Fourth,
 }
 
 /// One vector.
@@ -59,6 +60,8 @@ const FRESH: Set = Set::Fresh;
 /// The third: collected after the rules were generalised on the second, scored before any
 /// rule changed for them.
 const THIRD: Set = Set::Third;
+/// The fourth: collected after the third's rule changes, scored before any change.
+const FOURTH: Set = Set::Fourth;
 
 const THREADS: &[T] = &[
     // ---- 1. The model's broken tool-call JSON, in every server's words ----
@@ -910,6 +913,73 @@ const THREADS: &[T] = &[
         RequestRepair,
         RepairRequest
     ),
+    // ---- A fourth held-out set ----
+    // Requests that are simply wrong, through OpenRouter's metadata.raw: surface them.
+    t!(
+        FOURTH,
+        Openrouter,
+        400,
+        "https://github.com/reVrost/go-openrouter/pull/21",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"message\": \"Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.\",\n    \"type\": \"invalid_request_error\",\n    \"param\": \"input\",\n    \"code\": null\n  }\n}","provider_name":"OpenAI"}},"user_id":"org_2x"}"#,
+        InvalidRequest,
+        Surface
+    ),
+    t!(
+        FOURTH,
+        Openrouter,
+        400,
+        "https://github.com/BoltAI/BoltAI/issues/375",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Unable to submit request because required fields ['position', 'args'] are not defined in the schema properties.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","provider_name":"Google"}}}"#,
+        InvalidRequest,
+        Surface
+    ),
+    t!(
+        FOURTH,
+        Openrouter,
+        400,
+        "https://github.com/dirac-run/dirac/issues/44",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"id\": \"oh1SbwZ-2byqsH-9f39dd2e83c3d74c\",\n  \"error\": {\n    \"message\": {\n      \"message\": \"Invalid JSON data: Failed to deserialize the JSON body into the target type: tools[17].function: missing field `parameters` at line 1 column 17651\",\n      \"type\": \"invalid_request_error\",\n      \"code\": \"json_data_error\"\n    },\n    \"type\": \"invalid_request_error\",\n    \"param\": null,\n    \"code\": null\n  }\n}","provider_name":"Together","is_byok":false}}}"#,
+        InvalidRequest,
+        Surface
+    ),
+    t!(
+        FOURTH,
+        Openrouter,
+        400,
+        "https://github.com/ymichael/open-codex/issues/35",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"message\": \"Missing required parameter: 'tools[0].name'.\",\n    \"type\": \"invalid_request_error\",\n    \"param\": \"tools[0].name\",\n    \"code\": \"missing_required_parameter\"\n  }\n}","provider_name":"OpenAI"}}}"#,
+        InvalidRequest,
+        Surface
+    ),
+    // A model that takes fewer images than sent: another model may take them.
+    t!(
+        FOURTH,
+        Openrouter,
+        400,
+        "https://github.com/diegosouzapw/OmniRoute/issues/3044",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"type\":\"invalid_request_error\",\"code\":\"invalid_request_error\",\"message\":\"Model 'moonshotai/kimi-k2.6' supports at most 1 image per prompt.\",\"request_id\":\"req_1\"}}","provider_name":"Crucible","is_byok":false}},"user_id":"user_1"}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    // The history's arguments as an object where a string belongs: repair the request.
+    t!(
+        FOURTH,
+        Openai,
+        400,
+        "https://github.com/aaif-goose/goose-mobile/pull/20",
+        r#"{"error":{"message":"Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object instead.","type":"invalid_request_error","param":"messages[2].tool_calls[0].function.arguments","code":"invalid_type"}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FOURTH,
+        Openai,
+        400,
+        "https://github.com/camel-ai/camel/issues/3359",
+        r#"{"error":{"message":"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_fnS1qBA4zshj3BtFc5rajScQ","type":"invalid_request_error","param":"messages","code":null}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
 ];
 
 fn verdict(t: &T) -> toolstream::classify::Verdict {
@@ -958,6 +1028,7 @@ fn thread_vectors_score() {
     let (mut held, mut held_right) = (0, 0);
     let (mut fresh, mut fresh_right) = (0, 0);
     let (mut third, mut third_right) = (0, 0);
+    let (mut fourth, mut fourth_right) = (0, 0);
     for t in THREADS {
         let v = verdict(t);
         let (reason, action, rule) = (v.reason, v.action, v.rule);
@@ -986,6 +1057,10 @@ fn thread_vectors_score() {
                 third += 1;
                 third_right += usize::from(right);
             }
+            Set::Fourth => {
+                fourth += 1;
+                fourth_right += usize::from(right);
+            }
             Set::Tune => {}
         }
         if !right {
@@ -997,7 +1072,8 @@ fn thread_vectors_score() {
     }
     println!(
         "thread vectors: {} of {} right; held-out half {held_right} of {held}; \
-         second held-out set {fresh_right} of {fresh}; third {third_right} of {third}",
+         second held-out set {fresh_right} of {fresh}; third {third_right} of {third}; \
+         fourth {fourth_right} of {fourth}",
         THREADS.len() - wrong.len(),
         THREADS.len()
     );

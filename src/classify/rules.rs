@@ -124,8 +124,9 @@ const fn repair(id: &'static str, test: Test, hint: &'static str) -> Rule {
 
 /// Arguments in the history that are not JSON (the model's own broken call, replayed).
 const HINT_REPLAYED_ARGUMENTS: &str = "An assistant tool call in the history has arguments \
-that are not one JSON object (the model's own broken output, sent back): replace them with \
-a JSON object before sending again (keeping the raw text inside it, e.g. \
+that are not one JSON object as a string of JSON text (the model's own broken output, or an \
+object where the text belongs, sent back): replace them with one JSON object's text before \
+sending again (keeping the raw text inside it, e.g. \
 {\"INVALID_JSON\": \"<raw>\"}, so the model can see what it wrote), or drop that call and its \
 result. No other provider would take the request as it is.";
 
@@ -458,7 +459,14 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "req.arguments_parameter_not_json",
         Parts(&[
             &["function.arguments", "tool_calls.function.arguments"],
-            &["json format", "valid json", "must be json", "not json"],
+            &[
+                "json format",
+                "valid json",
+                "must be json",
+                "not json",
+                "expected a string",
+                "invalid type",
+            ],
         ]),
         HINT_REPLAYED_ARGUMENTS,
     ),
@@ -684,6 +692,17 @@ pub static MESSAGE_RULES: &[Rule] = &[
     r(
         "msg.support_tool_use",
         Message("support tool use"),
+        R::UnsupportedCapability,
+    ),
+    // A model that takes fewer images, or other media, than the request sends: another
+    // model may take them.
+    r(
+        "msg.media_over_model_max",
+        Parts(&[
+            &["image", "audio", "video", "pdf", "document"],
+            &["supports at most", "at most", "maximum of", "too many"],
+            &["model", "per prompt", "per request"],
+        ]),
         R::UnsupportedCapability,
     ),
     r(
