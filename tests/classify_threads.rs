@@ -23,6 +23,7 @@ enum Set {
     Fresh,
     Third,
     Fourth,
+    Fifth,
 }
 
 /// One vector.
@@ -62,6 +63,8 @@ const FRESH: Set = Set::Fresh;
 const THIRD: Set = Set::Third;
 /// The fourth: collected after the third's rule changes, scored before any change.
 const FOURTH: Set = Set::Fourth;
+/// The fifth: collected after the fourth's rule changes, scored before any change.
+const FIFTH: Set = Set::Fifth;
 
 const THREADS: &[T] = &[
     // ---- 1. The model's broken tool-call JSON, in every server's words ----
@@ -980,6 +983,118 @@ const THREADS: &[T] = &[
         RequestRepair,
         RepairRequest
     ),
+    // ---- A fifth held-out set ----
+    t!(
+        FIFTH,
+        Groq,
+        400,
+        "https://github.com/groq/groq-typescript/issues/103",
+        r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<tool-use>\n{\n  \"tool_calls\": [\n    {\n      \"id\": \"pending\",\n      \"type\": \"function\",\n      \"function\": {\n        \"name\": \"get_info\"\n      },\n      \"parameters\": {\n        \"query\": \"current president of the US\"\n      }\n    }\n  ]\n}\n</tool-use>"}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    t!(
+        FIFTH,
+        Groq,
+        400,
+        "https://github.com/HunorLaczko/ha-groq-cloud-api/issues/20",
+        r#"{"request_id":"req_01kgpzetg3egxr9y54ttb37bm3","created_at":"2026-02-05T13:21:55.203Z","error":{"message":"tool call validation failed: parameters for tool HassTurnOff did not match schema: errors: [`/domain`: expected array, but got string]","type":"invalid_request_error","param":"","code":"tool_use_failed"}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    // OpenAI spells it "preceeding".
+    t!(
+        FIFTH,
+        Openai,
+        400,
+        "https://github.com/miurla/morphic/issues/136",
+        r#"{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (request id: 2024051116100984850589317176109)","type":"invalid_request_error","param":"messages.[3].role","code":null}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FIFTH,
+        Openai,
+        400,
+        "https://github.com/symgraph/GhidrAssist/issues/45",
+        r#"{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[3].role","code":null}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FIFTH,
+        Anthropic,
+        400,
+        "https://github.com/github/copilot-cli/issues/1159",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_vrtx_015ivZnCHtX8ndKTNpHXMiuG. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        FIFTH,
+        Anthropic,
+        400,
+        "https://github.com/anthropics/claude-code/issues/12526",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.63: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01Qimu3Y5DwauzoDUuBv2DmZ. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},"request_id":"req_011CVXsgwwRSCBiN5tiU4kjB"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // A per-day token limit: waiting minutes is not the answer.
+    t!(
+        FIFTH,
+        Groq,
+        429,
+        "https://github.com/continuedev/continue/issues/10920",
+        r#"{"error":{"message":"Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_01kjh7p9n8f1qs6nz2bz77vy6b` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 97050, Requested 3619. Please try again in 9m38.016s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    // Cerebras, as the client printed it (a message only; searched as text).
+    t!(
+        FIFTH,
+        Other,
+        429,
+        "https://github.com/continuedev/continue/issues/9800",
+        r#"Tokens per minute limit exceeded - too many tokens processed."#,
+        RateLimit,
+        Retry
+    ),
+    t!(
+        FIFTH,
+        Groq,
+        429,
+        "https://github.com/ago19800/HomeMind/issues/29",
+        r#"{"error":{"message":"Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_01kes94v04f9ramd2n1vj4gjnc` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Used 4437, Requested 9854. Please try again in 11.455s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        RateLimit,
+        Retry
+    ),
+    t!(
+        FIFTH,
+        Anthropic,
+        429,
+        "https://github.com/SakanaAI/AI-Scientist/issues/115",
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your daily rate limit (https://docs.anthropic.com/en/api/rate-limits); see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase."}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    t!(
+        FIFTH,
+        Anthropic,
+        429,
+        "https://github.com/anthropics/claude-code/issues/64462",
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."},"request_id":"req_011CbcRdccocyfM6EjMahMvQ"}"#,
+        RateLimit,
+        Retry
+    ),
+    t!(
+        FIFTH,
+        Other,
+        500,
+        "https://github.com/xtekky/gpt4free/issues/3456",
+        r#"{"error":{"message":"Token limit (500,000 per day) exceeded. Used: 508,311 tokens. Sign up at g4f.dev/members.html for higher limits."}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
 ];
 
 fn verdict(t: &T) -> toolstream::classify::Verdict {
@@ -1029,6 +1144,7 @@ fn thread_vectors_score() {
     let (mut fresh, mut fresh_right) = (0, 0);
     let (mut third, mut third_right) = (0, 0);
     let (mut fourth, mut fourth_right) = (0, 0);
+    let (mut fifth, mut fifth_right) = (0, 0);
     for t in THREADS {
         let v = verdict(t);
         let (reason, action, rule) = (v.reason, v.action, v.rule);
@@ -1061,6 +1177,10 @@ fn thread_vectors_score() {
                 fourth += 1;
                 fourth_right += usize::from(right);
             }
+            Set::Fifth => {
+                fifth += 1;
+                fifth_right += usize::from(right);
+            }
             Set::Tune => {}
         }
         if !right {
@@ -1073,7 +1193,7 @@ fn thread_vectors_score() {
     println!(
         "thread vectors: {} of {} right; held-out half {held_right} of {held}; \
          second held-out set {fresh_right} of {fresh}; third {third_right} of {third}; \
-         fourth {fourth_right} of {fourth}",
+         fourth {fourth_right} of {fourth}; fifth {fifth_right} of {fifth}",
         THREADS.len() - wrong.len(),
         THREADS.len()
     );

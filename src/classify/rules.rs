@@ -208,6 +208,16 @@ pub static CODE_RULES: &[Rule] = &[
         CodeContains("perminute"),
         R::RateLimit,
     ),
+    // A limit per day, whoever says it and under whatever code (Groq's and Anthropic's
+    // per-day token limits come as rate-limit codes): a wait of seconds does not restore it.
+    r(
+        "msg.quota_per_day",
+        Parts(&[
+            &["per day", "perday", "per-day", "daily"],
+            &["quota", "too many", "limit", "exceeded", "exhausted"],
+        ]),
+        R::QuotaExhausted,
+    ),
     // A per-minute token limit that the request alone is over (OpenAI 429, Groq 413):
     // it can never pass, whatever the wait. Compare the numbers before the code says
     // "rate limit".
@@ -375,14 +385,6 @@ pub static PROVIDER_MESSAGE_RULES: &[Rule] = &[
     // whose limit is 0, a spending limit with a date. Before Gemini's "exceeded your
     // current quota", which is a rate limit otherwise.
     r(
-        "msg.quota_per_day",
-        Parts(&[
-            &["per day", "perday", "per-day", "daily"],
-            &["quota", "too many", "limit", "exceeded", "exhausted"],
-        ]),
-        R::QuotaExhausted,
-    ),
-    r(
         "msg.quota_limit_zero",
         Parts(&[
             &["quota exceeded"],
@@ -499,106 +501,6 @@ pub static MESSAGE_RULES: &[Rule] = &[
         ]),
         HINT_REPLAYED_ARGUMENTS,
     ),
-    // Calls and results that do not pair up in the history, in every server's words: a
-    // call side, a result side, and a word that says they do not match.
-    repair(
-        "req.tool_results_missing",
-        Parts(&[
-            &["tool_use", "tool call", "tool_call", "function call"],
-            &[
-                "tool_result",
-                "tool result",
-                "tool message",
-                "function response",
-                "responses",
-                "response messages",
-                "a response to",
-            ],
-            &[
-                "without",
-                "mismatch",
-                "corresponding",
-                "not the same number",
-                "equal to the number",
-                "must be followed",
-                "did not have",
-                "unexpected",
-                "preceding",
-            ],
-        ]),
-        HINT_TOOL_RESULTS,
-    ),
-    // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
-    // limit): the client's ids, rewritten in the history.
-    repair(
-        "req.tool_call_id_format",
-        Parts(&[
-            &[
-                "tool call id",
-                "tool_call_id",
-                "tool_call.id",
-                "tool_use_id",
-                "tool use id",
-            ],
-            &[
-                "must be",
-                "string too long",
-                "does not match",
-                "pattern",
-                "invalid",
-            ],
-        ]),
-        HINT_TOOL_CALL_IDS,
-    ),
-    // max_tokens above the model's maximum: clamp it.
-    repair(
-        "req.max_tokens_over_model_max",
-        Parts(&[
-            &[
-                "max_tokens",
-                "max_completion_tokens",
-                "maximum tokens",
-                "max tokens",
-                "malformed input request",
-            ],
-            &[
-                "maximum allowed number of output tokens",
-                "must be less than or equal to",
-                "is not less or equal to",
-                "exceed the model limit",
-                "exceeds the model limit",
-                "is too large",
-                "supports at most",
-            ],
-        ]),
-        HINT_MAX_TOKENS,
-    ),
-    // A request body over the API's byte limit (Bedrock's body constraint).
-    r(
-        "msg.body_over_length",
-        Parts(&[&["'body'", "body"], &["length less than or equal to"]]),
-        R::PayloadTooLarge,
-    ),
-    // A prompt that fills the context: the room left for output is negative (vLLM), the
-    // server's context is exceeded (llama.cpp, its 500 too), the input is over the model's
-    // length (Bedrock's "expected maxLength").
-    r(
-        "msg.context_exceeded",
-        Parts(&[&[
-            "context size has been exceeded",
-            "max_tokens must be at least 1, got -",
-            "expected maxlength",
-        ]]),
-        R::ContextOverflow,
-    ),
-    r(
-        "msg.input_prompt_too_long",
-        Parts(&[
-            &["input prompt (", "prompt ("],
-            &["is too long", "too long and exceeds"],
-        ]),
-        R::ContextOverflow,
-    ),
     // DeepSeek's thinking mode: the reasoning of a tool-call turn left out.
     fix(
         "msg.reasoning_content_missing",
@@ -687,6 +589,109 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.reasoning_item_pairing",
         MessageAll(&["of type '", "was provided without its required"]),
         HINT_REASONING_ITEMS,
+    ),
+    // After the replayed-reasoning rules: Anthropic's thinking-block message names
+    // `tool_use` and `tool_result` too.
+    // Calls and results that do not pair up in the history, in every server's words: a
+    // call side, a result side, and a word that says they do not match.
+    repair(
+        "req.tool_results_missing",
+        Parts(&[
+            &["tool_use", "tool call", "tool_call", "function call"],
+            &[
+                "tool_result",
+                "tool result",
+                "tool message",
+                "function response",
+                "responses",
+                "response messages",
+                "a response to",
+            ],
+            &[
+                "without",
+                "mismatch",
+                "corresponding",
+                "not the same number",
+                "equal to the number",
+                "must be followed",
+                "did not have",
+                "unexpected",
+                "preceding",
+                "preceeding",
+            ],
+        ]),
+        HINT_TOOL_RESULTS,
+    ),
+    // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
+    // limit): the client's ids, rewritten in the history.
+    repair(
+        "req.tool_call_id_format",
+        Parts(&[
+            &[
+                "tool call id",
+                "tool_call_id",
+                "tool_call.id",
+                "tool_use_id",
+                "tool use id",
+            ],
+            &[
+                "must be",
+                "string too long",
+                "does not match",
+                "pattern",
+                "invalid",
+            ],
+        ]),
+        HINT_TOOL_CALL_IDS,
+    ),
+    // max_tokens above the model's maximum: clamp it.
+    repair(
+        "req.max_tokens_over_model_max",
+        Parts(&[
+            &[
+                "max_tokens",
+                "max_completion_tokens",
+                "maximum tokens",
+                "max tokens",
+                "malformed input request",
+            ],
+            &[
+                "maximum allowed number of output tokens",
+                "must be less than or equal to",
+                "is not less or equal to",
+                "exceed the model limit",
+                "exceeds the model limit",
+                "is too large",
+                "supports at most",
+            ],
+        ]),
+        HINT_MAX_TOKENS,
+    ),
+    // A request body over the API's byte limit (Bedrock's body constraint).
+    r(
+        "msg.body_over_length",
+        Parts(&[&["'body'", "body"], &["length less than or equal to"]]),
+        R::PayloadTooLarge,
+    ),
+    // A prompt that fills the context: the room left for output is negative (vLLM), the
+    // server's context is exceeded (llama.cpp, its 500 too), the input is over the model's
+    // length (Bedrock's "expected maxLength").
+    r(
+        "msg.context_exceeded",
+        Parts(&[&[
+            "context size has been exceeded",
+            "max_tokens must be at least 1, got -",
+            "expected maxlength",
+        ]]),
+        R::ContextOverflow,
+    ),
+    r(
+        "msg.input_prompt_too_long",
+        Parts(&[
+            &["input prompt (", "prompt ("],
+            &["is too long", "too long and exceeds"],
+        ]),
+        R::ContextOverflow,
     ),
     // Capabilities before "not found": "No endpoints found that support tool use".
     r(
