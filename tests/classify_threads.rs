@@ -18,12 +18,12 @@ use Reason as R;
 /// second held-out set.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Set {
-    Tune,
-    Held,
-    Fresh,
-    Third,
-    Fourth,
-    Fifth,
+    Tune = 0,
+    Held = 1,
+    Fresh = 2,
+    Third = 3,
+    Fourth = 4,
+    Fifth = 5,
 }
 
 /// One vector.
@@ -1140,11 +1140,8 @@ pub(crate) fn rules_hit() -> Vec<&'static str> {
 #[test]
 fn thread_vectors_score() {
     let mut wrong = Vec::new();
-    let (mut held, mut held_right) = (0, 0);
-    let (mut fresh, mut fresh_right) = (0, 0);
-    let (mut third, mut third_right) = (0, 0);
-    let (mut fourth, mut fourth_right) = (0, 0);
-    let (mut fifth, mut fifth_right) = (0, 0);
+    // Right of all, per set (in the order of `Set`).
+    let mut score = [(0usize, 0usize); 6];
     for t in THREADS {
         let v = verdict(t);
         let (reason, action, rule) = (v.reason, v.action, v.rule);
@@ -1160,29 +1157,9 @@ fn thread_vectors_score() {
         ) {
             assert!(!v.should_fallback, "{}: should_fallback", t.thread);
         }
-        match t.held {
-            Set::Fresh => {
-                fresh += 1;
-                fresh_right += usize::from(right);
-            }
-            Set::Held => {
-                held += 1;
-                held_right += usize::from(right);
-            }
-            Set::Third => {
-                third += 1;
-                third_right += usize::from(right);
-            }
-            Set::Fourth => {
-                fourth += 1;
-                fourth_right += usize::from(right);
-            }
-            Set::Fifth => {
-                fifth += 1;
-                fifth_right += usize::from(right);
-            }
-            Set::Tune => {}
-        }
+        let (n, r) = &mut score[t.held as usize];
+        *n += 1;
+        *r += usize::from(right);
         if !right {
             wrong.push(format!(
                 "{} {:?} {}: got {reason:?}/{action:?} (rule {rule}), want {:?}/{:?}",
@@ -1190,12 +1167,24 @@ fn thread_vectors_score() {
             ));
         }
     }
+    let sets = [
+        "tuned on",
+        "held-out half",
+        "second set",
+        "third",
+        "fourth",
+        "fifth",
+    ];
+    let per_set: Vec<String> = sets
+        .iter()
+        .zip(score)
+        .map(|(name, (n, r))| format!("{name} {r} of {n}"))
+        .collect();
     println!(
-        "thread vectors: {} of {} right; held-out half {held_right} of {held}; \
-         second held-out set {fresh_right} of {fresh}; third {third_right} of {third}; \
-         fourth {fourth_right} of {fourth}; fifth {fifth_right} of {fifth}",
+        "thread vectors: {} of {} right; {}",
         THREADS.len() - wrong.len(),
-        THREADS.len()
+        THREADS.len(),
+        per_set.join("; ")
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

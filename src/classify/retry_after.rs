@@ -230,23 +230,27 @@ mod tests {
         let mut h = both.to_vec();
         h.push(("x-ratelimit-remaining-requests", "0"));
         assert_eq!(d(&h), Some(Duration::from_secs(1)));
-        assert_eq!(
-            d(&[("x-ratelimit-reset-tokens", "1m30.5s")]),
-            Some(Duration::from_millis(90_500))
-        );
-        assert_eq!(
-            d(&[("x-ratelimit-reset-requests", "6ms")]),
-            Some(Duration::from_millis(6))
-        );
-        assert_eq!(
-            d(&[("x-ratelimit-reset-tokens", "1h2m3s")]),
-            Some(Duration::from_secs(3723))
-        );
-        // Azure's bare seconds.
-        assert_eq!(
-            d(&[("x-ratelimit-reset-tokens", "12")]),
-            Some(Duration::from_secs(12))
-        );
+        // The Go duration forms, and Azure's bare seconds.
+        for (header, value, want) in [
+            (
+                "x-ratelimit-reset-tokens",
+                "1m30.5s",
+                Duration::from_millis(90_500),
+            ),
+            (
+                "x-ratelimit-reset-requests",
+                "6ms",
+                Duration::from_millis(6),
+            ),
+            (
+                "x-ratelimit-reset-tokens",
+                "1h2m3s",
+                Duration::from_secs(3723),
+            ),
+            ("x-ratelimit-reset-tokens", "12", Duration::from_secs(12)),
+        ] {
+            assert_eq!(d(&[(header, value)]), Some(want), "{value}");
+        }
         // Retry-After wins; junk is nothing.
         assert_eq!(
             d(&[("x-ratelimit-reset-tokens", "6m0s"), ("retry-after", "2")]),
