@@ -370,6 +370,8 @@ pub static CODE_RULES: &[Rule] = &[
         R::ServerError,
     ),
     // Anthropic's 500 type; Ollama reuses "api_error" for everything, so only Anthropic.
+    // Anthropic's generic api_error (a 500) that says it is overloaded: the overload it is.
+    r("msg.overloaded", Message("overloaded"), R::Overloaded),
     p(
         "code.api_error",
         &[P::Anthropic],
@@ -775,7 +777,6 @@ pub static MESSAGE_RULES: &[Rule] = &[
         MessageAll(&["too many tokens", "wait"]),
         R::RateLimit,
     ),
-    r("msg.overloaded", Message("overloaded"), R::Overloaded),
     r("msg.capacity", Message("capacity"), R::Overloaded),
     r(
         "msg.temporarily_unavailable",
