@@ -130,10 +130,11 @@ sending again (keeping the raw text inside it, e.g. \
 {\"INVALID_JSON\": \"<raw>\"}, so the model can see what it wrote), or drop that call and its \
 result. No other provider would take the request as it is.";
 
-/// Tool calls in the history without their results, or the reverse.
+/// Tool calls in the history without their results, or the reverse, or out of order.
 const HINT_TOOL_RESULTS: &str = "Every tool call in the history needs its result, right after \
 the turn that made it and with the same id: add the missing tool results (an error text is \
-enough), or remove the calls that have none and results whose call is gone.";
+enough), or remove the calls that have none and results whose call is gone; keep user and \
+assistant turns alternating around them.";
 
 /// Tool-call ids in the history that the server's format refuses.
 const HINT_TOOL_CALL_IDS: &str = "Rewrite the tool-call ids in the history into the form \
@@ -604,6 +605,7 @@ pub static MESSAGE_RULES: &[Rule] = &[
                 "tool_result",
                 "tool result",
                 "tool message",
+                "tool role",
                 "function response",
                 "responses",
                 "response messages",
@@ -620,8 +622,16 @@ pub static MESSAGE_RULES: &[Rule] = &[
                 "unexpected",
                 "preceding",
                 "preceeding",
+                "no previous",
             ],
         ]),
+        HINT_TOOL_RESULTS,
+    ),
+    // A chat template's turn order around tool calls (the roles must alternate "except for
+    // tool calls and results"): the history, not the request's parameters.
+    repair(
+        "req.turn_order_with_tools",
+        Parts(&[&["alternate"], &["tool"]]),
         HINT_TOOL_RESULTS,
     ),
     // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
