@@ -172,7 +172,9 @@ const HTTP: &[V] = &[
     v!(Mistral, 401, NONE, r#"{"message":"Unauthorized","request_id":"5b5e1d3f9a8c4d2e"}"#, Auth, Fallback),
     v!(Mistral, 400, NONE, r#"{"object":"error","message":"Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_error","param":null,"code":null}"#, ContextOverflow, Compress),
     v!(Mistral, 422, NONE, r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","foo"],"msg":"Extra inputs are not permitted","input":1}]},"type":"invalid_request_error","param":null,"code":null}"#, InvalidRequest, Surface),
-    v!(Mistral, 400, NONE, r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"3230"}"#, InvalidRequest, Surface),
+    // Turn order around a tool message: the history is what to change (it was
+    // `invalid_request` / surface until the thread vectors' ninth set).
+    v!(Mistral, 400, NONE, r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"3230"}"#, RequestRepair, RepairRequest),
     v!(Mistral, 503, NONE, r#"{"object":"error","message":"Service unavailable.","type":"internal_server_error","param":null,"code":"1000"}"#, Overloaded, Retry),
     v!(Mistral, 400, NONE, r#"{"object":"error","message":"Invalid model: mistral-huge-latest","type":"invalid_model","param":null,"code":"1500"}"#, ModelNotFound, Fallback),
     // ---- Groq ----

@@ -27,6 +27,7 @@ enum Set {
     Sixth = 6,
     Seventh = 7,
     Eighth = 8,
+    Ninth = 9,
 }
 
 /// One vector.
@@ -74,6 +75,8 @@ const SIXTH: Set = Set::Sixth;
 const SEVENTH: Set = Set::Seventh;
 /// The eighth: collected after the seventh, scored before any change.
 const EIGHTH: Set = Set::Eighth;
+/// The ninth: collected after the eighth's rule change, scored before any change.
+const NINTH: Set = Set::Ninth;
 
 const THREADS: &[T] = &[
     // ---- 1. The model's broken tool-call JSON, in every server's words ----
@@ -1433,6 +1436,190 @@ const THREADS: &[T] = &[
         ContextOverflow,
         Compress
     ),
+    // ---- A ninth held-out set ----
+    // Anthropic's unpaired tool_use, inside a gateway's OpenAI-style envelope.
+    t!(
+        NINTH,
+        Other,
+        400,
+        "https://github.com/co-l/openfox/issues/212",
+        r#"{"error":{"message":"[400]: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01CTGLUuh6jbrTibuYEwZpJN. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CdgReuKNsJDCq8epEPu5u\"}","type":"invalid_request_error","code":400},"upstream_details":{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01CTGLUuh6jbrTibuYEwZpJN. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CdgReuKNsJDCq8epEPu5u\"}","status":"INVALID_ARGUMENT"}}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Vertex's 429 as an array of one error; a rate limit with no day in it.
+    t!(
+        NINTH,
+        Gemini,
+        429,
+        "https://github.com/google-gemini/gemini-cli/issues/6454",
+        r#"[{"error":{"code":429,"message":"Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.","status":"RESOURCE_EXHAUSTED"}}]"#,
+        RateLimit,
+        Retry
+    ),
+    // Gemini's RESOURCE_EXHAUSTED as text inside a client's envelope.
+    t!(
+        NINTH,
+        Gemini,
+        429,
+        "https://github.com/continuedev/continue/issues/10560",
+        r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n","code":429,"status":"Too Many Requests"}}"#,
+        RateLimit,
+        Retry
+    ),
+    // Bedrock's overflow as a Claude model words it (the thread shows the message; the body
+    // is Bedrock's usual `message` envelope).
+    t!(
+        NINTH,
+        Bedrock,
+        400,
+        "https://github.com/continuedev/continue/issues/9592",
+        r#"{"message":"The model returned the following errors: Input is too long for requested model."}"#,
+        ContextOverflow,
+        Compress
+    ),
+    // Groq's tool_use_failed: the model's own call did not parse.
+    t!(
+        NINTH,
+        Groq,
+        400,
+        "https://github.com/huggingface/smolagents/issues/1119",
+        r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"web_search{\"query\": \"SPFMV and SPCSV in the Pearl Of Africa 2016\", \"filter_year\": 2016}\u003c/function\u003e"}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    t!(
+        NINTH,
+        Groq,
+        400,
+        "https://github.com/anomalyco/opencode/issues/1018",
+        r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"Tool use failed: JSON does not match the expected schema for tool calls","status_code":400}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    t!(
+        NINTH,
+        Groq,
+        400,
+        "https://github.com/lucagrippa/obsidian-ai-tagger/issues/34",
+        r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":""}}"#,
+        ModelOutput,
+        RetryWithFeedback
+    ),
+    // DeepSeek's empty balance, under a 400 and the code invalid_request_error.
+    t!(
+        NINTH,
+        Deepseek,
+        400,
+        "https://github.com/Aider-AI/aider/issues/4851",
+        r#"{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}"#,
+        QuotaExhausted,
+        Fallback
+    ),
+    // OpenRouter: no endpoint of this model takes tools, or this tool_choice.
+    t!(
+        NINTH,
+        Openrouter,
+        404,
+        "https://github.com/evalstate/fast-agent/issues/122",
+        r#"{"error":{"message":"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    t!(
+        NINTH,
+        Openrouter,
+        404,
+        "https://github.com/zed-industries/zed/issues/36094",
+        r#"{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    t!(
+        NINTH,
+        Openrouter,
+        404,
+        "https://github.com/Kilo-Org/kilocode/issues/9006",
+        r#"{"error":{"message":"No endpoints found that support tool use. Try disabling \"question\". To learn more about provider routing, visit: https://openrouter.ai/docs/guides/routing/provider-selection","code":404}}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    // The same, relayed by a router as its own api_error.
+    t!(
+        NINTH,
+        Other,
+        404,
+        "https://github.com/musistudio/claude-code-router/issues/583",
+        r#"{"error":{"message":"Error from provider(404): {\"error\":{\"message\":\"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing\",\"code\":404}}Error: Error from provider(404): {\"error\":{\"message\":\"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing\",\"code\":404}}\n    at bt (cli.js:74721:11)","type":"api_error","code":"provider_response_error"}}"#,
+        UnsupportedCapability,
+        Fallback
+    ),
+    // No endpoint for the model at all.
+    t!(
+        NINTH,
+        Openrouter,
+        404,
+        "https://github.com/vyancharuk/nodejs-api-boilerplate/issues/16",
+        r#"{"error":{"message":"No endpoints found for nousresearch/hermes-3-llama-3.1-405b:free.","code":404}}"#,
+        ModelNotFound,
+        Fallback
+    ),
+    // Mistral's turn order after a tool message, in three generations of its words.
+    t!(
+        NINTH,
+        Mistral,
+        400,
+        "https://github.com/mistralai/mistral-inference/issues/135",
+        r#"{"object":"error","message":"Unexpected role RoleEnum.tool","type":"invalid_request_error","param":null,"code":null}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        NINTH,
+        Mistral,
+        400,
+        "https://github.com/datapizza-labs/datapizza-ai/issues/98",
+        r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"3230"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        NINTH,
+        Openrouter,
+        400,
+        "https://github.com/charmbracelet/crush/issues/279",
+        r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"object\":\"error\",\"message\":\"Unexpected role 'tool' after role 'user'\",\"type\":\"invalid_request_message_order\",\"param\":null,\"code\":\"3230\"}","provider_name":"Mistral"}}}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    t!(
+        NINTH,
+        Mistral,
+        400,
+        "https://github.com/zed-industries/zed/issues/37021",
+        r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"32500"}"#,
+        RequestRepair,
+        RepairRequest
+    ),
+    // Azure's content filter on the prompt.
+    t!(
+        NINTH,
+        Azure,
+        400,
+        "https://github.com/compl-ai/compl-ai/issues/20",
+        r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":true,"severity":"medium"}}}}}"#,
+        ContentPolicy,
+        Surface
+    ),
+    t!(
+        NINTH,
+        Azure,
+        400,
+        "https://github.com/microsoft/TinyTroupe/issues/85",
+        r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":true,"detected":true},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}}}"#,
+        ContentPolicy,
+        Surface
+    ),
 ];
 
 fn verdict(t: &T) -> toolstream::classify::Verdict {
@@ -1479,7 +1666,7 @@ pub(crate) fn rules_hit() -> Vec<&'static str> {
 fn thread_vectors_score() {
     let mut wrong = Vec::new();
     // Right of all, per set (in the order of `Set`).
-    let mut score = [(0usize, 0usize); 9];
+    let mut score = [(0usize, 0usize); 10];
     for t in THREADS {
         let v = verdict(t);
         let (reason, action, rule) = (v.reason, v.action, v.rule);
@@ -1515,6 +1702,7 @@ fn thread_vectors_score() {
         "sixth",
         "seventh",
         "eighth",
+        "ninth",
     ];
     let per_set: Vec<String> = sets
         .iter()

@@ -136,6 +136,13 @@ the turn that made it and with the same id: add the missing tool results (an err
 enough), or remove the calls that have none and results whose call is gone; keep user and \
 assistant turns alternating around them.";
 
+/// Turns in an order the server refuses around tool results (Mistral wants an assistant
+/// turn between the tool results and the next user turn).
+const HINT_TURN_ORDER: &str = "Put the history's turns in the order the server takes: each \
+tool result right after the assistant turn that made the call, an assistant turn between the \
+tool results and the next user turn (a short text is enough), and user and assistant turns \
+alternating otherwise.";
+
 /// Tool-call ids in the history that the server's format refuses.
 const HINT_TOOL_CALL_IDS: &str = "Rewrite the tool-call ids in the history into the form \
 the error names (Mistral: exactly 9 letters or digits), the same new id in each call and in \
@@ -634,6 +641,13 @@ pub static MESSAGE_RULES: &[Rule] = &[
         Parts(&[&["alternate"], &["tool"]]),
         HINT_TOOL_RESULTS,
     ),
+    // A role out of order around a tool message, in Mistral's words ("Unexpected role
+    // 'user' after role 'tool'", "Unexpected role RoleEnum.tool").
+    repair(
+        "req.unexpected_role_tool",
+        Parts(&[&["unexpected role"], &["tool"]]),
+        HINT_TURN_ORDER,
+    ),
     // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
     // limit): the client's ids, rewritten in the history.
     repair(
@@ -902,6 +916,13 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.model_not_found",
         MessageAll(&["model", "not found"]),
         R::ModelNotFound,
+    ),
+    // OpenRouter: the model has endpoints, none that takes what was asked ("that support
+    // tool use", "that support the provided 'tool_choice' value").
+    r(
+        "msg.no_endpoints_support",
+        MessageAll(&["no endpoints found", "support"]),
+        R::UnsupportedCapability,
     ),
     r(
         "msg.no_endpoints_found",
