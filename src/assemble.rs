@@ -277,16 +277,22 @@ pub enum DropReason {
     /// Bytes that are no event stream at all (binary, compressed, HTML): no SSE field,
     /// comment or event in the whole stream.
     NotAnEventStream,
+    /// Undecodable payloads past the first
+    /// [`MAX_UNDECODABLE_REPORTS`](crate::pipeline::MAX_UNDECODABLE_REPORTS), each of which
+    /// was reported with its text: counted, and reported once at the end of the stream.
+    Undecodable,
 }
 
 impl DropReason {
-    /// `line_too_long`, `event_too_large`, `after_end` or `not_an_event_stream`.
+    /// `line_too_long`, `event_too_large`, `after_end`, `not_an_event_stream` or
+    /// `undecodable`.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::LineTooLong => "line_too_long",
             DropReason::EventTooLarge => "event_too_large",
             DropReason::AfterEnd => "after_end",
             DropReason::NotAnEventStream => "not_an_event_stream",
+            DropReason::Undecodable => "undecodable",
         }
     }
 }
@@ -297,11 +303,13 @@ pub struct Dropped {
     /// Why.
     pub reason: DropReason,
     /// Absolute offset in the response body: for a limit, of the first byte past it; for
-    /// [`DropReason::AfterEnd`], where the first payload after the marker was framed (an
-    /// SSE event's dispatching blank line, an NDJSON line's or an AWS message's start);
+    /// [`DropReason::AfterEnd`] and [`DropReason::Undecodable`], where the first such
+    /// payload was framed (an SSE event's dispatching blank line, an NDJSON line's or an
+    /// AWS message's start);
     /// for [`DropReason::NotAnEventStream`], 0.
     pub offset: u64,
-    /// How many bytes (for [`DropReason::AfterEnd`], of payloads in all; for an NDJSON
+    /// How many bytes (for [`DropReason::AfterEnd`] and [`DropReason::Undecodable`], of
+    /// payloads in all; for an NDJSON
     /// line over the limit, at least this many: it is reported as soon as it passes it).
     pub bytes: u64,
 }

@@ -88,7 +88,18 @@ pub struct Stream {
     sse_items: bool,
     /// Payloads after the terminal marker: the first one's offset, and their bytes.
     after_end: Option<(u64, u64)>,
+    /// Undecodable payloads reported one by one so far (at most
+    /// [`MAX_UNDECODABLE_REPORTS`]).
+    undecodable: usize,
+    /// Undecodable payloads past those: the first one's offset, and their bytes.
+    undecodable_dropped: Option<(u64, u64)>,
 }
+
+/// Undecodable payloads a stream reports one by one, each as an [`Event::ProviderError`]
+/// with its text; past these they are counted and reported once at the end, as
+/// [`DropReason::Undecodable`]. A stream of tiny bad lines (`[\n` over and over) would
+/// otherwise cost an event of about a hundred bytes for every two bytes of input.
+pub const MAX_UNDECODABLE_REPORTS: usize = 16;
 
 impl Stream {
     /// A pipeline for `format`, or for the format detected from the first frames (`None`).
@@ -126,6 +137,8 @@ impl Stream {
             framing_failed: false,
             sse_items: false,
             after_end: None,
+            undecodable: 0,
+            undecodable_dropped: None,
         }
     }
 
@@ -278,6 +291,9 @@ impl Stream {
                 }
                 ndjson::Item::Error(e) => {
                     self.assembler.interrupt("a line could not be decoded");
+                    if !self.report_undecodable(e.offset(), e.raw().len()) {
+                        continue;
+                    }
                     out.push(Event::ProviderError {
                         status: None,
                         message: format!("undecodable line: {e}"),
@@ -389,9 +405,30 @@ impl Stream {
             return;
         }
         decoder.decode(event, data, &mut self.deltas);
-        for d in self.deltas.drain(..) {
+        let mut deltas = std::mem::take(&mut self.deltas);
+        for d in deltas.drain(..) {
+            if matches!(d, Delta::Undecodable { .. })
+                && !self.report_undecodable(offset, data.len())
+            {
+                self.assembler.interrupt("a payload could not be decoded");
+                continue;
+            }
             self.assembler.push(d, out);
         }
+        self.deltas = deltas;
+    }
+
+    /// Whether an undecodable payload is reported on its own (the first
+    /// [`MAX_UNDECODABLE_REPORTS`] of the stream); if not, it is counted for the one
+    /// report at the end.
+    fn report_undecodable(&mut self, offset: u64, bytes: usize) -> bool {
+        if self.undecodable < MAX_UNDECODABLE_REPORTS {
+            self.undecodable += 1;
+            return true;
+        }
+        let (_, total) = self.undecodable_dropped.get_or_insert((offset, 0));
+        *total += bytes as u64;
+        false
     }
 
     /// End of stream: closes open calls (truncated if the stream ended without its
@@ -454,7 +491,17 @@ impl Stream {
         let ended = self.assembler.saw_end_marker()
             || (self.assembler.saw_finish()
                 && matches!(self.format, Some(Format::OpenAiChat | Format::Gemini)));
-        let complete = ended && !self.assembler.interrupted() && self.after_end.is_none();
+        if let Some((offset, bytes)) = self.undecodable_dropped {
+            out.push(Event::Dropped(Dropped {
+                reason: DropReason::Undecodable,
+                offset,
+                bytes,
+            }));
+        }
+        let complete = ended
+            && !self.assembler.interrupted()
+            && self.after_end.is_none()
+            && self.undecodable_dropped.is_none();
         self.assembler.finish(complete, out);
         out.push(Event::End { complete });
     }

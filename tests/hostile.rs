@@ -894,3 +894,56 @@ fn a_huge_error_body_is_classified_without_a_tree() {
         body.len()
     );
 }
+
+/// Tiny undecodable payloads, over and over: the first few are reported one by one with
+/// their text, the rest counted into one report at the end, so the events stay about the
+/// size of the input. Found by `pipeline_small_limits` (one event of ~300 bytes for each
+/// 10-byte line).
+#[test]
+fn many_undecodable_payloads_are_reported_in_one_event_past_the_first() {
+    use toolstream::pipeline::MAX_UNDECODABLE_REPORTS;
+    let n = 200_000;
+    for (format, line, payload) in [
+        (Format::OpenAiChat, "data: [\n\n", 1u64),
+        (
+            Format::Anthropic,
+            "event: content_block_delta\ndata: [\n\n",
+            1,
+        ),
+    ] {
+        let input = Bytes::from(line.repeat(n));
+        for chunk in [0, 1, 7] {
+            let (events, peak, _) = run(Some(format), &input, chunk);
+            let errors = events
+                .iter()
+                .filter(|e| matches!(e, Event::ProviderError { .. }))
+                .count();
+            assert_eq!(errors, MAX_UNDECODABLE_REPORTS, "{format:?} chunk {chunk}");
+            let d: Vec<_> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Dropped(d) => Some(*d),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(d.len(), 1, "{format:?}");
+            assert_eq!(d[0].reason, DropReason::Undecodable);
+            assert_eq!(d[0].bytes, (n - MAX_UNDECODABLE_REPORTS) as u64 * payload);
+            assert!(!end(&events));
+            assert!(peak < input.len() + (1 << 20), "{format:?}: peak {peak}");
+        }
+    }
+    // NDJSON (Ollama) lines of one bracket each: 4 MB of them. The lines are decoded in
+    // 64 KiB pieces, and one piece's items (about 2.3 MB for these) are what it costs.
+    let n = 2_000_000;
+    let input = Bytes::from("[\n".repeat(n));
+    let (events, peak, _) = run(Some(Format::Ollama), &input, 0);
+    let errors = events
+        .iter()
+        .filter(|e| matches!(e, Event::ProviderError { .. }))
+        .count();
+    assert_eq!(errors, MAX_UNDECODABLE_REPORTS);
+    assert_eq!(dropped(&events), [DropReason::Undecodable]);
+    assert!(!end(&events));
+    assert!(peak < 3 << 20, "peak {peak}");
+}
