@@ -117,14 +117,18 @@ fn failures(events: &[Event]) -> Vec<(String, FailureKind)> {
         .collect()
 }
 
-fn dropped(events: &[Event]) -> Vec<DropReason> {
+fn drops(events: &[Event]) -> Vec<toolstream::assemble::Dropped> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Dropped(d) => Some(d.reason),
+            Event::Dropped(d) => Some(*d),
             _ => None,
         })
         .collect()
+}
+
+fn dropped(events: &[Event]) -> Vec<DropReason> {
+    drops(events).iter().map(|d| d.reason).collect()
 }
 
 fn end(events: &[Event]) -> bool {
@@ -681,13 +685,7 @@ fn payloads_after_the_terminal_marker_are_dropped_and_reported_once() {
         let (events, _, _) = run(None, &input, chunk);
         assert_eq!(calls(&events), []);
         assert_eq!(failures(&events), []);
-        let d: Vec<_> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Dropped(d) => Some(*d),
-                _ => None,
-            })
-            .collect();
+        let d = drops(&events);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].reason, DropReason::AfterEnd);
         assert_eq!(d[0].offset, at);
@@ -919,13 +917,7 @@ fn many_undecodable_payloads_are_reported_in_one_event_past_the_first() {
                 .filter(|e| matches!(e, Event::ProviderError { .. }))
                 .count();
             assert_eq!(errors, MAX_UNDECODABLE_REPORTS, "{format:?} chunk {chunk}");
-            let d: Vec<_> = events
-                .iter()
-                .filter_map(|e| match e {
-                    Event::Dropped(d) => Some(*d),
-                    _ => None,
-                })
-                .collect();
+            let d = drops(&events);
             assert_eq!(d.len(), 1, "{format:?}");
             assert_eq!(d[0].reason, DropReason::Undecodable);
             assert_eq!(d[0].bytes, (n - MAX_UNDECODABLE_REPORTS) as u64 * payload);
