@@ -8,7 +8,7 @@
 //! the rest stays AVX2's); on little-endian
 //! aarch64, NEON (part of its baseline); everywhere else, and with
 //! `--cfg toolstream_disable_simd`, a portable scalar path. On an x86_64 machine the NEON
-//! path is tested by running the whole suite for aarch64 under qemu-user (see the README).
+//! path is tested by running the whole suite for aarch64 under qemu-user (see CONTRIBUTING.md).
 //! Miri checks every SIMD path for undefined behaviour: SSE2, AVX2 and AVX-512 natively (built
 //! with `-C target-feature=+avx2,+popcnt,+pclmulqdq,+avx512f,+avx512bw`, since miri has no
 //! CPU to ask), NEON by
