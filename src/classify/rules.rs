@@ -95,6 +95,12 @@ with its reasoning_content, in every later request: the turn's reasoning text as
 (toolstream's replay::Turn puts it in; with reasoning_content_on_every_call_turn, an empty \
 string when the turn had none).";
 
+/// A server that takes no reasoning text in the history (Cerebras's "property
+/// 'messages.2.assistant.reasoning_content' is unsupported").
+const HINT_REASONING_CONTENT_REFUSED: &str = "Leave reasoning_content out of the assistant \
+messages sent to this server (keep it for servers that want it back, such as DeepSeek's \
+thinking mode); if the reasoning must stay in the history, put it in the message's content.";
+
 /// OpenAI Responses: a reasoning item without the item it belongs to, or the reverse.
 const HINT_REASONING_ITEMS: &str = "Send each reasoning item back together with the output \
 item that followed it in the response (a function call or a message), in the same order, \
@@ -543,6 +549,18 @@ pub static MESSAGE_RULES: &[Rule] = &[
         Message("failed to call a function"),
         R::ModelOutput,
     ),
+    // The same family in Cerebras's words ("Failed to generate tool_calls ... No valid
+    // function calls generated"): both servers point to their `failed_generation` field.
+    r(
+        "msg.failed_generation",
+        Parts(&[&[
+            "failed_generation",
+            "failed to generate tool_calls",
+            "failed to generate tool calls",
+            "no valid function calls",
+        ]]),
+        R::ModelOutput,
+    ),
     r(
         "msg.malformed_function_call",
         Message("malformed_function_call"),
@@ -589,6 +607,22 @@ pub static MESSAGE_RULES: &[Rule] = &[
         "msg.reasoning_content_passed_back",
         MessageAll(&["reasoning_content", "must be passed back"]),
         HINT_REASONING_CONTENT,
+    ),
+    // The reverse: a server that refuses reasoning_content in the history.
+    fix(
+        "msg.reasoning_content_refused",
+        Parts(&[
+            &["reasoning_content"],
+            &[
+                "unsupported",
+                "not supported",
+                "not permitted",
+                "not allowed",
+                "unrecognized",
+                "unknown field",
+            ],
+        ]),
+        HINT_REASONING_CONTENT_REFUSED,
     ),
     fix(
         "msg.items_not_persisted",
@@ -646,6 +680,17 @@ pub static MESSAGE_RULES: &[Rule] = &[
     repair(
         "req.unexpected_role_tool",
         Parts(&[&["unexpected role"], &["tool"]]),
+        HINT_TURN_ORDER,
+    ),
+    // Gemini's turn order: "function call turn comes immediately after a user turn or
+    // after a function response turn", "function response turn comes immediately after a
+    // function call turn".
+    repair(
+        "req.function_turn_order",
+        Parts(&[
+            &["function call turn", "function response turn"],
+            &["immediately after", "must come after", "must follow"],
+        ]),
         HINT_TURN_ORDER,
     ),
     // Tool-call ids whose form the server refuses (Mistral's 9 letters or digits, a length
