@@ -63,7 +63,8 @@ type Pending = (Option<Bytes>, Bytes, u64);
 /// What it guarantees whatever the bytes (each tested, see the README's Guarantees):
 /// nothing it drops goes unreported ([`Event::Dropped`] for an over-limit line or event,
 /// payloads after the terminal marker, a stream that is no event stream; an error event
-/// for an undecodable payload), every call open when bytes were lost fails, and
+/// for each of the first [`MAX_UNDECODABLE_REPORTS`] undecodable payloads, one
+/// [`Event::Dropped`] for the rest), every call open when bytes were lost fails, and
 /// [`Event::End`] is `complete` only for a whole stream; memory stays within the
 /// configured limits plus a constant times the chunk in hand.
 #[derive(Clone, Debug)]
