@@ -281,11 +281,16 @@ pub enum DropReason {
     /// [`MAX_UNDECODABLE_REPORTS`](crate::pipeline::MAX_UNDECODABLE_REPORTS), each of which
     /// was reported with its text: counted, and reported once at the end of the stream.
     Undecodable,
+    /// The stream ended inside an event (a dropped connection, a proxy's timeout): the
+    /// part that arrived did not decode. An event cut off this way that still decodes (an
+    /// error sent just before the connection closed) is delivered as usual; the stream is
+    /// incomplete either way. Not an error the provider sent.
+    Cut,
 }
 
 impl DropReason {
-    /// `line_too_long`, `event_too_large`, `after_end`, `not_an_event_stream` or
-    /// `undecodable`.
+    /// `line_too_long`, `event_too_large`, `after_end`, `not_an_event_stream`,
+    /// `undecodable` or `cut`.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::LineTooLong => "line_too_long",
@@ -293,6 +298,7 @@ impl DropReason {
             DropReason::AfterEnd => "after_end",
             DropReason::NotAnEventStream => "not_an_event_stream",
             DropReason::Undecodable => "undecodable",
+            DropReason::Cut => "cut",
         }
     }
 }
@@ -305,11 +311,11 @@ pub struct Dropped {
     /// Absolute offset in the response body: for a limit, of the first byte past it; for
     /// [`DropReason::AfterEnd`] and [`DropReason::Undecodable`], where the first such
     /// payload was framed (an SSE event's dispatching blank line, an NDJSON line's or an
-    /// AWS message's start);
+    /// AWS message's start); for [`DropReason::Cut`], where the cut event began;
     /// for [`DropReason::NotAnEventStream`], 0.
     pub offset: u64,
     /// How many bytes (for [`DropReason::AfterEnd`] and [`DropReason::Undecodable`], of
-    /// payloads in all; for an NDJSON
+    /// payloads in all; for [`DropReason::Cut`], of the cut event's payload; for an NDJSON
     /// line over the limit, at least this many: it is reported as soon as it passes it).
     pub bytes: u64,
 }

@@ -69,6 +69,7 @@ pub struct Error {
     kind: ErrorKind,
     line: u64,
     offset: u64,
+    start: u64,
     raw: Bytes,
     detail: &'static str,
 }
@@ -85,6 +86,10 @@ impl Error {
     /// Absolute offset of the offending byte.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+    /// Absolute offset of the line's first byte.
+    pub fn line_offset(&self) -> u64 {
+        self.start
     }
     /// The line's bytes (empty for [`ErrorKind::LineTooLong`], which are not kept).
     pub fn raw(&self) -> &Bytes {
@@ -229,6 +234,7 @@ impl Decoder {
             kind: ErrorKind::LineTooLong,
             line: self.line_no,
             offset: line_start + self.max_line,
+            start: line_start,
             raw: Bytes::new(),
             detail: "line exceeds the line limit",
         })
@@ -248,6 +254,7 @@ impl Decoder {
                 kind,
                 line: self.line_no,
                 offset: at + offset,
+                start: at,
                 raw: line.clone(),
                 detail,
             })

@@ -94,6 +94,9 @@ pub struct Stream {
     undecodable: usize,
     /// Undecodable payloads past those: the first one's offset, and their bytes.
     undecodable_dropped: Option<(u64, u64)>,
+    /// The offset of the event the end of the stream cut off, once `finish` decodes it:
+    /// if it does not decode, that is the cut, not an error the provider sent.
+    cut_at: Option<u64>,
 }
 
 /// Undecodable payloads a stream reports one by one, each as an [`Event::ProviderError`]
@@ -140,6 +143,7 @@ impl Stream {
             after_end: None,
             undecodable: 0,
             undecodable_dropped: None,
+            cut_at: None,
         }
     }
 
@@ -290,6 +294,9 @@ impl Stream {
                     let bytes = self.framing.line_bytes() + 1;
                     self.dropped(DropReason::LineTooLong, e.offset(), bytes, out)
                 }
+                ndjson::Item::Error(e) if self.cut_at == Some(e.line_offset()) => {
+                    self.dropped(DropReason::Cut, e.line_offset(), e.raw().len() as u64, out)
+                }
                 ndjson::Item::Error(e) => {
                     self.assembler.interrupt("a line could not be decoded");
                     if !self.report_undecodable(e.offset(), e.raw().len()) {
@@ -408,6 +415,10 @@ impl Stream {
         decoder.decode(event, data, &mut self.deltas);
         let mut deltas = std::mem::take(&mut self.deltas);
         for d in deltas.drain(..) {
+            if matches!(d, Delta::Undecodable { .. }) && self.cut_at == Some(offset) {
+                self.dropped(DropReason::Cut, offset, data.len() as u64, out);
+                continue;
+            }
             if matches!(d, Delta::Undecodable { .. })
                 && !self.report_undecodable(offset, data.len())
             {
@@ -458,6 +469,7 @@ impl Stream {
                         self.sse_items = true;
                         let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
                         let at = total - partial.discarded;
+                        self.cut_at = Some(at);
                         self.payload(ty, partial.data, at, out);
                     }
                 }
@@ -466,14 +478,23 @@ impl Stream {
                 }
             }
             Framer::Ndjson(d) => {
+                // What `finish` yields is the last line, cut off by the end of the stream.
                 d.finish(&mut self.nd_items);
+                for item in &self.nd_items {
+                    if let ndjson::Item::Error(e) = item {
+                        if e.kind() != ndjson::ErrorKind::LineTooLong {
+                            self.cut_at = Some(e.line_offset());
+                        }
+                    }
+                }
                 self.lines(out);
             }
             Framer::EventStream(d) => {
                 // A message cut by the end of the stream is lost (its checksum is at its
-                // end); the stream is incomplete unless `messageStop` came, as it is for
-                // any format without its terminal marker.
-                let _ = d.finish();
+                // end): reported as the cut it is.
+                if let Err(eventstream::Finish::Incomplete(i)) = d.finish() {
+                    self.dropped(DropReason::Cut, i.offset, i.bytes as u64, out);
+                }
             }
             Framer::Undecided => {}
         }

@@ -33,6 +33,9 @@ mod cli;
 #[path = "conformance.rs"]
 mod conformance;
 
+#[path = "cut.rs"]
+mod cut;
+
 #[path = "envelopes.rs"]
 mod envelopes;
 
