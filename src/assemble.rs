@@ -153,6 +153,37 @@ pub struct Failure {
     pub raw: Bytes,
 }
 
+/// The splitter's explanation, without the kind and offset a [`Failure`] carries apart.
+fn json_message(e: &json::Error) -> String {
+    let mut m = e.detail().to_string();
+    if let Some(t) = e.truncation().filter(|t| !t.lexical.in_token()) {
+        m.push_str(", ");
+        m.push_str(t.lexical.describe());
+    }
+    m
+}
+
+/// `tool call #0 get_weather (id call_1) failed: syntax at byte 12: expected ',' or '}'
+/// after an object member`.
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tool call #{} ", self.index)?;
+        if !self.name.is_empty() {
+            write!(f, "{} ", self.name)?;
+        }
+        if !self.id.is_empty() {
+            write!(f, "(id {}) ", self.id)?;
+        }
+        write!(f, "failed: {} at byte {}", self.kind.as_str(), self.offset)?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Failure {}
+
 /// What the assembler (and the pipeline) produce.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1084,7 +1115,7 @@ impl ToolCallAssembler {
             name: slot.name.clone(),
             kind: FailureKind::of(e.kind()),
             detail: Some(e.kind()),
-            message: e.to_string(),
+            message: json_message(e),
             offset: e.offset(),
             raw: e.raw().clone(),
         }

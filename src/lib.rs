@@ -97,6 +97,7 @@ pub mod replay;
 #[allow(unsafe_code)]
 pub mod scan;
 pub mod schema;
+mod serialize;
 pub mod sse;
 
 // The README's Rust examples are compiled and run as doctests.

@@ -822,6 +822,9 @@ fn every_rule_is_hit() {
         "connection closed before message completed",
         "request timeout",
         "deadline has elapsed",
+        "error decoding response body",
+        "error sending request for url (http://127.0.0.1:9/v1)",
+        "client error (Connect)",
     ] {
         hit.insert(classify_transport(msg, 0, &policy).rule);
     }

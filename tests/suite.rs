@@ -42,6 +42,9 @@ mod envelopes;
 #[path = "eventstream.rs"]
 mod eventstream;
 
+#[path = "glue.rs"]
+mod glue;
+
 #[path = "hostile.rs"]
 mod hostile;
 

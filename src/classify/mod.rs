@@ -605,6 +605,191 @@ pub fn classify_transport(message: &str, attempt: u32, policy: &Policy) -> Verdi
     )
 }
 
+/// Classify an HTTP error response from any header collection: an `http::HeaderMap`
+/// (`response.headers()` of reqwest or hyper), a `Vec<(String, String)>`, or anything
+/// else that yields (name, value) pairs. Values that are not UTF-8 are skipped. The same
+/// as [`classify_http`] otherwise.
+///
+/// ```
+/// use toolstream::classify::{classify_response, Action, Policy, Provider, Reason};
+///
+/// let headers = [("retry-after", "2")];
+/// let body = br#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
+/// let v = classify_response(Provider::Openai, 429, headers, body, 0, &Policy::default());
+/// assert_eq!((v.reason, v.action), (Reason::RateLimit, Action::Retry));
+/// assert_eq!(v.retry_after, Some(std::time::Duration::from_secs(2)));
+/// ```
+pub fn classify_response<I, N, V>(
+    provider: Provider,
+    status: u16,
+    headers: I,
+    body: &[u8],
+    attempt: u32,
+    policy: &Policy,
+) -> Verdict
+where
+    I: IntoIterator<Item = (N, V)>,
+    N: AsRef<str>,
+    V: AsRef<[u8]>,
+{
+    let owned: Vec<(N, V)> = headers.into_iter().collect();
+    let pairs: Vec<(&str, &str)> = owned
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_ref(), std::str::from_utf8(v.as_ref()).ok()?)))
+        .collect();
+    classify_http(
+        &HttpFailure {
+            provider,
+            status,
+            headers: &pairs,
+            body,
+            attempt,
+        },
+        policy,
+    )
+}
+
+/// Classify a transport error by its whole `source()` chain (a `reqwest::Error`, a
+/// `hyper::Error`, an `std::io::Error`...): the innermost cause that a rule recognises
+/// decides (`error sending request for url` wraps `client error (Connect)`, which wraps
+/// `Connection refused`), and the message is the chain joined with `: `.
+///
+/// ```
+/// use toolstream::classify::{classify_error, Policy, Reason};
+///
+/// let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "operation timed out");
+/// let v = classify_error(&io, 0, &Policy::default());
+/// assert_eq!(v.reason, Reason::Timeout);
+/// ```
+pub fn classify_error(err: &dyn std::error::Error, attempt: u32, policy: &Policy) -> Verdict {
+    // Bounded: a chain that loops (a source that returns itself) is cut short.
+    const MAX_CHAIN: usize = 16;
+    let mut chain = vec![err.to_string()];
+    let mut next = err.source();
+    while let Some(e) = next {
+        if chain.len() == MAX_CHAIN {
+            break;
+        }
+        chain.push(e.to_string());
+        next = e.source();
+    }
+    let (reason, rule) = chain
+        .iter()
+        .rev()
+        .map(|m| rules::decide_transport(m))
+        .find(|(r, _)| *r != Reason::Unknown)
+        .unwrap_or((Reason::Unknown, "unknown"));
+    finish(reason, rule, chain.join(": "), None, attempt, None, policy)
+}
+
+/// Classify a pipeline event: a failed tool call ([`classify_tool_failure`]), an error
+/// the provider sent in the stream ([`classify_stream_error`], as `provider` and in
+/// `phase`), bytes the stream lost ([`Event::Dropped`](crate::assemble::Event): a retry,
+/// [`Reason::StreamInterrupted`]) and a stream that ended before its terminal marker
+/// (`End { complete: false }`, the same). Every other event is no failure: `None`.
+///
+/// A stream that failed gives a verdict for each failure and one more for its end: act on
+/// the first, or on the most severe.
+///
+/// ```
+/// use bytes::Bytes;
+/// use toolstream::classify::{classify_event, Action, Phase, Policy, Provider};
+/// use toolstream::pipeline::Stream;
+///
+/// let mut s = Stream::new(None);
+/// let mut events = Vec::new();
+/// s.push(Bytes::from_static(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":tru}\"}}]}}]}\n\n"), &mut events);
+/// s.finish(&mut events);
+/// let v = events
+///     .iter()
+///     .find_map(|e| classify_event(e, Provider::Openai, Phase::BeforeOutput, 0, &Policy::default()))
+///     .unwrap();
+/// assert_eq!(v.action, Action::RetryWithFeedback);
+/// ```
+pub fn classify_event(
+    event: &crate::assemble::Event,
+    provider: Provider,
+    phase: Phase,
+    attempt: u32,
+    policy: &Policy,
+) -> Option<Verdict> {
+    use crate::assemble::Event;
+    Some(match event {
+        Event::ToolCallFailed(f) => classify_tool_failure(&f.into(), attempt, policy),
+        Event::ProviderError { message, body, .. } => {
+            let payload = if body.is_empty() { message } else { body };
+            classify_stream_error(provider, payload.as_bytes(), phase, attempt, policy)
+        }
+        Event::Dropped(d) => finish(
+            Reason::StreamInterrupted,
+            "stream.dropped",
+            format!(
+                "{} bytes of the stream at byte {} not decoded ({})",
+                d.bytes,
+                d.offset,
+                d.reason.as_str()
+            ),
+            None,
+            attempt,
+            Some(phase),
+            policy,
+        ),
+        Event::End { complete: false } => finish(
+            Reason::StreamInterrupted,
+            "stream.incomplete",
+            "the stream ended before its terminal marker".to_string(),
+            None,
+            attempt,
+            Some(phase),
+            policy,
+        ),
+        _ => return None,
+    })
+}
+
+/// The provider that speaks a wire format natively (a gateway that knows the server
+/// behind an OpenAI-compatible URL, Groq or vLLM say, should name it instead).
+impl From<crate::provider::Format> for Provider {
+    fn from(f: crate::provider::Format) -> Provider {
+        use crate::provider::Format;
+        match f {
+            Format::OpenAiChat | Format::OpenAiResponses => Provider::Openai,
+            Format::Anthropic => Provider::Anthropic,
+            Format::Gemini => Provider::Gemini,
+            Format::Ollama => Provider::Ollama,
+            Format::Bedrock => Provider::Bedrock,
+        }
+    }
+}
+
+/// A failed call of the pipeline, as the classifier takes it.
+impl<'a> From<&'a crate::assemble::Failure> for ToolFailure<'a> {
+    fn from(f: &'a crate::assemble::Failure) -> Self {
+        ToolFailure {
+            tool: &f.name,
+            kind: f.kind.into(),
+            offset: f.offset,
+            raw: &f.raw,
+            detail: Some(f.detail.map_or(f.message.as_str(), |d| d.as_str())),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    /// `reason → action`, then the facts a log line wants: `rate_limit → retry (after
+    /// 2000ms): Rate limit reached [rule code.rate_limit]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} → {}", self.reason, self.action)?;
+        if let Some(d) = self.retry_after {
+            write!(f, " (after {}ms)", d.as_millis())?;
+        }
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        write!(f, " [rule {}]", self.rule)
+    }
+}
+
 impl Verdict {
     fn with_feedback(mut self, feedback: String) -> Self {
         self.feedback = Some(feedback);

@@ -1144,6 +1144,19 @@ pub static TRANSPORT_RULES: &[Rule] = &[
         Message("unreachable"),
         R::Connection,
     ),
+    // HTTP clients' outer messages (reqwest, hyper), for a chain whose inner errors say
+    // nothing more precise: last, so that any cause they wrap decides first.
+    r(
+        "transport.body",
+        MessageAll(&["error", "body"]),
+        R::StreamInterrupted,
+    ),
+    r(
+        "transport.sending_request",
+        Message("error sending request"),
+        R::Connection,
+    ),
+    r("transport.connect", Message("connect"), R::Connection),
 ];
 
 /// Every rule of every table, in the order they are checked (transport last).

@@ -124,11 +124,18 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} at byte {} (value {}): {}",
+            "{} at byte {} of value {}: {}",
             self.kind, self.offset, self.value_index, self.detail
         )?;
         if let Some(t) = self.truncation {
-            write!(f, " (depth {}, {:?})", t.depth, t.lexical)?;
+            if !t.lexical.in_token() {
+                write!(f, ", {}", t.lexical.describe())?;
+            }
+            match t.depth {
+                0 => {}
+                1 => f.write_str(" (1 container open)")?,
+                n => write!(f, " ({n} containers open)")?,
+            }
         }
         Ok(())
     }

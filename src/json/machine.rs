@@ -961,9 +961,10 @@ impl Machine {
             )),
             _ => {
                 let detail = match self.lexical() {
-                    Lexical::InString | Lexical::InKey => "stream ended inside a string",
+                    Lexical::InString => "stream ended inside a string",
+                    Lexical::InKey => "stream ended inside an object key",
                     Lexical::InNumber => "stream ended inside a number",
-                    Lexical::InLiteral => "stream ended inside a literal",
+                    Lexical::InLiteral => "stream ended inside true, false or null",
                     _ => "stream ended inside a container",
                 };
                 Err(self.fail(ErrorKind::Truncated, end, detail))

@@ -149,3 +149,31 @@ pub enum Lexical {
     /// Inside `true`, `false` or `null`.
     InLiteral,
 }
+
+impl Lexical {
+    /// Whether the stream stopped inside a token (a string, key, number or literal) rather
+    /// than between tokens of a container.
+    pub fn in_token(self) -> bool {
+        matches!(
+            self,
+            Lexical::InString | Lexical::InKey | Lexical::InNumber | Lexical::InLiteral
+        )
+    }
+
+    /// Where this is, in words: `inside an object key`, `after a value`...
+    pub fn describe(self) -> &'static str {
+        match self {
+            Lexical::BetweenValues => "between values",
+            Lexical::ArrayStart => "just after `[`",
+            Lexical::ExpectingValue => "where a value was expected",
+            Lexical::ObjectStart => "just after `{`",
+            Lexical::ExpectingKey => "where a key was expected",
+            Lexical::ExpectingColon => "where `:` was expected",
+            Lexical::AfterValue => "after a value",
+            Lexical::InString => "inside a string",
+            Lexical::InKey => "inside an object key",
+            Lexical::InNumber => "inside a number",
+            Lexical::InLiteral => "inside true, false or null",
+        }
+    }
+}

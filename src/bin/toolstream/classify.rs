@@ -98,19 +98,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 fn print(v: &Verdict, json: bool) {
     let retry_after_ms = v.retry_after.map(|d| d.as_millis() as u64);
     if json {
-        let out = serde_json::json!({
-            "reason": v.reason.as_str(),
-            "action": v.action.as_str(),
-            "retryable": v.retryable,
-            "should_fallback": v.should_fallback,
-            "should_compress": v.should_compress,
-            "rotate_credential": v.rotate_credential,
-            "retry_after_ms": retry_after_ms,
-            "message": v.message,
-            "feedback": v.feedback,
-            "hint": v.hint,
-            "rule": v.rule,
-        });
+        let out = serde_json::to_string(v).expect("a verdict serialises");
         println!("{out}");
     } else {
         println!("reason:   {}", v.reason);

@@ -79,65 +79,13 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
-/// Bodies larger than this are shown as a string, not re-read as JSON: a tree of an
-/// attacker's 14 MB error body would cost a hundred times that.
-const MAX_JSON_BODY: usize = 64 << 10;
-
-fn json_or_string(text: &str) -> serde_json::Value {
-    if text.len() > MAX_JSON_BODY {
-        return serde_json::Value::String(text.to_string());
-    }
-    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
-}
-
 /// One JSON object per event, in the shapes the issue names (None for events not shown).
 pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
-    use serde_json::json;
-    Some(match e {
-        Event::ToolCall(c) => json!({
-            "type": "tool_call", "index": c.index, "part": c.part, "id": c.id, "name": c.name,
-            "arguments": serde_json::from_slice::<serde_json::Value>(&c.arguments).unwrap_or_default(),
-        }),
-        Event::ToolCallFailed(f) => json!({
-            "type": "tool_call_error", "index": f.index, "id": f.id, "name": f.name,
-            "kind": f.kind.as_str(), "offset": f.offset,
-            "raw": String::from_utf8_lossy(&f.raw),
-            "detail": f.detail.map_or(f.message.clone(), |d| d.as_str().to_string()),
-        }),
-        Event::Duplicate { index, id, name } => json!({
-            "type": "duplicate", "index": index, "id": id, "name": name,
-        }),
-        Event::Text { text, .. } => json!({"type": "text", "text": text}),
-        Event::Reasoning { text, .. } => json!({"type": "reasoning", "text": text}),
-        Event::ReasoningSignature { signature, .. } => {
-            json!({"type": "reasoning_signature", "signature": signature})
-        }
-        Event::RedactedReasoning { data, .. } => {
-            json!({"type": "redacted_reasoning", "data": data})
-        }
-        Event::ReasoningItem { raw, .. } => {
-            json!({"type": "reasoning_item", "item": json_or_string(raw)})
-        }
-        Event::ReasoningDetails { raw, .. } => {
-            json!({"type": "reasoning_details", "details": json_or_string(raw)})
-        }
-        Event::Finish { reason, raw } => {
-            json!({"type": "finish", "reason": reason.as_str(), "raw": raw})
-        }
-        Event::ProviderError {
-            status,
-            message,
-            body,
-        } => json!({
-            "type": "error", "status": status, "message": message,
-            "body": if body.is_empty() { serde_json::Value::Null } else { json_or_string(body) },
-        }),
-        Event::Dropped(d) => json!({
-            "type": "dropped", "reason": d.reason.as_str(), "offset": d.offset, "bytes": d.bytes,
-        }),
-        Event::End { complete } => json!({"type": "end", "complete": complete}),
-        _ => return None,
-    })
+    // Slot openings and usage are left out of the listing.
+    if matches!(e, Event::CallStarted { .. } | Event::Usage { .. }) {
+        return None;
+    }
+    serde_json::to_value(e).ok()
 }
 
 fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
@@ -151,16 +99,7 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             String::from_utf8_lossy(&c.arguments),
             c.id
         ),
-        Event::ToolCallFailed(f) => writeln!(
-            out,
-            "FAILED tool call #{} {} id={}: {} at byte {} ({})",
-            f.index,
-            f.name,
-            f.id,
-            f.kind.as_str(),
-            f.offset,
-            f.message
-        ),
+        Event::ToolCallFailed(f) => writeln!(out, "FAILED {f}"),
         Event::Duplicate { index, id, name } => {
             writeln!(
                 out,
