@@ -86,6 +86,8 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+#[cfg(any(feature = "futures", feature = "tokio-util"))]
+pub mod adapter;
 pub mod assemble;
 pub mod classify;
 pub mod eventstream;

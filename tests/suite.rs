@@ -9,6 +9,9 @@ mod common;
 #[global_allocator]
 static ALLOC: common::alloc::Counting = common::alloc::Counting;
 
+#[path = "adapter.rs"]
+mod adapter;
+
 #[path = "adversarial.rs"]
 mod adversarial;
 
