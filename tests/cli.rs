@@ -1,5 +1,6 @@
-//! The `toolstream split` command: output, exit codes, and values printed while the
-//! input pipe is still open.
+//! The command line: `split`'s output, exit codes and values printed while the input pipe
+//! is still open; every command's help, the version, usage errors, unreadable files,
+//! closed pipes and machine-readable previews.
 
 use crate::common;
 
@@ -87,10 +88,126 @@ fn usage_errors_exit_2() {
     assert_eq!(run(&["frobnicate"], b"").0, 2);
     assert_eq!(run(&["split", "--bogus"], b"").0, 2);
     assert_eq!(run(&["split", "a", "b"], b"").0, 2);
-    assert_eq!(run(&["split", "/nonexistent/file.json"], b"").0, 2);
     let (code, out, _) = run(&["--help"], b"");
     assert_eq!(code, 0);
-    assert!(out.contains("toolstream split [--any]") && out.contains("toolstream inspect"));
+    assert!(out.contains("inspect") && out.contains("split") && out.contains("classify"));
+}
+
+#[test]
+fn every_command_has_help_and_the_binary_a_version() {
+    for cmd in ["inspect", "split", "classify"] {
+        for flag in ["--help", "-h"] {
+            let (code, out, err) = run(&[cmd, flag], b"");
+            assert_eq!((code, err.as_str()), (0, ""), "{cmd} {flag}");
+            assert!(
+                out.starts_with(&format!("usage: toolstream {cmd}")),
+                "{out}"
+            );
+        }
+        // After other options too, and as `help CMD`.
+        let (code, out, _) = run(&[cmd, "--json", "--help"], b"");
+        assert_eq!(code, 0);
+        assert!(
+            out.starts_with(&format!("usage: toolstream {cmd}")),
+            "{out}"
+        );
+        let (code, help, _) = run(&["help", cmd], b"");
+        assert_eq!((code, &help), (0, &out));
+    }
+    // `--body -h` is a body, not a request for help.
+    let (code, out, _) = run(&["classify", "--status", "400", "--body", "-h"], b"");
+    assert_eq!(code, 0);
+    assert!(out.starts_with("reason:"), "{out}");
+    for flag in ["--version", "-V"] {
+        let (code, out, _) = run(&[flag], b"");
+        assert_eq!(code, 0);
+        assert_eq!(out, format!("toolstream {}\n", env!("CARGO_PKG_VERSION")));
+    }
+    // The inspect help names every framing it reads.
+    let (_, out, _) = run(&["inspect", "--help"], b"");
+    assert!(out.contains("AWS event stream"), "{out}");
+}
+
+#[test]
+fn a_usage_error_is_one_line_and_a_hint() {
+    for args in [
+        &["inspect", "--bogus"][..],
+        &["split", "--bogus"],
+        &["classify", "--bogus"],
+        &["inspect", "--chunk"],
+        &["frobnicate"],
+        &[],
+    ] {
+        let (code, out, err) = run(args, b"");
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {err}");
+        assert!(lines[1].starts_with("Try 'toolstream"), "{err}");
+    }
+}
+
+#[test]
+fn an_unreadable_input_names_the_file() {
+    for cmd in ["inspect", "split"] {
+        let (code, _, err) = run(&[cmd, "/nonexistent/file.json"], b"");
+        assert_eq!(code, 1, "{cmd}");
+        assert!(err.contains("/nonexistent/file.json"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// `| head -1`: the reader goes away; the command ends without a panic.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/captures/openai-parallel-calls.sse"
+    );
+    for args in [
+        &["--help"][..],
+        &["inspect", "--help"],
+        &["inspect", "--chunk", "1", capture],
+        &["classify", "--status", "500"],
+    ] {
+        let mut child = common::cli(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before the command writes.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn preview_json_is_one_json_object_per_line() {
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/captures/openai-parallel-calls.sse"
+    );
+    let (code, out, err) = run(&["inspect", "--preview", "--json", capture], b"");
+    assert_eq!((code, err.as_str()), (0, ""));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let views: Vec<_> = lines.iter().filter(|v| v["type"] == "preview").collect();
+    assert!(!views.is_empty(), "{out}");
+    let calls: Vec<_> = lines.iter().filter(|v| v["type"] == "tool_call").collect();
+    assert_eq!(calls.len(), 2, "{out}");
+    // Each view is a view of a call that then arrived, and shows only its members.
+    for view in views {
+        let call = calls.iter().find(|c| c["index"] == view["index"]).unwrap();
+        for key in view["view"].as_object().unwrap().keys() {
+            assert!(call["arguments"].get(key).is_some(), "{out}");
+        }
+    }
 }
 
 #[test]

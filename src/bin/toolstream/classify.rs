@@ -7,7 +7,8 @@ use toolstream::classify::{
     Verdict,
 };
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
+/// Classify what the arguments describe; the text to print, or a usage error.
+pub(crate) fn run(args: &[String]) -> Result<String, String> {
     let mut provider = Provider::Other;
     let mut status: Option<u16> = None;
     let mut headers: Vec<(String, String)> = Vec::new();
@@ -91,46 +92,43 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             &policy,
         )
     };
-    print(&verdict, json);
-    Ok(())
+    Ok(render(&verdict, json))
 }
 
-fn print(v: &Verdict, json: bool) {
-    let retry_after_ms = v.retry_after.map(|d| d.as_millis() as u64);
+/// The verdict as the text to print: one JSON line, or one field per line.
+fn render(v: &Verdict, json: bool) -> String {
+    use std::fmt::Write;
     if json {
-        let out = serde_json::to_string(v).expect("a verdict serialises");
-        println!("{out}");
-    } else {
-        println!("reason:   {}", v.reason);
-        println!("action:   {}", v.action);
-        let mut flags = Vec::new();
-        for (on, name) in [
-            (v.retryable, "retryable"),
-            (v.should_fallback, "should_fallback"),
-            (v.should_compress, "should_compress"),
-            (v.rotate_credential, "rotate_credential"),
-        ] {
-            if on {
-                flags.push(name);
-            }
-        }
-        println!(
-            "flags:    {}",
-            if flags.is_empty() {
-                "-".to_string()
-            } else {
-                flags.join(", ")
-            }
-        );
-        if let Some(ms) = retry_after_ms {
-            println!("wait:     {ms} ms");
-        }
-        if !v.message.is_empty() {
-            println!("message:  {}", v.message);
-        }
-        if let Some(hint) = v.hint {
-            println!("hint:     {hint}");
-        }
-        println!("rule:     {}", v.rule);
+        return serde_json::to_string(v).expect("a verdict serialises") + "\n";
     }
+    let mut out = String::new();
+    let _ = writeln!(out, "reason:   {}", v.reason);
+    let _ = writeln!(out, "action:   {}", v.action);
+    let flags: Vec<&str> = [
+        (v.retryable, "retryable"),
+        (v.should_fallback, "should_fallback"),
+        (v.should_compress, "should_compress"),
+        (v.rotate_credential, "rotate_credential"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| *name)
+    .collect();
+    let flags = if flags.is_empty() {
+        "-".to_string()
+    } else {
+        flags.join(", ")
+    };
+    let _ = writeln!(out, "flags:    {flags}");
+    if let Some(d) = v.retry_after {
+        let _ = writeln!(out, "wait:     {} ms", d.as_millis());
+    }
+    if !v.message.is_empty() {
+        let _ = writeln!(out, "message:  {}", v.message);
+    }
+    if let Some(hint) = v.hint {
+        let _ = writeln!(out, "hint:     {hint}");
+    }
+    let _ = writeln!(out, "rule:     {}", v.rule);
+    out
 }

@@ -20,6 +20,16 @@ pub(crate) struct Args {
     path: Option<String>,
 }
 
+impl Args {
+    /// The input's name for messages: the file, or stdin.
+    pub(crate) fn input_name(&self) -> &str {
+        match self.path.as_deref() {
+            None | Some("-") => "stdin",
+            Some(p) => p,
+        }
+    }
+}
+
 pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
     let mut out = Args {
         format: None,
@@ -55,7 +65,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             "--turn" => out.turn = true,
             "--preview" => out.preview = true,
             "--tools" => out.tools = Some(it.next().ok_or("--tools needs a file")?.clone()),
-            s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
+            s if s.starts_with('-') && s != "-" => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.replace(s.to_string()).is_some() {
                     return Err("more than one input file".into());
@@ -63,13 +73,8 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             }
         }
     }
-    if [out.json, out.turn, out.preview]
-        .iter()
-        .filter(|&&x| x)
-        .count()
-        > 1
-    {
-        return Err("--json, --turn and --preview are three outputs: choose one".into());
+    if out.turn && (out.json || out.preview) {
+        return Err("--turn prints the turn alone: not with --json or --preview".into());
     }
     if out.tools.is_some() && (out.turn || out.preview) {
         return Err(
@@ -181,6 +186,8 @@ fn feed(
 
 /// `--preview`: the events, and after each push the view of every call whose arguments
 /// changed (chunks of `chunk` bytes, 16 when not given, so that there is something to see).
+/// With `--json`, one object per event and one `{"type":"preview","index","after_bytes",
+/// "view"}` per view.
 fn preview(input: &mut dyn Read, args: &Args, out: &mut impl Write) -> io::Result<()> {
     let policy = Policy {
         preview: true,
@@ -194,21 +201,39 @@ fn preview(input: &mut dyn Read, args: &Args, out: &mut impl Write) -> io::Resul
             if let Event::CallStarted { index, .. } = e {
                 shown.resize(shown.len().max(index as usize + 1), None);
             }
-            human(&e, out)?;
+            event(&e, args.json, out)?;
         }
         for (index, last) in shown.iter_mut().enumerate() {
             let now = s.preview(index as u32);
             if let Some(view) = now.filter(|v| Some(*v) != last.as_ref()) {
-                writeln!(out, "  view of #{index} after {fed} bytes: {view}")?;
+                if args.json {
+                    let v = serde_json::json!({
+                        "type": "preview", "index": index, "after_bytes": fed, "view": view,
+                    });
+                    writeln!(out, "{v}")?;
+                } else {
+                    writeln!(out, "  view of #{index} after {fed} bytes: {view}")?;
+                }
             }
             *last = now.cloned();
         }
         Ok(())
     })?;
     for e in &events {
-        human(e, out)?;
+        event(e, args.json, out)?;
     }
     Ok(())
+}
+
+/// One event, as a JSON line or as text.
+fn event(e: &Event, json: bool, out: &mut impl Write) -> io::Result<()> {
+    if !json {
+        return human(e, out);
+    }
+    match to_json(e) {
+        Some(v) => writeln!(out, "{v}"),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn main(args: &Args) -> Result<(), io::Error> {

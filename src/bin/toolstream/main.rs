@@ -1,7 +1,7 @@
 //! The `toolstream` command line.
 //!
 //! ```text
-//! toolstream split [--any] [--json] [FILE|-]
+//! toolstream <inspect|split|classify|help> [options] [FILE|-]
 //! ```
 
 use std::fs::File;
@@ -14,44 +14,102 @@ use toolstream::json::{Mode, Splitter, Value};
 mod classify;
 mod inspect;
 
-const USAGE: &str = "\
-usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json | --turn | --preview]
+const HELP: &str = "\
+toolstream: tool calls out of LLM provider streams, the moment each one closes.
+
+usage: toolstream <command> [options] [FILE|-]
+
+commands:
+  inspect   run a captured streaming response through the pipeline: its tool calls, text,
+            errors, and whether it ended properly
+  split     split a stream of concatenated JSON values, each printed as it completes
+  classify  turn a failure (HTTP error, error in a stream, transport error) into a decision
+  help      print this, or a command's help: toolstream help inspect
+
+options:
+  -h, --help     print help (also after a command: toolstream inspect --help)
+  -V, --version  print the version
+
+Input is FILE, or stdin when FILE is - or absent.";
+
+const INSPECT_HELP: &str = "\
+usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [--turn | --preview]
                           [--tools REQUEST.json] [FILE|-]
-       toolstream split [--any] [--json] [FILE|-]
-       toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
-                           [--body STRING | --body-file FILE | -] [--phase before_output|after_output]
-                           [--transport MESSAGE] [--attempt N] [--json]
 
-inspect runs a captured streaming response (SSE or NDJSON) through the pipeline and lists
-its tool calls (each as soon as its arguments closed), text, finish, errors and whether the
-stream ended properly. --chunk N re-cuts the input into N-byte pushes (results must not
-change). --turn prints instead the assistant turn a tool loop sends back in its next
-request, in the format's request shape, with the reasoning, signatures and items the
-provider checks. --preview prints the events and, after each push (16 bytes unless
---chunk says), the view of every call whose arguments changed, as a user interface would
-show them while they stream. --tools checks each call against the tools a request declared
-(the request body, or its tools array, in any provider's shape): an undeclared name or
-arguments that do not match the JSON Schema are listed under the call, with the action.
-Formats: openai, responses, anthropic, gemini, ollama,
-bedrock (ConverseStream, binary AWS event stream framing), auto (default: detected).
-Exit 0 when the stream was read (even with failed calls), 1 on unreadable input, 2 on usage
-errors.
+Runs a captured streaming response through the pipeline and lists its tool calls (each as
+soon as its arguments closed), text, finish, errors and whether the stream ended properly.
+Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
 
-split reads a stream of concatenated JSON values (from FILE, or stdin when FILE is - or absent)
-and prints each value's exact bytes on its own line as soon as it is complete.
+  --provider NAME  the format: openai, responses, anthropic, gemini, ollama, bedrock
+                   (ConverseStream), or auto (default: detected from the first frames)
+  --chunk N        re-cut the input into N-byte pushes (the results must not change)
+  --json           one JSON object per event (with --preview: per event and per view)
+  --turn           print instead the assistant turn a tool loop sends back in its next
+                   request, in the format's request shape, with the reasoning, signatures
+                   and items the provider checks
+  --preview        print the events and, after each push (16 bytes unless --chunk says),
+                   the view of every call whose arguments changed, as a user interface
+                   would show them while they stream
+  --tools FILE     check each call against the tools a request declared (the request
+                   body, or its tools array, in any provider's shape): an undeclared name or
+                   arguments that do not match the JSON Schema are listed under the call
+
+Exit status: 0 when the stream was read (even with failed calls), 1 on unreadable input,
+2 on a usage error.";
+
+const SPLIT_HELP: &str = "\
+usage: toolstream split [--any] [--json] [FILE|-]
+
+Reads a stream of concatenated JSON values and prints each value's exact bytes on its own
+line as soon as it is complete.
 
   --any    accept any JSON value at the top level (default: objects only, as for
            tool-call arguments)
   --json   print one JSON object per value: {\"index\":N,\"start\":S,\"end\":E,\"value\":V}
 
-Exit status: 0 on a clean end, 1 on invalid or truncated input (a one-line message with
-the byte offset and error kind goes to stderr), 2 on a usage error.
+Exit status: 0 on a clean end, 1 on invalid, truncated or unreadable input (a one-line
+message with the byte offset and error kind goes to stderr), 2 on a usage error.";
 
-classify turns a failure into a decision (retry, retry_with_feedback, compress,
-repair_request, fallback, surface): an HTTP error (--status, --header, --body), an error event inside a stream
-(--phase, with the event's JSON as the body), or a transport error (--transport).
-Providers: openai azure anthropic gemini ollama openrouter bedrock mistral groq deepseek
-xai vllm llamacpp other (default). Exit status 0, or 2 on a usage error.";
+const CLASSIFY_HELP: &str = "\
+usage: toolstream classify [--provider NAME] [--status N] [--header 'Name: value']...
+                           [--body STRING | --body-file FILE | -]
+                           [--phase before_output|after_output]
+                           [--transport MESSAGE] [--attempt N] [--json]
+
+Turns a failure into a decision (retry, retry_with_feedback, compress, repair_request,
+fallback, surface): an HTTP error (--status, --header, --body), an error event inside a
+stream (--phase, with the event's JSON as the body), or a transport error (--transport).
+
+  --provider NAME  openai azure anthropic gemini ollama openrouter bedrock mistral groq
+                   deepseek xai vllm llamacpp other (default)
+  --attempt N      retries of this request already made (default 0)
+  --json           one JSON object with every field of the decision
+
+Exit status: 0, or 2 on a usage error.";
+
+/// Write to stdout; a closed pipe (`| head`) ends the output quietly.
+fn say(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"));
+    let _ = out.flush();
+}
+
+/// A usage error: one line, and where to look.
+fn usage_error(command: &str, msg: &str) -> ExitCode {
+    eprintln!("toolstream {command}: {msg}\nTry 'toolstream {command} --help'.");
+    ExitCode::from(2)
+}
+
+fn help_of(command: &str) -> Option<&'static str> {
+    match command {
+        "inspect" => Some(INSPECT_HELP),
+        "split" => Some(SPLIT_HELP),
+        "classify" => Some(CLASSIFY_HELP),
+        _ => None,
+    }
+}
 
 struct Args {
     mode: Mode,
@@ -60,13 +118,7 @@ struct Args {
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
-    let mut it = args.iter();
-    match it.next().map(String::as_str) {
-        Some("split") => {}
-        Some("-h" | "--help") => return Err(String::new()),
-        Some(other) => return Err(format!("unknown command '{other}'")),
-        None => return Err("missing command".into()),
-    }
+    let it = args.iter();
     let mut out = Args {
         mode: Mode::Objects,
         json: false,
@@ -76,8 +128,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         match a.as_str() {
             "--any" => out.mode = Mode::Any,
             "--json" => out.json = true,
-            "-h" | "--help" => return Err(String::new()),
-            s if s.starts_with("--") => return Err(format!("unknown option '{s}'")),
+            s if s.starts_with('-') && s != "-" => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.is_some() {
                     return Err("more than one input file".into());
@@ -133,7 +184,7 @@ fn split(mut input: impl Read, args: &Args) -> Result<ExitCode, io::Error> {
         // Values are printed as they complete, even when the pipe is still open.
         out.flush()?;
         if let Err(e) = r {
-            eprintln!("toolstream: {e}");
+            eprintln!("toolstream split: {e}");
             return Ok(ExitCode::from(1));
         }
     }
@@ -147,7 +198,7 @@ fn split(mut input: impl Read, args: &Args) -> Result<ExitCode, io::Error> {
         }
         Err(e) => {
             out.flush()?;
-            eprintln!("toolstream: {e}");
+            eprintln!("toolstream split: {e}");
             Ok(ExitCode::from(1))
         }
     }
@@ -155,50 +206,111 @@ fn split(mut input: impl Read, args: &Args) -> Result<ExitCode, io::Error> {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("inspect") {
-        let args = match inspect::parse(&argv[1..]) {
-            Ok(a) => a,
-            Err(msg) => {
-                eprintln!("toolstream: {msg}\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        };
-        return match inspect::main(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("toolstream: cannot read input: {e}");
-                ExitCode::from(1)
-            }
-        };
-    }
-    if argv.first().map(String::as_str) == Some("classify") {
-        return match classify::run(&argv[1..]) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(msg) => {
-                eprintln!("toolstream: {msg}\n\n{USAGE}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    let args = match parse_args(&argv) {
-        Ok(a) => a,
-        Err(msg) => {
-            if msg.is_empty() {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("toolstream: {msg}\n\n{USAGE}");
-            return ExitCode::from(2);
+    let Some(command) = argv.first().map(String::as_str) else {
+        eprintln!("toolstream: missing command\nTry 'toolstream --help'.");
+        return ExitCode::from(2);
+    };
+    let rest = &argv[1..];
+    match command {
+        "-h" | "--help" => {
+            say(HELP);
+            return ExitCode::SUCCESS;
         }
+        "-V" | "--version" => {
+            say(concat!("toolstream ", env!("CARGO_PKG_VERSION")));
+            return ExitCode::SUCCESS;
+        }
+        "help" => {
+            return match rest.first().map(String::as_str) {
+                None => {
+                    say(HELP);
+                    ExitCode::SUCCESS
+                }
+                Some(c) => match help_of(c) {
+                    Some(h) => {
+                        say(h);
+                        ExitCode::SUCCESS
+                    }
+                    None => usage_error("help", &format!("unknown command '{c}'")),
+                },
+            };
+        }
+        _ => {}
+    }
+    let Some(help) = help_of(command) else {
+        eprintln!("toolstream: unknown command '{command}'\nTry 'toolstream --help'.");
+        return ExitCode::from(2);
+    };
+    // Help anywhere among a command's options (but not as another option's value:
+    // `--body -h` is a body).
+    if rest.first().is_some_and(|a| a == "-h" || a == "--help")
+        || rest
+            .windows(2)
+            .any(|w| (w[1] == "-h" || w[1] == "--help") && !takes_value(command, &w[0]))
+    {
+        say(help);
+        return ExitCode::SUCCESS;
+    }
+    match command {
+        "inspect" => inspect_main(rest),
+        "classify" => match classify::run(rest) {
+            Ok(text) => {
+                let mut out = io::stdout().lock();
+                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+                ExitCode::SUCCESS
+            }
+            Err(msg) => usage_error("classify", &msg),
+        },
+        _ => split_main(rest),
+    }
+}
+
+/// Whether an option of `command` takes a value (so that what follows it is that value).
+fn takes_value(command: &str, option: &str) -> bool {
+    match command {
+        "inspect" => matches!(option, "--provider" | "--chunk" | "--tools"),
+        "classify" => matches!(
+            option,
+            "--provider"
+                | "--status"
+                | "--header"
+                | "--body"
+                | "--body-file"
+                | "--phase"
+                | "--transport"
+                | "--attempt"
+        ),
+        _ => false,
+    }
+}
+
+fn inspect_main(rest: &[String]) -> ExitCode {
+    let args = match inspect::parse(rest) {
+        Ok(a) => a,
+        Err(msg) => return usage_error("inspect", &msg),
+    };
+    match inspect::main(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolstream inspect: {}: {e}", args.input_name());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn split_main(rest: &[String]) -> ExitCode {
+    let args = match parse_args(rest) {
+        Ok(a) => a,
+        Err(msg) => return usage_error("split", &msg),
     };
     let result = match args.path.as_deref() {
         None | Some("-") => split(io::stdin().lock(), &args),
         Some(p) => match File::open(p) {
             Ok(f) => split(f, &args),
             Err(e) => {
-                eprintln!("toolstream: cannot open {p}: {e}");
-                return ExitCode::from(2);
+                eprintln!("toolstream split: {p}: {e}");
+                return ExitCode::from(1);
             }
         },
     };
@@ -206,7 +318,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("toolstream: I/O error: {e}");
+            let name = args.path.as_deref().unwrap_or("stdin");
+            eprintln!("toolstream split: {name}: {e}");
             ExitCode::from(1)
         }
     }
