@@ -74,8 +74,17 @@
 //!
 //! ## Crate features
 //!
-//! None: the crate builds with `bytes`, `memchr`, `serde` and `serde_json` (error bodies and
-//! provider envelopes), and nothing is optional yet.
+//! | feature | default | what it adds | dependencies it adds |
+//! |---|---|---|---|
+//! | `bedrock` | on | [`eventstream`] (the binary AWS event stream framing) and Bedrock's ConverseStream and InvokeModelWithResponseStream (`provider::bedrock`, `Format::Bedrock`) | `base64` (InvokeModel chunks) |
+//! | `futures` | off | `pipeline::Stream::events`: any `futures_core::Stream` of byte chunks as a stream of events (`adapter`) | `futures-core` |
+//! | `tokio-util` | off | `adapter::EventCodec`: the pipeline as a `tokio_util::codec::Decoder` | `tokio-util` (and `tokio`) |
+//!
+//! Always: `bytes` (zero-copy chunks and values), `memchr` (the framings' line and
+//! delimiter search), `serde` and `serde_json` (provider envelopes, error bodies, schemas;
+//! `Serialize` for events and verdicts), `simdutf8` (UTF-8 validation of string content).
+//! `default-features = false` leaves out Bedrock: a zero first byte is then read as SSE,
+//! and reported as no event stream.
 //!
 //! ## Compile-time configuration
 //!
@@ -90,6 +99,7 @@
 pub mod adapter;
 pub mod assemble;
 pub mod classify;
+#[cfg(feature = "bedrock")]
 pub mod eventstream;
 pub mod json;
 pub mod ndjson;

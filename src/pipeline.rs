@@ -23,6 +23,7 @@
 use bytes::Bytes;
 
 use crate::assemble::{DropReason, Dropped, Event, Policy, ToolCallAssembler};
+#[cfg(feature = "bedrock")]
 use crate::eventstream;
 use crate::ndjson;
 use crate::provider::{self, Delta, Format, Framing};
@@ -44,11 +45,13 @@ enum Framer {
     Undecided,
     Sse(sse::Decoder),
     Ndjson(ndjson::Decoder),
+    #[cfg(feature = "bedrock")]
     EventStream(eventstream::Decoder),
 }
 
 /// The AWS event stream decoder for the pipeline: a message may be as large as an SSE
 /// event.
+#[cfg(feature = "bedrock")]
 fn event_stream_decoder(framing: sse::Limits) -> eventstream::Decoder {
     eventstream::Decoder::with_limits(
         eventstream::Limits::default().max_message_bytes(framing.event_bytes()),
@@ -82,8 +85,10 @@ pub struct Stream {
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
     nd_items: Vec<ndjson::Item>,
+    #[cfg(feature = "bedrock")]
     messages: Vec<eventstream::Message>,
     /// The event stream framing failed (reported once).
+    #[cfg(feature = "bedrock")]
     framing_failed: bool,
     /// The SSE decoder produced something (an event, a comment, a retry, a skip).
     sse_items: bool,
@@ -123,6 +128,7 @@ impl Stream {
         let framer = match format.map(Format::framing) {
             Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing)),
             Some(Framing::Ndjson) => Framer::Ndjson(ndjson_decoder(framing)),
+            #[cfg(feature = "bedrock")]
             Some(Framing::EventStream) => Framer::EventStream(event_stream_decoder(framing)),
             None => Framer::Undecided,
         };
@@ -137,7 +143,9 @@ impl Stream {
             assembler: ToolCallAssembler::new(policy),
             deltas: Vec::new(),
             nd_items: Vec::new(),
+            #[cfg(feature = "bedrock")]
             messages: Vec::new(),
+            #[cfg(feature = "bedrock")]
             framing_failed: false,
             sse_items: false,
             after_end: None,
@@ -156,6 +164,7 @@ impl Stream {
             Framer::Undecided => 0,
             Framer::Sse(d) => d.buffered(),
             Framer::Ndjson(d) => d.buffered(),
+            #[cfg(feature = "bedrock")]
             Framer::EventStream(d) => d.buffered(),
         };
         framing + self.held.len() + self.pending_len + self.assembler.buffered()
@@ -191,11 +200,10 @@ impl Stream {
                 _ => b':',
             };
             // A JSON value first means NDJSON (Ollama native); a zero byte, the high byte of
-            // a binary length prefix, the AWS event stream (Bedrock); anything else is SSE.
-            self.framer = if first == 0 {
-                self.format = Some(Format::Bedrock);
-                self.decoder = Some(provider::Decoder::new(Format::Bedrock));
-                Framer::EventStream(event_stream_decoder(self.framing))
+            // a binary length prefix, the AWS event stream (Bedrock; without the feature,
+            // read as SSE and reported as no event stream); anything else is SSE.
+            self.framer = if cfg!(feature = "bedrock") && first == 0 {
+                self.event_stream()
             } else if matches!(first, b'{' | b'[') {
                 Framer::Ndjson(ndjson_decoder(self.framing))
             } else {
@@ -209,6 +217,19 @@ impl Stream {
         self.frame(chunk, out);
     }
 
+    /// The AWS event stream framing, and Bedrock's format.
+    #[cfg(feature = "bedrock")]
+    fn event_stream(&mut self) -> Framer {
+        self.format = Some(Format::Bedrock);
+        self.decoder = Some(provider::Decoder::new(Format::Bedrock));
+        Framer::EventStream(event_stream_decoder(self.framing))
+    }
+
+    #[cfg(not(feature = "bedrock"))]
+    fn event_stream(&mut self) -> Framer {
+        unreachable!("only with the bedrock feature")
+    }
+
     fn frame(&mut self, chunk: Bytes, out: &mut Vec<Event>) {
         match &mut self.framer {
             Framer::Undecided => {}
@@ -217,7 +238,7 @@ impl Stream {
                 d.feed(chunk);
                 self.sse_events(out);
             }
-            Framer::Ndjson(_) | Framer::EventStream(_) => {
+            _ => {
                 let mut at = 0;
                 while at < chunk.len() {
                     let end = chunk.len().min(at + PIECE);
@@ -235,6 +256,7 @@ impl Stream {
                 d.push(piece, &mut self.nd_items);
                 self.lines(out);
             }
+            #[cfg(feature = "bedrock")]
             Framer::EventStream(d) => {
                 let r = d.push(piece, &mut self.messages);
                 self.event_messages(out);
@@ -254,6 +276,7 @@ impl Stream {
         }
     }
 
+    #[cfg(feature = "bedrock")]
     /// The AWS event stream messages decoded so far, each as one framed payload: an
     /// event by its `:event-type`, an exception by its `:exception-type` (payload
     /// `{"message": ...}`), an error message as `error:` and its `:error-code` (its
@@ -489,6 +512,7 @@ impl Stream {
                 }
                 self.lines(out);
             }
+            #[cfg(feature = "bedrock")]
             Framer::EventStream(d) => {
                 // A message cut by the end of the stream is lost (its checksum is at its
                 // end): reported as the cut it is.

@@ -137,7 +137,7 @@ impl Turn {
                 choice: 0,
                 signature,
             } => {
-                if matches!(self.format, Format::Anthropic | Format::Bedrock) {
+                if self.format.is_anthropic_like() {
                     // It closes the thinking block before it.
                     if let Some(Block::Thinking { signature: s, .. }) = self.blocks.last_mut() {
                         if s.is_none() {
@@ -194,9 +194,8 @@ impl Turn {
     /// Reasoning (`thought`) or text: onto the block of its kind before it, unless a
     /// signature waits for a part of its own (Gemini's) or closed that block (Anthropic's).
     fn push_text(&mut self, thought: bool, text: &str) {
-        let closed = |signature: &Option<String>| {
-            matches!(self.format, Format::Anthropic | Format::Bedrock) && signature.is_some()
-        };
+        let closed =
+            |signature: &Option<String>| self.format.is_anthropic_like() && signature.is_some();
         if self.pending.is_none() {
             match self.blocks.last_mut() {
                 Some(Block::Thinking { text: t, signature }) if thought && !closed(signature) => {
@@ -237,6 +236,7 @@ impl Turn {
                 self.reasoning_content_always,
             ),
             Format::Ollama => ollama(&blocks),
+            #[cfg(feature = "bedrock")]
             Format::Bedrock => bedrock(&blocks),
         }
     }
@@ -295,6 +295,7 @@ fn anthropic(blocks: &[Block]) -> Value {
 /// `reasoningContent` (`reasoningText` with its signature, or `redactedContent`), calls as
 /// `toolUse`. Unsigned reasoning is left out, as for Anthropic (Claude on Bedrock refuses
 /// it the same way).
+#[cfg(feature = "bedrock")]
 fn bedrock(blocks: &[Block]) -> Value {
     let content: Vec<Value> = blocks
         .iter()

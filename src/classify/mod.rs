@@ -757,6 +757,7 @@ impl From<crate::provider::Format> for Provider {
             Format::Anthropic => Provider::Anthropic,
             Format::Gemini => Provider::Gemini,
             Format::Ollama => Provider::Ollama,
+            #[cfg(feature = "bedrock")]
             Format::Bedrock => Provider::Bedrock,
         }
     }

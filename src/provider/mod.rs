@@ -7,6 +7,7 @@ use std::fmt;
 use crate::json::cursor::{Bad, Cursor};
 
 pub mod anthropic;
+#[cfg(feature = "bedrock")]
 pub mod bedrock;
 pub mod gemini;
 pub mod ollama;
@@ -32,6 +33,7 @@ pub enum Format {
     /// Ollama native `/api/chat` (NDJSON).
     Ollama,
     /// Amazon Bedrock `ConverseStream` (AWS event stream framing).
+    #[cfg(feature = "bedrock")]
     Bedrock,
 }
 
@@ -43,18 +45,20 @@ pub enum Framing {
     /// One JSON value per line.
     Ndjson,
     /// AWS event stream (`application/vnd.amazon.eventstream`): binary, length-prefixed
-    /// messages with headers ([`crate::eventstream`]).
+    /// messages with headers ([`crate::eventstream`]; feature `bedrock`).
+    #[cfg(feature = "bedrock")]
     EventStream,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: &'static [Format] = &[
         Format::OpenAiChat,
         Format::OpenAiResponses,
         Format::Anthropic,
         Format::Gemini,
         Format::Ollama,
+        #[cfg(feature = "bedrock")]
         Format::Bedrock,
     ];
 
@@ -66,6 +70,7 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::Gemini => "gemini",
             Format::Ollama => "ollama",
+            #[cfg(feature = "bedrock")]
             Format::Bedrock => "bedrock",
         }
     }
@@ -79,6 +84,7 @@ impl Format {
             "anthropic" => Some(Format::Anthropic),
             "gemini" => Some(Format::Gemini),
             "ollama" => Some(Format::Ollama),
+            #[cfg(feature = "bedrock")]
             "bedrock" => Some(Format::Bedrock),
             _ => None,
         }
@@ -88,6 +94,7 @@ impl Format {
     pub fn framing(self) -> Framing {
         match self {
             Format::Ollama => Framing::Ndjson,
+            #[cfg(feature = "bedrock")]
             Format::Bedrock => Framing::EventStream,
             _ => Framing::Sse,
         }
@@ -98,7 +105,24 @@ impl Format {
     /// metrics it sends after `messageStop`). Anything else after the marker is dropped and
     /// reported ([`crate::assemble::DropReason::AfterEnd`]).
     pub fn trails_end(self, event: Option<&[u8]>) -> bool {
-        self == Format::Bedrock && event == Some(b"metadata")
+        #[cfg(feature = "bedrock")]
+        return self == Format::Bedrock && event == Some(b"metadata");
+        #[cfg(not(feature = "bedrock"))]
+        return {
+            let _ = event;
+            false
+        };
+    }
+
+    /// Anthropic's content blocks (Anthropic, and Bedrock Converse after it): thinking
+    /// signatures go back with the block.
+    pub(crate) fn is_anthropic_like(self) -> bool {
+        match self {
+            Format::Anthropic => true,
+            #[cfg(feature = "bedrock")]
+            Format::Bedrock => true,
+            _ => false,
+        }
     }
 
     /// Guess the format from one framed payload (and its SSE event type, if any).
@@ -395,6 +419,7 @@ pub enum Decoder {
     /// Ollama native.
     Ollama(ollama::Decoder),
     /// Bedrock ConverseStream.
+    #[cfg(feature = "bedrock")]
     Bedrock(bedrock::Decoder),
 }
 
@@ -407,6 +432,7 @@ impl Decoder {
             Format::Anthropic => Decoder::Anthropic(Default::default()),
             Format::Gemini => Decoder::Gemini(Default::default()),
             Format::Ollama => Decoder::Ollama(Default::default()),
+            #[cfg(feature = "bedrock")]
             Format::Bedrock => Decoder::Bedrock(Default::default()),
         }
     }
@@ -420,6 +446,7 @@ impl Decoder {
             Decoder::Anthropic(d) => d.decode(event, payload, out),
             Decoder::Gemini(d) => d.decode(payload, out),
             Decoder::Ollama(d) => d.decode(payload, out),
+            #[cfg(feature = "bedrock")]
             Decoder::Bedrock(d) => d.decode(event, payload, out),
         }
     }
@@ -521,6 +548,7 @@ impl ErrorMembers {
 
 /// The `message` of an exception's payload: a JSON object's `message` member, if it is a
 /// string.
+#[cfg(feature = "bedrock")]
 pub(crate) fn message_member(payload: &[u8]) -> Option<String> {
     let text = utf8(payload).ok()?;
     if Cursor::new(text).peek() != Some(b'{') {
