@@ -104,7 +104,7 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             String::from_utf8_lossy(&c.arguments),
             c.id
         ),
-        Event::ToolCallFailed(f) => writeln!(out, "FAILED {f}"),
+        Event::ToolCallFailed(f) => writeln!(out, "{f}"),
         Event::Duplicate { index, id, name } => {
             writeln!(
                 out,
