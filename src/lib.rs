@@ -14,6 +14,7 @@
 //! | [`assemble`] | [`assemble::ToolCallAssembler`]: one strict splitter per call, calls out as their objects close |
 //! | [`pipeline`] | [`pipeline::Stream`]: all of the above behind one `push` / `finish` |
 //! | [`replay`] | [`replay::Turn`]: the assistant turn a tool loop sends back, with the reasoning and signatures the provider checks |
+//! | [`request`] | [`request::repair`]: tool calls in a request's history whose arguments a provider would refuse, repaired losslessly |
 //! | [`schema`] | [`schema::Tools`]: is a call's name declared, and do its arguments match the tool's JSON Schema? Precise violations for the model |
 //! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
@@ -106,6 +107,7 @@ pub mod ndjson;
 pub mod pipeline;
 pub mod provider;
 pub mod replay;
+pub mod request;
 #[allow(unsafe_code)]
 pub mod scan;
 pub mod schema;

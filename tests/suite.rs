@@ -63,6 +63,9 @@ mod properties;
 #[path = "replay.rs"]
 mod replay;
 
+#[path = "request.rs"]
+mod request;
+
 #[path = "scalar_arrays.rs"]
 mod scalar_arrays;
 

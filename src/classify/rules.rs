@@ -133,8 +133,8 @@ const HINT_REPLAYED_ARGUMENTS: &str = "An assistant tool call in the history has
 that are not one JSON object as a string of JSON text (the model's own broken output, or an \
 object where the text belongs, sent back): replace them with one JSON object's text before \
 sending again (keeping the raw text inside it, e.g. \
-{\"INVALID_JSON\": \"<raw>\"}, so the model can see what it wrote), or drop that call and its \
-result. No other provider would take the request as it is.";
+{\"INVALID_JSON\": \"<raw>\"}, so the model can see what it wrote: toolstream::request::repair does \
+this), or drop that call and its result. No other provider would take the request as it is.";
 
 /// Tool calls in the history without their results, or the reverse, or out of order.
 const HINT_TOOL_RESULTS: &str = "Every tool call in the history needs its result, right after \

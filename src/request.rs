@@ -1,0 +1,234 @@
+//! The request side: tool calls in a request's history whose arguments a provider would
+//! refuse, found ([`check`]) and repaired losslessly ([`repair`]).
+//!
+//! A tool loop sends the model's calls back in the next request. When the model wrote broken
+//! arguments (`{"a":1`, two objects glued, an array, nothing), many servers refuse the whole
+//! request (`400 invalid tool call arguments`, DashScope's "must be in JSON format"): no
+//! other provider would take it either, and the agent is stuck. [`repair`] replaces each such
+//! argument with one JSON object that keeps the raw text, `{"INVALID_JSON": "<raw>"}` — the
+//! convention Anthropic documents for sending invalid tool input back — so the request goes
+//! through and the model can still see what it wrote. This is what the classifier's
+//! `request_repair` hint for replayed arguments asks for.
+//!
+//! Three request shapes are read, wherever they occur in the body:
+//! - OpenAI chat: `messages[].tool_calls[].function.arguments` (a string of JSON text);
+//! - OpenAI Responses: `input[]` items of type `function_call`, their `arguments` (the same);
+//! - Anthropic Messages: `messages[].content[]` blocks of type `tool_use`, their `input` (an
+//!   object).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolstream::request::{repair, Problem};
+//!
+//! let mut body = json!({"model": "m", "messages": [
+//!     {"role": "user", "content": "hi"},
+//!     {"role": "assistant", "tool_calls": [
+//!         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}{\"b\":2}"}}
+//!     ]},
+//!     {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+//! ]});
+//! let fixed = repair(&mut body);
+//! assert_eq!(fixed[0].problem, Problem::Glued);
+//! assert_eq!(fixed[0].path, "/messages/1/tool_calls/0/function/arguments");
+//! assert_eq!(
+//!     body["messages"][1]["tool_calls"][0]["function"]["arguments"],
+//!     r#"{"INVALID_JSON":"{\"a\":1}{\"b\":2}"}"#
+//! );
+//! ```
+
+use std::fmt;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use crate::json::{Mode, Splitter};
+
+/// What is wrong with one call's arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Problem {
+    /// Not valid JSON.
+    Invalid,
+    /// More than one JSON value, glued (`{"a":1}{"b":2}`).
+    Glued,
+    /// One JSON value that is not an object (an array, a string, a number...).
+    NotObject,
+    /// Nothing, or only whitespace.
+    Empty,
+    /// Where JSON text (a string) belongs, something else (an object given as an object is
+    /// turned into its text, losing nothing).
+    NotText,
+}
+
+impl Problem {
+    /// `invalid`, `glued`, `not_object`, `empty` or `not_text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Problem::Invalid => "invalid",
+            Problem::Glued => "glued",
+            Problem::NotObject => "not_object",
+            Problem::Empty => "empty",
+            Problem::NotText => "not_text",
+        }
+    }
+}
+
+/// One call whose arguments are (or were, after [`repair`]) not one JSON object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Where, as a JSON Pointer into the request (`/messages/3/tool_calls/0/function/arguments`).
+    pub path: String,
+    /// What was wrong.
+    pub problem: Problem,
+    /// The tool's name, if the call has one.
+    pub tool: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}", self.path, self.problem.as_str())?;
+        if !self.tool.is_empty() {
+            write!(f, ", tool {}", self.tool)?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The calls of `request` whose arguments a provider would refuse. Nothing is changed.
+pub fn check(request: &Value) -> Vec<Finding> {
+    let mut copy = request.clone();
+    repair(&mut copy)
+}
+
+/// Repair every call of `request` whose arguments are not one JSON object, in place, and say
+/// which: JSON text that is not one object becomes `{"INVALID_JSON": "<the raw text>"}`'s
+/// text (an Anthropic `input` that is not an object becomes that object); an object where
+/// the text belongs becomes its text. Everything else is left as it is.
+pub fn repair(request: &mut Value) -> Vec<Finding> {
+    let mut found = Vec::new();
+    if let Some(messages) = request.get_mut("messages").and_then(Value::as_array_mut) {
+        for (m, message) in messages.iter_mut().enumerate() {
+            if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                for (c, call) in calls.iter_mut().enumerate() {
+                    let tool = name(call.pointer("/function/name"));
+                    if let Some(args) = call.pointer_mut("/function/arguments") {
+                        let path = format!("/messages/{m}/tool_calls/{c}/function/arguments");
+                        text_arguments(args, path, tool, &mut found);
+                    }
+                }
+            }
+            if let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) {
+                for (b, block) in blocks.iter_mut().enumerate() {
+                    if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+                        continue;
+                    }
+                    let tool = name(block.get("name"));
+                    if let Some(input) = block.get_mut("input") {
+                        let path = format!("/messages/{m}/content/{b}/input");
+                        object_input(input, path, tool, &mut found);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(items) = request.get_mut("input").and_then(Value::as_array_mut) {
+        for (i, item) in items.iter_mut().enumerate() {
+            if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                continue;
+            }
+            let tool = name(item.get("name"));
+            if let Some(args) = item.get_mut("arguments") {
+                text_arguments(args, format!("/input/{i}/arguments"), tool, &mut found);
+            }
+        }
+    }
+    found
+}
+
+fn name(v: Option<&Value>) -> String {
+    v.and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// What JSON text is, as arguments.
+fn judge(text: &str) -> Option<Problem> {
+    if text.trim().is_empty() {
+        return Some(Problem::Empty);
+    }
+    let mut s = Splitter::new(Mode::Any);
+    let mut values = Vec::new();
+    let ok = s
+        .push(Bytes::copy_from_slice(text.as_bytes()), &mut values)
+        .and_then(|()| s.finish())
+        .map(|last| values.extend(last));
+    match ok {
+        Err(_) => Some(Problem::Invalid),
+        Ok(()) if values.len() > 1 => Some(Problem::Glued),
+        Ok(())
+            if values
+                .first()
+                .is_some_and(|v| v.bytes().first() == Some(&b'{')) =>
+        {
+            None
+        }
+        Ok(()) => Some(Problem::NotObject),
+    }
+}
+
+fn wrapped(raw: &str) -> Value {
+    json!({ "INVALID_JSON": raw })
+}
+
+/// Arguments carried as JSON text (OpenAI chat, Responses).
+fn text_arguments(args: &mut Value, path: String, tool: String, found: &mut Vec<Finding>) {
+    let problem = match args {
+        Value::String(text) => match judge(text) {
+            None => return,
+            Some(p) => {
+                *args = Value::String(wrapped(text).to_string());
+                p
+            }
+        },
+        Value::Object(_) => {
+            *args = Value::String(args.to_string());
+            Problem::NotText
+        }
+        other => {
+            let raw = other.to_string();
+            *other = Value::String(wrapped(&raw).to_string());
+            Problem::NotObject
+        }
+    };
+    found.push(Finding {
+        path,
+        problem,
+        tool,
+    });
+}
+
+/// Arguments carried as a JSON value (Anthropic's `input`).
+fn object_input(input: &mut Value, path: String, tool: String, found: &mut Vec<Finding>) {
+    let problem = match input {
+        Value::Object(_) => return,
+        Value::String(text) => match judge(text) {
+            // An object's text where the object belongs: the object.
+            None => {
+                *input = serde_json::from_str(text).unwrap_or_else(|_| wrapped(text));
+                Problem::NotText
+            }
+            Some(p) => {
+                *input = wrapped(text);
+                p
+            }
+        },
+        other => {
+            let raw = other.to_string();
+            *other = wrapped(&raw);
+            Problem::NotObject
+        }
+    };
+    found.push(Finding {
+        path,
+        problem,
+        tool,
+    });
+}
