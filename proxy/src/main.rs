@@ -1,0 +1,154 @@
+//! `toolstream-proxy` (also reached as `toolstream proxy`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use toolstream::classify::Provider;
+use toolstream_proxy::{serve, Config};
+
+const HELP: &str = "\
+usage: toolstream proxy --upstream URL [--listen HOST:PORT] [options]
+
+An HTTP proxy between an agent and its LLM provider. Point the agent's base URL at it
+(http://HOST:PORT/v1 for an OpenAI client, http://HOST:PORT for an Anthropic one): the
+request path is forwarded unchanged after URL's own path.
+
+OpenAI chat completions (streaming and not) and Anthropic messages come back with each tool
+call whole and validated the moment its arguments close: calls glued into one arguments
+string are split (ids <id>_2, _3, ...), duplicates dropped, ids minted where missing, failed
+calls forwarded as the provider sent them with an SSE comment; a stream the upstream cut
+ends with an error event, never a clean end. Requests whose history holds tool-call
+arguments that are not one JSON object are repaired before they are forwarded
+(as {\"INVALID_JSON\": raw}; the response's toolstream-repaired header says where). Error
+responses pass through unchanged, with toolstream-reason, toolstream-action and, when the
+provider gave a delay, retry-after. GET /healthz answers ok.
+
+  --upstream URL           scheme://host[:port][/prefix] (http or https)
+  --listen HOST:PORT       where to listen (default 127.0.0.1:8080)
+  --provider NAME          who the upstream is, for the classifier: openai, anthropic, groq,
+                           vllm, ... (default: by the request path)
+  --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
+                           `tool_calls`, so that clients run the calls)
+  --no-repair              forward requests as they are
+  --max-streams N          streams at once (default 1024; past it a 503)
+  --max-request-bytes N    largest request body (default 33554432)
+  --connect-timeout S      seconds to connect to the upstream (default 10)
+  --first-byte-timeout S   seconds to the upstream's response head (default 300)
+  --idle-timeout S         seconds between two pieces of a body (default 300)
+
+Logs go to stderr, one line per request (RUST_LOG=debug for more); credentials and bodies
+are never logged.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let (config, listen) = match parse(&args) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("toolstream proxy: {msg}\nTry 'toolstream proxy --help'.");
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolstream proxy: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(&listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("toolstream proxy: cannot listen on {listen}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let addr = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or(listen);
+        tracing::info!(listen = %addr, upstream = %config.upstream, "proxy ready");
+        tokio::select! {
+            r = serve(listener, config) => match r {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolstream proxy: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+        }
+    })
+}
+
+fn parse(args: &[String]) -> Result<(Config, String), String> {
+    let mut upstream = None;
+    let mut listen = "127.0.0.1:8080".to_string();
+    let mut provider = None;
+    let mut keep = false;
+    let mut repair = true;
+    let mut numbers: Vec<(&str, u64)> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--upstream" => upstream = Some(value("--upstream")?),
+            "--listen" => listen = value("--listen")?,
+            "--provider" => {
+                let v = value("--provider")?;
+                provider = Some(Provider::from_name(&v).ok_or(format!("unknown provider '{v}'"))?);
+            }
+            "--keep-finish-reason" => keep = true,
+            "--no-repair" => repair = false,
+            n @ ("--max-streams"
+            | "--max-request-bytes"
+            | "--connect-timeout"
+            | "--first-byte-timeout"
+            | "--idle-timeout") => {
+                let v = value(n)?;
+                let x = v
+                    .parse()
+                    .map_err(|_| format!("bad number for {n}: '{v}'"))?;
+                numbers.push((n, x));
+            }
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    let upstream = upstream.ok_or("--upstream is required")?;
+    let uri: http::Uri = upstream
+        .parse()
+        .map_err(|e| format!("bad --upstream '{upstream}': {e}"))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        return Err(format!(
+            "--upstream '{upstream}' is not http(s)://host[:port][/prefix]"
+        ));
+    }
+    let mut config = Config::new(uri);
+    config.provider = provider;
+    config.keep_finish_reason = keep;
+    config.repair_requests = repair;
+    for (n, x) in numbers {
+        match n {
+            "--max-streams" => config.max_streams = x.max(1) as usize,
+            "--max-request-bytes" => config.max_request_bytes = x as usize,
+            "--connect-timeout" => config.connect_timeout = Duration::from_secs(x),
+            "--first-byte-timeout" => config.first_byte_timeout = Duration::from_secs(x),
+            _ => config.idle_timeout = Duration::from_secs(x),
+        }
+    }
+    Ok((config, listen))
+}

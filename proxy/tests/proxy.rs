@@ -1,0 +1,606 @@
+//! The proxy over real loopback sockets: a fake upstream that replays the shipped captures
+//! (in 1-, 7-, 64- and 4096-byte writes, or cut), the proxy, and reqwest as the client.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use toolstream::pipeline::Stream;
+use toolstream::provider::Format;
+use toolstream_proxy::{serve, Config};
+
+/// What the fake upstream answers.
+#[derive(Clone)]
+struct Script {
+    status: u16,
+    content_type: &'static str,
+    headers: Vec<(&'static str, String)>,
+    body: Bytes,
+    /// Bytes per write.
+    write: usize,
+    /// Close the connection this many bytes into the body, without ending it.
+    cut_at: Option<usize>,
+}
+
+impl Script {
+    fn sse(body: Bytes, write: usize) -> Self {
+        Script {
+            status: 200,
+            content_type: "text/event-stream",
+            headers: Vec::new(),
+            body,
+            write,
+            cut_at: None,
+        }
+    }
+}
+
+/// A fake upstream: answers every request with the script, and keeps each request's body.
+async fn upstream(script: Script) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let script = script.clone();
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let Some(body) = read_request(&mut socket).await else {
+                    return;
+                };
+                kept.lock().unwrap().push(body);
+                let mut head = format!(
+                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\n",
+                    script.status, script.content_type
+                );
+                for (n, v) in &script.headers {
+                    head.push_str(&format!("{n}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let body = match script.cut_at {
+                    Some(n) => &script.body[..n.min(script.body.len())],
+                    None => &script.body[..],
+                };
+                for piece in body.chunks(script.write.max(1)) {
+                    let chunk =
+                        [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+                    if socket.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                }
+                if script.cut_at.is_none() {
+                    let _ = socket.write_all(b"0\r\n\r\n").await;
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+/// One HTTP/1.1 request's body (by content-length).
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let head_end = loop {
+        let n = socket.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = socket.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    Some(buf[head_end..].to_vec())
+}
+
+/// The proxy in front of `upstream`.
+async fn proxy(upstream: &str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let config = Config::new(upstream.parse().unwrap());
+    tokio::spawn(serve(listener, config));
+    url
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn captures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/captures")
+}
+
+/// The calls a capture must give (name, arguments), from its hand-written expected file:
+/// each call, and each failed call with the bytes the provider sent (forwarded as they
+/// came, so that the agent's own handling applies).
+fn expected_calls(name: &str) -> Vec<(String, Value)> {
+    let text = std::fs::read_to_string(captures().join(format!("{name}.expected.jsonl"))).unwrap();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            let name = v["name"].as_str().unwrap_or_default().to_string();
+            match v["type"].as_str() {
+                Some("tool_call") => Some((name, v["arguments"].clone())),
+                Some("tool_call_error") => Some((name, parsed(v["raw"].as_str().unwrap()))),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::String(text.to_string()))
+}
+
+/// The SSE events of a body: (event type, data).
+fn sse_events(body: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(body);
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut ty = String::new();
+        let mut data = Vec::new();
+        for line in block.lines() {
+            if let Some(t) = line.strip_prefix("event: ") {
+                ty = t.to_string();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                data.push(d);
+            }
+        }
+        if !data.is_empty() {
+            out.push((ty, data.join("\n")));
+        }
+    }
+    out
+}
+
+/// OpenAI chunks accumulated as the SDKs do: tool calls by index (id and name set once,
+/// arguments appended).
+fn openai_calls(body: &[u8]) -> Vec<(String, String, String)> {
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    for (_, data) in sse_events(body) {
+        let Ok(v) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        for tc in v
+            .pointer("/choices/0/delta/tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let i = tc["index"].as_u64().unwrap() as usize;
+            if calls.len() <= i {
+                calls.resize(i + 1, Default::default());
+            }
+            if let Some(id) = tc["id"].as_str() {
+                calls[i].0 = id.to_string();
+            }
+            if let Some(n) = tc.pointer("/function/name").and_then(Value::as_str) {
+                calls[i].1.push_str(n);
+            }
+            if let Some(a) = tc.pointer("/function/arguments").and_then(Value::as_str) {
+                calls[i].2.push_str(a);
+            }
+        }
+    }
+    calls
+}
+
+/// Anthropic events accumulated as the SDK does: tool_use blocks by index.
+fn anthropic_calls(body: &[u8]) -> Vec<(String, String, String)> {
+    let mut calls: std::collections::BTreeMap<u64, (String, String, String)> = Default::default();
+    for (ty, data) in sse_events(body) {
+        let Ok(v) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        match ty.as_str() {
+            "content_block_start" if v["content_block"]["type"] == "tool_use" => {
+                let b = &v["content_block"];
+                calls.insert(
+                    v["index"].as_u64().unwrap(),
+                    (
+                        b["id"].as_str().unwrap().into(),
+                        b["name"].as_str().unwrap().into(),
+                        String::new(),
+                    ),
+                );
+            }
+            "content_block_delta" if v["delta"]["type"] == "input_json_delta" => {
+                let c = calls
+                    .get_mut(&v["index"].as_u64().unwrap())
+                    .expect("delta of a started block");
+                c.2.push_str(v["delta"]["partial_json"].as_str().unwrap());
+            }
+            _ => {}
+        }
+    }
+    calls.into_values().collect()
+}
+
+async fn post(url: &str, body: Value) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let mut body = Vec::new();
+    let mut s = r.bytes_stream();
+    while let Some(c) = s.next().await {
+        match c {
+            Ok(c) => body.extend_from_slice(&c),
+            Err(_) => break,
+        }
+    }
+    (status, headers, body)
+}
+
+/// Each OpenAI-shaped and Anthropic capture through the proxy at every write size: the
+/// calls a client accumulates are the expected calls, whole, one per index.
+#[test]
+fn every_capture_gives_its_expected_calls_through_the_proxy_at_every_write_size() {
+    let rt = runtime();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(captures()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("sse") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let bytes = Bytes::from(std::fs::read(&path).unwrap());
+        let mut s = Stream::new(None);
+        let mut events = Vec::new();
+        s.push(bytes.clone(), &mut events);
+        let route = match s.format() {
+            Some(Format::OpenAiChat) => "/v1/chat/completions",
+            Some(Format::Anthropic) => "/v1/messages",
+            _ => continue,
+        };
+        let want = expected_calls(&name);
+        let mut seen_bodies = Vec::new();
+        for write in [1, 7, 64, 4096] {
+            let got = rt.block_on(async {
+                let (up, _) = upstream(Script::sse(bytes.clone(), write)).await;
+                let url = proxy(&up).await;
+                let (status, _, body) =
+                    post(&format!("{url}{route}"), json!({"stream": true})).await;
+                assert_eq!(status, 200, "{name}");
+                body
+            });
+            let calls = if route == "/v1/messages" {
+                anthropic_calls(&got)
+            } else {
+                openai_calls(&got)
+            };
+            let named: Vec<(String, Value)> = calls
+                .iter()
+                .map(|(_, n, a)| (n.clone(), parsed(a)))
+                .collect();
+            assert_eq!(named, want, "{name} at {write}-byte writes");
+            let ids: std::collections::HashSet<_> = calls.iter().map(|c| c.0.clone()).collect();
+            assert_eq!(ids.len(), calls.len(), "{name}: ids unique");
+            assert!(
+                calls.iter().all(|c| !c.0.is_empty()),
+                "{name}: every call has an id"
+            );
+            // The same events whatever the writes (minted ids aside).
+            seen_bodies.push(named);
+        }
+        assert!(seen_bodies.windows(2).all(|w| w[0] == w[1]), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} captures");
+}
+
+#[test]
+fn glued_calls_are_split_and_stop_becomes_tool_calls() {
+    let rt = runtime();
+    let stream = concat!(
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Looking.\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}{\\\"a\\\":2}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let body = rt.block_on(async {
+        let (up, _) = upstream(Script::sse(Bytes::from_static(stream.as_bytes()), 5)).await;
+        let url = proxy(&up).await;
+        post(
+            &format!("{url}/v1/chat/completions"),
+            json!({"stream": true}),
+        )
+        .await
+        .2
+    });
+    let calls = openai_calls(&body);
+    assert_eq!(
+        calls,
+        [
+            ("c1".to_string(), "f".to_string(), r#"{"a":1}"#.to_string()),
+            (
+                "c1_2".to_string(),
+                "f".to_string(),
+                r#"{"a":2}"#.to_string()
+            ),
+        ]
+    );
+    let events = sse_events(&body);
+    let text = events
+        .iter()
+        .find(|(_, d)| d.contains("Looking."))
+        .expect("the text, as it came");
+    assert!(text.1.contains("\"content\":\"Looking.\""));
+    assert!(
+        events
+            .iter()
+            .any(|(_, d)| d.contains("\"finish_reason\":\"tool_calls\"")),
+        "{events:?}"
+    );
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+}
+
+#[test]
+fn a_cut_upstream_ends_the_client_stream_with_an_error_and_no_done() {
+    let rt = runtime();
+    let bytes = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+    for cut in [300, 700, 1500] {
+        let body = rt.block_on(async {
+            let mut script = Script::sse(bytes.clone(), 64);
+            script.cut_at = Some(cut);
+            let (up, _) = upstream(script).await;
+            let url = proxy(&up).await;
+            post(
+                &format!("{url}/v1/chat/completions"),
+                json!({"stream": true}),
+            )
+            .await
+            .2
+        });
+        let events = sse_events(&body);
+        assert!(
+            !events.iter().any(|(_, d)| d == "[DONE]"),
+            "cut at {cut}: {events:?}"
+        );
+        let last: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+        assert_eq!(last["error"]["type"], "stream_interrupted", "cut at {cut}");
+    }
+    // Anthropic: an error event, no message_stop.
+    let bytes = Bytes::from(std::fs::read(captures().join("anthropic-tool-use.sse")).unwrap());
+    let body = rt.block_on(async {
+        let mut script = Script::sse(bytes.clone(), 64);
+        script.cut_at = Some(bytes.len() / 2);
+        let (up, _) = upstream(script).await;
+        let url = proxy(&up).await;
+        post(&format!("{url}/v1/messages"), json!({"stream": true}))
+            .await
+            .2
+    });
+    let events = sse_events(&body);
+    assert!(!events.iter().any(|(t, _)| t == "message_stop"));
+    assert_eq!(events.last().unwrap().0, "error");
+}
+
+#[test]
+fn a_request_with_broken_arguments_in_its_history_reaches_the_upstream_repaired() {
+    let rt = runtime();
+    let stream = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+    let request = json!({"model": "m", "stream": true, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}{\"x\":2}"}},
+            {"id": "b", "type": "function", "function": {"name": "g", "arguments": "[1]"}},
+            {"id": "c", "type": "function", "function": {"name": "h", "arguments": "{\"ok\":1}"}},
+        ]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "tool", "tool_call_id": "c", "content": "3"},
+    ]});
+    let (headers, seen) = rt.block_on(async {
+        let (up, seen) = upstream(Script::sse(stream, 4096)).await;
+        let url = proxy(&up).await;
+        let (_, headers, _) = post(&format!("{url}/v1/chat/completions"), request).await;
+        (headers, seen)
+    });
+    let sent: Value = serde_json::from_slice(&seen.lock().unwrap()[0]).unwrap();
+    let args = |i: usize| {
+        sent["messages"][1]["tool_calls"][i]["function"]["arguments"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&args(0)).unwrap(),
+        json!({"INVALID_JSON": "{\"x\":1}{\"x\":2}"})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&args(1)).unwrap(),
+        json!({"INVALID_JSON": "[1]"})
+    );
+    assert_eq!(args(2), "{\"ok\":1}");
+    let note = headers["toolstream-repaired"].to_str().unwrap();
+    assert!(
+        note.contains("/messages/1/tool_calls/0/function/arguments (glued"),
+        "{note}"
+    );
+    assert!(
+        note.contains("/messages/1/tool_calls/1/function/arguments (not_object"),
+        "{note}"
+    );
+}
+
+#[test]
+fn errors_pass_through_with_the_verdict_in_headers() {
+    let rt = runtime();
+    let cases = [
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
+            vec![("retry-after-ms", "2500".to_string())],
+            "rate_limit",
+            "retry",
+            Some("3"),
+        ),
+        (
+            400,
+            r#"{"error":{"message":"invalid tool call arguments"}}"#,
+            vec![],
+            "model_output",
+            "retry_with_feedback",
+            None,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+            vec![],
+            "auth",
+            "fallback",
+            None,
+        ),
+    ];
+    for (status, body, headers, reason, action, retry_after) in cases {
+        let (got_status, got_headers, got_body) = rt.block_on(async {
+            let script = Script {
+                status,
+                content_type: "application/json",
+                headers,
+                body: Bytes::from_static(body.as_bytes()),
+                write: 4096,
+                cut_at: None,
+            };
+            let (up, _) = upstream(script).await;
+            let url = proxy(&up).await;
+            post(
+                &format!("{url}/v1/chat/completions"),
+                json!({"stream": true}),
+            )
+            .await
+        });
+        assert_eq!(got_status, status);
+        assert_eq!(got_body, body.as_bytes(), "the body unchanged");
+        assert_eq!(got_headers["toolstream-reason"], reason, "{body}");
+        assert_eq!(got_headers["toolstream-action"], action, "{body}");
+        assert_eq!(
+            got_headers.get("retry-after").map(|v| v.to_str().unwrap()),
+            retry_after,
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn an_error_inside_the_stream_is_annotated() {
+    let rt = runtime();
+    let bytes =
+        Bytes::from(std::fs::read(captures().join("anthropic-overloaded-midstream.sse")).unwrap());
+    let body = rt.block_on(async {
+        let (up, _) = upstream(Script::sse(bytes, 64)).await;
+        let url = proxy(&up).await;
+        post(&format!("{url}/v1/messages"), json!({"stream": true}))
+            .await
+            .2
+    });
+    let text = String::from_utf8_lossy(&body);
+    let note = text
+        .find(": toolstream error reason=overloaded")
+        .expect("annotated");
+    let error = text.find("event: error").expect("the error forwarded");
+    assert!(note < error, "the note comes before the error");
+}
+
+#[test]
+fn healthz_and_an_unreachable_upstream() {
+    let rt = runtime();
+    rt.block_on(async {
+        // A port nobody listens on.
+        let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let dead_url = format!("http://{}", dead.local_addr().unwrap());
+        drop(dead);
+        let url = proxy(&dead_url).await;
+        let r = reqwest::get(format!("{url}/healthz")).await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.text().await.unwrap(), "ok\n");
+        let (status, headers, _) = post(&format!("{url}/v1/chat/completions"), json!({})).await;
+        assert_eq!(status, 502);
+        assert_eq!(headers["toolstream-reason"], "connection");
+        assert_eq!(headers["toolstream-action"], "retry");
+    });
+}
+
+/// A client that reads nothing: the proxy stops reading the upstream once a few pieces
+/// wait, so what it holds stays bounded however much the upstream has to send. (Bounded in
+/// time: the client waits 2 s.)
+#[test]
+fn a_slow_client_does_not_make_the_proxy_buffer_the_upstream() {
+    let rt = runtime();
+    let written = rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let up = format!("http://{}", listener.local_addr().unwrap());
+        let written = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let w = written.clone();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            read_request(&mut socket).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            socket.write_all(head.as_bytes()).await.unwrap();
+            let event = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}]}\n\n";
+            let piece = event.repeat(400);
+            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece.as_bytes(), b"\r\n"].concat();
+            // Up to 256 MiB, as fast as the proxy takes it.
+            while w.load(std::sync::atomic::Ordering::Relaxed) < 256 << 20 {
+                if socket.write_all(&chunk).await.is_err() {
+                    return;
+                }
+                w.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        let url = proxy(&up).await;
+        let r = reqwest::Client::new()
+            .post(format!("{url}/v1/chat/completions"))
+            .body(json!({"stream": true}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let n = written.load(std::sync::atomic::Ordering::Relaxed);
+        drop(r);
+        n
+    });
+    // Socket buffers on both sides (a few MiB each on loopback) plus the proxy's few pieces.
+    assert!(
+        written < 48 << 20,
+        "the upstream wrote {written} bytes to a client that read none"
+    );
+}
