@@ -1,0 +1,266 @@
+"""The official `openai` and `anthropic` Python SDKs through `toolstream-proxy`, over
+loopback, against a fake upstream that replays the shipped captures in 1-, 7-, 64- and
+4096-byte writes (and cuts and errors): what the SDKs hand the agent is each capture's
+expected calls.
+
+Run by `.ci/run` in a venv it creates:
+    TOOLSTREAM_PROXY=target/debug/toolstream-proxy pytest proxy/tests/python
+"""
+
+import http.server
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+
+import anthropic
+import openai
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+CAPTURES = ROOT / "examples" / "captures"
+PROXY = os.environ.get("TOOLSTREAM_PROXY", str(ROOT / "target" / "debug" / "toolstream-proxy"))
+
+OPENAI_CAPTURES = [
+    "openai-parallel-calls",
+    "openai-truncated-arguments",
+    "gemini-openai-concatenated",
+    "gemini-openai-thought-signatures",
+    "mistral-no-index",
+    "ollama-index-reuse",
+]
+ANTHROPIC_CAPTURES = ["anthropic-tool-use", "anthropic-thinking-tool-use"]
+WRITES = [1, 7, 64, 4096]
+
+
+class Upstream:
+    """A loopback HTTP server answering every request with `self.script`, and keeping
+    each request's body."""
+
+    def __init__(self):
+        self.script = None
+        self.requests = []
+        upstream = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length", 0))
+                upstream.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+                status, ctype, body, write, cut = upstream.script
+                self.send_response(status)
+                self.send_header("content-type", ctype)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                data = body if cut is None else body[:cut]
+                for i in range(0, len(data), write):
+                    piece = data[i : i + write]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                if cut is None:
+                    self.wfile.write(b"0\r\n\r\n")
+                self.close_connection = True
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def stack():
+    up = Upstream()
+    port = free_port()
+    proc = subprocess.Popen(
+        [PROXY, "--listen", "127.0.0.1:%d" % port, "--upstream", up.url],
+        stderr=subprocess.DEVNULL,
+    )
+    base = "http://127.0.0.1:%d" % port
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        raise RuntimeError("the proxy did not start")
+    yield up, base
+    proc.kill()
+    proc.wait()
+    up.server.shutdown()
+
+
+def expected(name):
+    """Each call (name, arguments) of the capture's hand-written expected file; a failed
+    call with the bytes the provider sent, which the proxy forwards as they came."""
+    out = []
+    for line in (CAPTURES / (name + ".expected.jsonl")).read_text().splitlines():
+        ev = json.loads(line)
+        if ev["type"] == "tool_call":
+            out.append((ev["name"], ev["arguments"]))
+        elif ev["type"] == "tool_call_error":
+            out.append((ev["name"], parsed(ev["raw"])))
+    return out
+
+
+def parsed(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+
+
+def openai_calls(base, **kw):
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    stream = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=TOOLS, stream=True, **kw
+    )
+    calls = {}
+    for chunk in stream:
+        for choice in chunk.choices:
+            for tc in choice.delta.tool_calls or []:
+                c = calls.setdefault(tc.index, {"id": None, "name": "", "arguments": ""})
+                if tc.id:
+                    c["id"] = tc.id
+                if tc.function and tc.function.name:
+                    c["name"] += tc.function.name
+                if tc.function and tc.function.arguments:
+                    c["arguments"] += tc.function.arguments
+    return [calls[i] for i in sorted(calls)]
+
+
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("name", OPENAI_CAPTURES)
+def test_openai_sdk_gets_the_expected_calls(stack, name, write):
+    up, base = stack
+    up.script = (200, "text/event-stream", (CAPTURES / (name + ".sse")).read_bytes(), write, None)
+    calls = openai_calls(base)
+    assert [(c["name"], parsed(c["arguments"])) for c in calls] == expected(name)
+    ids = [c["id"] for c in calls]
+    assert all(ids) and len(set(ids)) == len(ids)
+
+
+def test_openai_sdk_sees_glued_calls_as_separate_calls(stack):
+    up, base = stack
+    up.script = (
+        200,
+        "text/event-stream",
+        (CAPTURES / "gemini-openai-concatenated.sse").read_bytes(),
+        64,
+        None,
+    )
+    calls = openai_calls(base)
+    assert [c["id"] for c in calls] == ["call_g1", "call_g1_2"]
+
+
+def test_openai_sdk_raises_on_a_cut_stream(stack):
+    up, base = stack
+    body = (CAPTURES / "openai-parallel-calls.sse").read_bytes()
+    up.script = (200, "text/event-stream", body, 64, len(body) // 2)
+    with pytest.raises(openai.APIError) as e:
+        openai_calls(base)
+    assert "interrupted" in str(e.value)
+
+
+def test_openai_sdk_non_streaming_glued_arguments_become_two_calls(stack):
+    up, base = stack
+    completion = {
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "f", "arguments": "{\"a\":1}{\"a\":2}"}}]}}],
+    }
+    up.script = (200, "application/json", json.dumps(completion).encode(), 4096, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    calls = r.choices[0].message.tool_calls
+    assert [(c.id, json.loads(c.function.arguments)) for c in calls] == [("c1", {"a": 1}), ("c1_2", {"a": 2})]
+    assert r.choices[0].finish_reason == "tool_calls"
+
+
+def test_openai_sdk_history_with_broken_arguments_is_repaired(stack):
+    up, base = stack
+    up.script = (200, "text/event-stream", (CAPTURES / "openai-parallel-calls.sse").read_bytes(), 4096, None)
+    up.requests.clear()
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\":1}{\"x\":2}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "done"},
+    ]
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=messages, stream=True)
+    assert "/messages/1/tool_calls/0/function/arguments" in raw.headers["toolstream-repaired"]
+    for _ in raw.parse():
+        pass
+    sent = up.requests[-1]["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(sent) == {"INVALID_JSON": "{\"x\":1}{\"x\":2}"}
+
+
+def test_openai_sdk_error_carries_the_verdict(stack):
+    up, base = stack
+    body = b'{"error":{"message":"invalid tool call arguments"}}'
+    up.script = (400, "application/json", body, 4096, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert e.value.response.headers["toolstream-reason"] == "model_output"
+    assert e.value.response.headers["toolstream-action"] == "retry_with_feedback"
+
+
+def anthropic_calls(base):
+    client = anthropic.Anthropic(base_url=base, api_key="sk-test", max_retries=0)
+    with client.messages.stream(
+        model="m", max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
+        final = stream.get_final_message()
+    return [(b.id, b.name, b.input) for b in final.content if b.type == "tool_use"]
+
+
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("name", ANTHROPIC_CAPTURES)
+def test_anthropic_sdk_gets_the_expected_calls(stack, name, write):
+    up, base = stack
+    up.script = (200, "text/event-stream", (CAPTURES / (name + ".sse")).read_bytes(), write, None)
+    calls = anthropic_calls(base)
+    assert [(n, i) for _, n, i in calls] == expected(name)
+    assert all(c[0] for c in calls)
+
+
+def test_anthropic_sdk_raises_on_an_error_in_the_stream(stack):
+    up, base = stack
+    up.script = (
+        200,
+        "text/event-stream",
+        (CAPTURES / "anthropic-overloaded-midstream.sse").read_bytes(),
+        64,
+        None,
+    )
+    with pytest.raises(anthropic.APIStatusError):
+        anthropic_calls(base)
+
+
+def test_anthropic_sdk_raises_on_a_cut_stream(stack):
+    up, base = stack
+    body = (CAPTURES / "anthropic-tool-use.sse").read_bytes()
+    up.script = (200, "text/event-stream", body, 64, len(body) // 2)
+    with pytest.raises(anthropic.APIError):
+        anthropic_calls(base)
