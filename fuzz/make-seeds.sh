@@ -5,13 +5,14 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema proxy_rewriter; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 cp ../examples/tool-arguments.json corpus/preview_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/captures/*.eventstream; do
   cp "$f" corpus/sse_chunked/
   cp "$f" corpus/pipeline_small_limits/
 done
+cp ../examples/captures/*.sse corpus/proxy_rewriter/
 suite=../../shared/conformance/JSONTestSuite/test_parsing
 if [ -d "$suite" ]; then
   for f in "$suite"/*.json; do

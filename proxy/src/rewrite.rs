@@ -151,6 +151,7 @@ pub struct OpenAiRewriter {
     keep_finish_reason: bool,
     delivered: bool,
     saw_done: bool,
+    after_done: bool,
     saw_finish: bool,
     output_started: bool,
     counts: Counts,
@@ -169,6 +170,7 @@ impl OpenAiRewriter {
             keep_finish_reason,
             delivered: false,
             saw_done: false,
+            after_done: false,
             saw_finish: false,
             output_started: false,
             counts: Counts::default(),
@@ -209,6 +211,14 @@ impl OpenAiRewriter {
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        if self.saw_done {
+            // After the terminal marker nothing more belongs to the response (the pipeline
+            // drops it too): said once.
+            if data.trim_ascii() != b"[DONE]" && !std::mem::replace(&mut self.after_done, true) {
+                comment(out, "toolstream dropped data after [DONE]");
+            }
+            return;
+        }
         let mut events = std::mem::take(&mut self.events);
         self.core.decode(ty, &data, &mut events);
         if data.trim_ascii() == b"[DONE]" {
@@ -273,6 +283,7 @@ impl OpenAiRewriter {
                 }
             }
         }
+        let mut changed = false;
         let mut keep = chunk.get("usage").is_some_and(|u| !u.is_null())
             || chunk.get("error").is_some()
             || !chunk.contains_key("choices");
@@ -283,7 +294,7 @@ impl OpenAiRewriter {
                     continue;
                 };
                 if let Some(Value::Object(delta)) = choice.get_mut("delta") {
-                    delta.remove("tool_calls");
+                    changed |= delta.remove("tool_calls").is_some();
                     // A delta left with only `role` or nulls still opens the turn for the
                     // client: kept when it carries anything at all.
                     if delta.values().any(|v| !v.is_null()) {
@@ -301,6 +312,9 @@ impl OpenAiRewriter {
                     }
                 }
             }
+        }
+        if !changed {
+            return Some(data.clone());
         }
         keep.then(|| Bytes::from(Value::Object(chunk).to_string()))
     }

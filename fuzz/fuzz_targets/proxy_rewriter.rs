@@ -1,0 +1,107 @@
+//! Oracle: the proxy's OpenAI rewriter, fed any upstream bytes at any chunking, hands the
+//! client the calls the pipeline finds in the same bytes (each call's arguments exactly,
+//! each failed call's bytes as they came), one per index, and the same output whatever
+//! the chunking; an incomplete stream without `[DONE]` ends with an error event.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use bytes::{Bytes, BytesMut};
+use libfuzzer_sys::fuzz_target;
+use toolstream::assemble::Event;
+use toolstream::classify::Provider;
+use toolstream::pipeline::Stream;
+use toolstream::provider::Format;
+use toolstream_proxy::rewrite::OpenAiRewriter;
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    data: Vec<u8>,
+    cuts: Vec<u16>,
+}
+
+/// (name, arguments) of each call the client accumulates, by index.
+fn client_calls(out: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(out);
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for block in text.split("\n\n") {
+        let Some(data) = block.strip_prefix("data: ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            continue;
+        };
+        let Some(tcs) = v
+            .pointer("/choices/0/delta/tool_calls")
+            .and_then(|t| t.as_array())
+        else {
+            continue;
+        };
+        for tc in tcs {
+            let i = tc["index"].as_u64().unwrap() as usize;
+            // Each call is one whole chunk with the next index.
+            assert_eq!(i, calls.len(), "indices in order, one chunk per call");
+            calls.push((
+                tc["function"]["name"].as_str().unwrap().to_string(),
+                tc["function"]["arguments"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    calls
+}
+
+fn rewrite(data: &Bytes, cuts: &[usize]) -> Vec<u8> {
+    let mut r = OpenAiRewriter::new(Provider::Openai, false);
+    let mut out = BytesMut::new();
+    let mut prev = 0;
+    for &c in cuts.iter().chain(std::iter::once(&data.len())) {
+        r.push(data.slice(prev..c.max(prev)), &mut out);
+        prev = c.max(prev);
+    }
+    r.finish(None, &mut out);
+    out.to_vec()
+}
+
+fuzz_target!(|input: Input| {
+    let data = Bytes::from(input.data);
+    let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
+    let out = rewrite(&data, &cuts);
+    let calls = client_calls(&out);
+
+    let mut s = Stream::new(Some(Format::OpenAiChat));
+    let mut events = Vec::new();
+    s.push(data.clone(), &mut events);
+    s.finish(&mut events);
+    let want: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some((
+                c.name.clone(),
+                String::from_utf8_lossy(&c.arguments).into_owned(),
+            )),
+            Event::ToolCallFailed(f) => {
+                Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, want, "the client's calls are the pipeline's");
+
+    let whole = client_calls(&rewrite(&data, &[]));
+    assert_eq!(calls, whole, "chunking changed the calls");
+
+    // A stream the pipeline finds incomplete, without `[DONE]`, ends with an error event.
+    let complete = events.last() == Some(&Event::End { complete: true });
+    if !complete && memchr::memmem::find(&data, b"[DONE]").is_none() {
+        let text = String::from_utf8_lossy(&out);
+        let last = text
+            .split("\n\n")
+            .filter_map(|b| b.strip_prefix("data: "))
+            .last()
+            .expect("an error event");
+        let v: serde_json::Value = serde_json::from_str(last).expect("the last event is JSON");
+        assert!(
+            v.get("error").is_some(),
+            "the last event is not an error: {last}"
+        );
+    }
+});

@@ -1,0 +1,385 @@
+//! A load test on loopback: concurrent streaming requests of a fake upstream replaying a
+//! ~100 KB tool-call stream at full speed, sent directly, through nginx (a plain
+//! pass-through reverse proxy, `proxy_buffering off`, when `nginx` is installed) and
+//! through toolstream-proxy, in the same run; then the proxy's memory per idle stream.
+//!
+//! ```text
+//! cargo build --release -p toolstream-proxy --examples
+//! target/release/examples/load [STREAMS] [REQUESTS]     # defaults 64 and 2048
+//! ```
+//!
+//! Everything goes to 127.0.0.1 only, bounded in count.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// ~100 KB of OpenAI chunks: 20 calls, arguments in 16-byte fragments.
+fn stream() -> Vec<u8> {
+    let mut out = String::new();
+    let env = r#""id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m""#;
+    for call in 0..20 {
+        let args = format!(
+            r#"{{"path":"src/file_{call}.rs","content":"{}"}}"#,
+            "fn main() { println!(\\\"hi\\\"); }\\n".repeat(20)
+        );
+        let args = serde_json::to_string(&args).unwrap();
+        let args = &args[1..args.len() - 1];
+        let mut first = true;
+        let mut at = 0;
+        while at < args.len() {
+            let mut end = (at + 16).min(args.len());
+            // Never split an escape.
+            while args[..end].ends_with('\\') && end < args.len() {
+                end += 1;
+            }
+            let piece = &args[at..end];
+            let head = if first {
+                format!(
+                    r#""id":"call_{call}","type":"function","function":{{"name":"write_file","arguments":"{piece}"}}"#
+                )
+            } else {
+                format!(r#""function":{{"arguments":"{piece}"}}"#)
+            };
+            out.push_str(&format!(
+                "data: {{{env},\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{call},{head}}}]}},\"finish_reason\":null}}]}}\n\n"
+            ));
+            first = false;
+            at = end;
+        }
+    }
+    out.push_str(&format!(
+        "data: {{{env},\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\ndata: [DONE]\n\n"
+    ));
+    out.into_bytes()
+}
+
+/// The fake upstream: every request on a kept-alive connection gets the stream at once.
+/// `stall`: send the head and one event, then hold the connection open (idle streams).
+async fn upstream(body: Arc<Vec<u8>>, stall: bool) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = s.set_nodelay(true);
+            let body = body.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16384];
+                let mut have = Vec::new();
+                loop {
+                    // One request: its head and content-length body.
+                    let head_end = loop {
+                        if let Some(i) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => have.extend_from_slice(&buf[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&have[..head_end]).to_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while have.len() < head_end + len {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => have.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    have.drain(..head_end + len);
+                    if stall {
+                        let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n";
+                        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                        let chunk =
+                            [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
+                        if s.write_all(head.as_bytes()).await.is_err()
+                            || s.write_all(&chunk).await.is_err()
+                        {
+                            return;
+                        }
+                        let _ = s.read(&mut buf).await;
+                        return;
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    if s.write_all(head.as_bytes()).await.is_err()
+                        || s.write_all(&body).await.is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for(port: u16) {
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("nothing listens on {port}");
+}
+
+fn proxy_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("toolstream-proxy")
+}
+
+fn start_proxy(upstream: &str, port: u16) -> Child {
+    let child = Command::new(proxy_bin())
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--upstream",
+            upstream,
+        ])
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("target/release/toolstream-proxy (cargo build --release -p toolstream-proxy)");
+    wait_for(port);
+    child
+}
+
+fn start_nginx(upstream: &str, port: u16) -> Option<(Child, tempdir::Dir)> {
+    let dir = tempdir::Dir::new();
+    let conf = format!(
+        "daemon off; master_process on; worker_processes 2; pid {d}/nginx.pid; error_log {d}/error.log;
+events {{ worker_connections 4096; }}
+http {{ access_log off; client_body_temp_path {d}; proxy_temp_path {d};
+  upstream up {{ server {up}; keepalive 1024; }}
+  server {{ listen 127.0.0.1:{port};
+    location / {{ proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\";
+      proxy_buffering off; }} }} }}",
+        d = dir.0.display(),
+        up = upstream.trim_start_matches("http://"),
+    );
+    let path = dir.0.join("nginx.conf");
+    std::fs::write(&path, conf).unwrap();
+    let child = Command::new("nginx")
+        .args(["-c", path.to_str().unwrap(), "-p", dir.0.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    wait_for(port);
+    Some((child, dir))
+}
+
+mod tempdir {
+    /// A directory removed when dropped.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Self {
+            let p = std::env::temp_dir().join(format!("toolstream-load-{}", std::process::id()));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+struct Run {
+    seconds: f64,
+    bytes: usize,
+    first_byte: Vec<Duration>,
+    last_byte: Vec<Duration>,
+}
+
+async fn load(url: &str, streams: usize, requests: usize) -> Run {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(streams)
+        .build()
+        .unwrap();
+    let left = Arc::new(AtomicUsize::new(requests));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..streams {
+        let (client, url, left) = (client.clone(), url.to_string(), left.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut mine = (0usize, Vec::new(), Vec::new());
+            while left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
+                let t = Instant::now();
+                let r = client
+                    .post(format!("{url}/v1/chat/completions"))
+                    .header("content-type", "application/json")
+                    .body(r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#)
+                    .send()
+                    .await
+                    .unwrap();
+                let mut body = r.bytes_stream();
+                let mut first = None;
+                while let Some(c) = body.next().await {
+                    let c = c.unwrap();
+                    first.get_or_insert_with(|| t.elapsed());
+                    mine.0 += c.len();
+                }
+                mine.1.push(first.unwrap_or_default());
+                mine.2.push(t.elapsed());
+            }
+            mine
+        }));
+    }
+    let mut run = Run {
+        seconds: 0.0,
+        bytes: 0,
+        first_byte: Vec::new(),
+        last_byte: Vec::new(),
+    };
+    for t in tasks {
+        let (b, f, l) = t.await.unwrap();
+        run.bytes += b;
+        run.first_byte.extend(f);
+        run.last_byte.extend(l);
+    }
+    run.seconds = start.elapsed().as_secs_f64();
+    run.first_byte.sort();
+    run.last_byte.sort();
+    run
+}
+
+fn pct(v: &[Duration], p: f64) -> f64 {
+    v[((v.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1000.0
+}
+
+fn rss_kib(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let streams = args.first().copied().unwrap_or(64);
+    let requests = args.get(1).copied().unwrap_or(2048).max(streams);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let body = Arc::new(stream());
+    let up = rt.block_on(upstream(body.clone(), false));
+    let proxy_port = free_port();
+    let mut proxy = start_proxy(&up, proxy_port);
+    let nginx_port = free_port();
+    let mut nginx = start_nginx(&up, nginx_port);
+    println!(
+        "{streams} concurrent streams, {requests} requests, {} KB per response; loopback, one machine",
+        body.len() / 1000
+    );
+    println!();
+    println!("| path | req/s | MB/s | first byte p50 / p99 (ms) | last byte p50 / p99 (ms) |");
+    println!("|---|---|---|---|---|");
+    let mut rows = vec![("direct", up.clone())];
+    if nginx.is_some() {
+        rows.push((
+            "nginx (proxy_buffering off)",
+            format!("http://127.0.0.1:{nginx_port}"),
+        ));
+    }
+    rows.push(("toolstream-proxy", format!("http://127.0.0.1:{proxy_port}")));
+    let mut rates = Vec::new();
+    for (name, url) in &rows {
+        // A short warm-up, then the measured run.
+        rt.block_on(load(url, streams, streams));
+        let r = rt.block_on(load(url, streams, requests));
+        let rps = requests as f64 / r.seconds;
+        rates.push((name.to_string(), rps));
+        println!(
+            "| {name} | {rps:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            r.bytes as f64 / r.seconds / 1e6,
+            pct(&r.first_byte, 0.5),
+            pct(&r.first_byte, 0.99),
+            pct(&r.last_byte, 0.5),
+            pct(&r.last_byte, 0.99),
+        );
+    }
+    let proxy_rate = rates.last().unwrap().1;
+    if let Some((_, n)) = rates.iter().find(|(n, _)| n.starts_with("nginx")) {
+        println!();
+        println!(
+            "toolstream-proxy ÷ nginx throughput: {:.2}×",
+            proxy_rate / n
+        );
+    }
+    println!(
+        "toolstream-proxy peak RSS under load: {} KiB",
+        rss_kib(proxy.id(), "VmHWM:")
+    );
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    if let Some((n, _)) = nginx.as_mut() {
+        let _ = n.kill();
+        let _ = n.wait();
+    }
+
+    // Idle streams: each upstream sends its head and one event, then waits.
+    let idle_up = rt.block_on(upstream(body, true));
+    let port = free_port();
+    let mut proxy = start_proxy(&idle_up, port);
+    let idle = 512;
+    let before = rss_kib(proxy.id(), "VmRSS:");
+    let held = rt.block_on(async {
+        let client = reqwest::Client::new();
+        let mut held = Vec::new();
+        for _ in 0..idle {
+            let r = client
+                .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+                .body("{}")
+                .send()
+                .await
+                .unwrap();
+            let mut s = r.bytes_stream();
+            s.next().await;
+            held.push(s);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        held
+    });
+    let after = rss_kib(proxy.id(), "VmRSS:");
+    println!(
+        "toolstream-proxy memory per idle stream: {} KiB ({idle} streams open: RSS {before} → {after} KiB)",
+        after.saturating_sub(before) / idle as u64
+    );
+    drop(held);
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
