@@ -242,6 +242,9 @@ impl OpenAiRewriter {
         }
         let finish = memchr::memmem::find(&data, b"\"finish_reason\"").is_some()
             && memchr::memmem::find(&data, b"\"finish_reason\":null").is_none();
+        if finish && !is_error {
+            self.saw_finish = true;
+        }
         let forwarded = self.rewrite_chunk(&data, &events);
         if finish {
             // The calls this chunk closed (a truncated one, at `length`) go before the
@@ -305,9 +308,9 @@ impl OpenAiRewriter {
                     if reason == "stop" && (self.delivered || calls_now) && !self.keep_finish_reason
                     {
                         *reason = json!("tool_calls");
+                        changed = true;
                     }
                     if !reason.is_null() {
-                        self.saw_finish = true;
                         keep = true;
                     }
                 }

@@ -604,3 +604,25 @@ fn a_slow_client_does_not_make_the_proxy_buffer_the_upstream() {
         "the upstream wrote {written} bytes to a client that read none"
     );
 }
+
+/// A server that ends with a finish reason and no `[DONE]` (some do): a clean end, byte
+/// for byte, with no error added.
+#[test]
+fn a_finish_without_done_is_a_clean_end() {
+    let rt = runtime();
+    let stream = concat!(
+        "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    let body = rt.block_on(async {
+        let (up, _) = upstream(Script::sse(Bytes::from_static(stream.as_bytes()), 7)).await;
+        let url = proxy(&up).await;
+        post(
+            &format!("{url}/v1/chat/completions"),
+            json!({"stream": true}),
+        )
+        .await
+        .2
+    });
+    assert_eq!(String::from_utf8_lossy(&body), stream);
+}
