@@ -81,6 +81,9 @@ impl Config {
 /// reading the upstream once this many wait (memory per stream stays bounded).
 const CHANNEL_DEPTH: usize = 8;
 
+/// The most of an upstream frame rewritten before its output is sent.
+const PIECE: usize = 16 << 10;
+
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 struct State {
@@ -389,14 +392,21 @@ async fn pump(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        match &mut rewriter {
-            Rewriter::OpenAi(r) => r.push(data, &mut out),
-            Rewriter::Anthropic(r) => r.push(data, &mut out),
-            Rewriter::None => out.extend_from_slice(&data),
-        }
-        if !out.is_empty() && tx.send(out.split().freeze()).await.is_err() {
-            // The client went away: dropping the upstream body closes that connection.
-            return counts(&rewriter);
+        // A large frame is rewritten a piece at a time, each piece's output sent before
+        // the next is read: the client's first byte does not wait for the whole frame.
+        let mut at = 0;
+        while at < data.len() {
+            let piece = data.slice(at..data.len().min(at + PIECE));
+            at += piece.len();
+            match &mut rewriter {
+                Rewriter::OpenAi(r) => r.push(piece, &mut out),
+                Rewriter::Anthropic(r) => r.push(piece, &mut out),
+                Rewriter::None => out.extend_from_slice(&piece),
+            }
+            if !out.is_empty() && tx.send(out.split().freeze()).await.is_err() {
+                // The client went away: dropping the upstream body closes that connection.
+                return counts(&rewriter);
+            }
         }
     }
     let counts = match rewriter {

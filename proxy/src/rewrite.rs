@@ -10,13 +10,27 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use bytes::{Bytes, BytesMut};
+use memchr::memmem::Finder;
 use serde_json::{json, Map, Value};
 use toolstream::assemble::{Event, Failure, Policy, ToolCall, ToolCallAssembler};
 use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
 use toolstream::provider::{Decoder, Delta, Format};
 use toolstream::sse;
+
+/// Searchers built once (building one costs more than searching a payload).
+macro_rules! finder {
+    ($name:ident, $needle:expr) => {
+        static $name: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new($needle));
+    };
+}
+finder!(FINISH, b"\"finish_reason\"");
+finder!(FINISH_NULL, b"\"finish_reason\":null");
+finder!(TOOL_CALLS, b"\"tool_calls\"");
+finder!(STOP, b"\"stop\"");
+finder!(LOGPROBS, b"\"logprobs\"");
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,6 +61,11 @@ struct Core {
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
     provider: Provider,
+    /// The last payload carried something besides tool-call fragments (text, reasoning, a
+    /// finish, usage, an error...).
+    other: bool,
+    /// The last payload carried tool-call fragments.
+    calls: bool,
 }
 
 impl Core {
@@ -57,6 +76,8 @@ impl Core {
             assembler: ToolCallAssembler::new(Policy::default()),
             deltas: Vec::new(),
             provider,
+            other: false,
+            calls: false,
         }
     }
 
@@ -78,6 +99,11 @@ impl Core {
     fn decode(&mut self, ty: &[u8], data: &[u8], events: &mut Vec<Event>) {
         let ty = (ty != b"message").then_some(ty);
         self.decoder.decode(ty, data, &mut self.deltas);
+        self.other = self
+            .deltas
+            .iter()
+            .any(|d| !matches!(d, Delta::Call { .. } | Delta::CallEnd { .. }));
+        self.calls = self.deltas.iter().any(|d| matches!(d, Delta::Call { .. }));
         for d in self.deltas.drain(..) {
             self.assembler.push(d, events);
         }
@@ -240,8 +266,10 @@ impl OpenAiRewriter {
             };
             self.core.annotate_error(&data, phase, out);
         }
-        let finish = memchr::memmem::find(&data, b"\"finish_reason\"").is_some()
-            && memchr::memmem::find(&data, b"\"finish_reason\":null").is_none();
+        // The decoder saw a finish reason; the payload is searched only if it carried
+        // something besides call fragments.
+        let finish =
+            self.core.other && FINISH.find(&data).is_some() && FINISH_NULL.find(&data).is_none();
         if finish && !is_error {
             self.saw_finish = true;
         }
@@ -269,13 +297,20 @@ impl OpenAiRewriter {
     /// (taken out: the calls go out whole) or a finish reason to correct; `None` when
     /// nothing is left to send.
     fn rewrite_chunk(&mut self, data: &Bytes, events: &[Event]) -> Option<Bytes> {
-        let has_calls = memchr::memmem::find(data, b"\"tool_calls\"").is_some();
-        let calls_now = events.iter().any(|e| matches!(e, Event::ToolCall(_)));
-        let stop = memchr::memmem::find(data, b"\"stop\"").is_some();
         let first = self.envelope.is_empty();
+        // Only tool-call fragments, by what the decoder found in it (and no log
+        // probabilities): nothing to forward but the calls, which go out whole. Most
+        // payloads of a call's arguments take this way, searched once, unparsed.
+        if !first && !self.core.other && self.core.calls && LOGPROBS.find(data).is_none() {
+            return None;
+        }
+        let has_calls = TOOL_CALLS.find(data).is_some();
+        let calls_now = events.iter().any(|e| matches!(e, Event::ToolCall(_)));
+        let stop = STOP.find(data).is_some();
         if !has_calls && !first && !(stop && (self.delivered || calls_now)) {
             return Some(data.clone());
         }
+
         let Ok(Value::Object(mut chunk)) = serde_json::from_slice::<Value>(data) else {
             return Some(data.clone());
         };
