@@ -1,0 +1,204 @@
+"""toolstream beside the Python ways of doing the same jobs, on the same bytes in one run.
+
+    python python/benches/bench.py            # about a minute
+    python python/benches/bench.py --quick    # a smaller corpus, for CI
+
+1. The whole pipeline, SSE bytes in (4 KiB chunks), tool calls out, on an OpenAI-style
+   stream (20 parallel calls a response, arguments of 300 B - 2 KiB in 3-20-byte deltas):
+   - accumulate: split the SSE events, `json.loads` each chunk, append each call's argument
+     fragments, `json.loads` the arguments at the end (what agents do);
+   - raw_decode: the same, with a `json.JSONDecoder.raw_decode` loop at the end so that glued
+     objects are split (the usual fix proposed for them);
+   - toolstream.events.
+2. Previews: one arguments object (a 64 KiB string, a file being written) in 16-byte deltas,
+   the view read after every delta: jiter's partial mode and partial-json-parser re-parse the
+   accumulated text each time (what user interfaces do); toolstream keeps a view each delta
+   extends.
+"""
+
+import json
+import random
+import sys
+import time
+
+import toolstream
+
+QUICK = "--quick" in sys.argv
+
+
+def corpus(mb):
+    """Responses, each as its 4 KiB chunks, and the bytes in all."""
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "path", "src/main.rs", "fn main() {}", "caf\u00e9", "\"q\""]
+    responses = []
+    size = 0
+    n = 0
+    while size < mb * 1_000_000:
+        n += 1
+        out = []
+        env = '"id":"chatcmpl-%d","object":"chat.completion.chunk","created":1,"model":"gpt-4o"' % n
+        for call in range(20):
+            args = json.dumps({"path": "src/f%d.rs" % call, "text": " ".join(rng.choice(words) for _ in range(rng.randint(40, 300)))})
+            at = 0
+            first = True
+            while at < len(args):
+                step = rng.randint(3, 20)
+                piece = args[at : at + step]
+                at += step
+                tc = {"index": call, "function": {"arguments": piece}}
+                if first:
+                    tc.update(id="call_%d_%d" % (n, call), type="function")
+                    tc["function"]["name"] = "write_file"
+                    first = False
+                chunk = '{%s,"choices":[{"index":0,"delta":{"tool_calls":[%s]},"finish_reason":null}]}' % (
+                    env, json.dumps(tc, separators=(",", ":")))
+                out.append("data: " + chunk + "\n\n")
+        out.append('data: {%s,"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n' % env)
+        data = "".join(out).encode()
+        size += len(data)
+        responses.append([data[i : i + 4096] for i in range(0, len(data), 4096)])
+    return responses, size
+
+
+def accumulate(responses, glued=False):
+    out = []
+    for chunks in responses:
+        out += accumulate_one(chunks, glued)
+    return out
+
+
+def accumulate_one(chunks, glued):
+    buf = b""
+    calls = {}
+    out = []
+    decoder = json.JSONDecoder()
+    for chunk in chunks:
+        buf += chunk
+        while True:
+            end = buf.find(b"\n\n")
+            if end < 0:
+                break
+            event, buf = buf[:end], buf[end + 2 :]
+            if not event.startswith(b"data: "):
+                continue
+            payload = event[6:]
+            if payload == b"[DONE]":
+                for i in sorted(calls):
+                    c = calls[i]
+                    if glued:
+                        text = c["arguments"]
+                        at = 0
+                        while at < len(text):
+                            obj, at = decoder.raw_decode(text, at)
+                            out.append((c["name"], obj))
+                            while at < len(text) and text[at].isspace():
+                                at += 1
+                    else:
+                        out.append((c["name"], json.loads(c["arguments"])))
+                calls = {}
+                continue
+            msg = json.loads(payload)
+            for tc in msg["choices"][0]["delta"].get("tool_calls") or []:
+                c = calls.setdefault(tc["index"], {"name": "", "arguments": ""})
+                f = tc.get("function") or {}
+                if f.get("name"):
+                    c["name"] = f["name"]
+                c["arguments"] += f.get("arguments") or ""
+    return out
+
+
+def with_toolstream(responses):
+    out = []
+    for chunks in responses:
+        out += [(e["name"], e["arguments"]) for e in toolstream.events(chunks) if e["type"] == "tool_call"]
+    return out
+
+
+def best(fn, *args, rounds=3):
+    t = float("inf")
+    result = None
+    for _ in range(rounds):
+        start = time.perf_counter()
+        result = fn(*args)
+        t = min(t, time.perf_counter() - start)
+    return t, result
+
+
+def main():
+    mb = 4 if QUICK else 32
+    chunks, size = corpus(mb)
+    print("## Python: the whole pipeline (%.0f MB of OpenAI chunks in 4 KiB pieces, SSE bytes in, calls out)" % (size / 1e6))
+    print()
+    print("| implementation | MB/s | x accumulate |")
+    print("|---|---|---|")
+    rows = [("accumulate + json.loads", lambda c: accumulate(c)),
+            ("accumulate + raw_decode loop", lambda c: accumulate(c, glued=True)),
+            ("toolstream.events", with_toolstream)]
+    results = {}
+    base = None
+    for name, fn in rows:
+        t, r = best(fn, chunks)
+        results[name] = r
+        base = base or t
+        print("| %s | %.1f | %.1f |" % (name, size / t / 1e6, base / t))
+    assert results["toolstream.events"] == results["accumulate + json.loads"], "the same calls"
+    print()
+
+    # Previews.
+    text = json.dumps({"path": "src/main.rs", "content": ("fn main() {\n    println!(\"hi\");\n}\n" * 2000)[: 64 * 1024]})
+    deltas = [text[i : i + 16] for i in range(0, len(text), 16)]
+    print("## Python: the view after every 16-byte delta of a 64 KiB argument")
+    print()
+    print("| implementation | ms | x the slowest |")
+    print("|---|---|---|")
+    timings = []
+
+    def ts_preview():
+        s = toolstream.Preview()
+        last = None
+        for d in deltas:
+            s.push(d.encode())
+            last = s.partial()
+        return last
+
+    timings.append(("toolstream.Preview", best(ts_preview, rounds=3)[0]))
+    try:
+        import jiter
+
+        def jiter_preview():
+            acc = ""
+            last = None
+            for d in deltas:
+                acc += d
+                last = jiter.from_json(acc.encode(), partial_mode="trailing-strings")
+            return last
+
+        timings.append(("jiter partial mode, re-parsed", best(jiter_preview, rounds=1)[0]))
+    except ImportError:
+        pass
+    try:
+        import partial_json_parser
+
+        few = deltas if not QUICK else deltas[: len(deltas) // 4]
+
+        def pjp_preview():
+            acc = ""
+            for d in few:
+                acc += d
+                partial_json_parser.loads(acc)
+
+        t = best(pjp_preview, rounds=1)[0]
+        timings.append(("partial-json-parser, re-parsed" + (" (first quarter)" if QUICK else ""), t))
+    except ImportError:
+        pass
+    slowest = max(t for _, t in timings)
+    for name, t in timings:
+        print("| %s | %.1f | %.1f |" % (name, t * 1000, slowest / t))
+    ts = timings[0][1]
+    for name, t in timings[1:]:
+        print()
+        print("toolstream.Preview / %s: %.0fx" % (name, t / ts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,410 @@
+//! The native part of the Python module `toolstream` (`toolstream._toolstream`); the
+//! Pythonic wrappers (iterator adapters, typing) are in `toolstream/__init__.py`.
+//!
+//! Every event and verdict crosses as a dict built from the crate's `Serialize` forms, so
+//! the Python dicts have exactly the fields of `toolstream inspect --json` and
+//! `toolstream classify --json`. The GIL is released while bytes are parsed; a Rust panic
+//! reaches Python as an exception (PyO3's `PanicException`), never an abort.
+
+#![deny(missing_docs)]
+
+use bytes::Bytes;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use serde_json::Value;
+
+use toolstream::assemble::{Event, Policy};
+use toolstream::classify::{self, Phase, Provider};
+use toolstream::json::{self, Mode};
+use toolstream::pipeline;
+use toolstream::provider::Format;
+
+create_exception!(
+    _toolstream,
+    ToolstreamError,
+    PyException,
+    "A JSON error: `kind` (e.g. `invalid_number`), `offset` (the absolute byte offset), `value_index`."
+);
+
+/// A serde_json value as the Python object `json.loads` would give.
+fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(a) => {
+            let list = PyList::empty(py);
+            for x in a {
+                list.append(to_py(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// A Python object (dict, list, str, int, float, bool, None) as JSON, via `json.dumps`'s
+/// rules.
+fn from_py(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let json = o.py().import("json")?;
+    let text: String = json.call_method1("dumps", (o,))?.extract()?;
+    serde_json::from_str(&text).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// An event as its `inspect --json` dict; a tool call also carries `arguments_raw`, the
+/// exact argument bytes.
+fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
+    let v = serde_json::to_value(e).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let d = to_py(py, &v)?;
+    if let Event::ToolCall(c) = e {
+        d.set_item("arguments_raw", PyBytes::new(py, &c.arguments))?;
+    }
+    Ok(d)
+}
+
+fn json_error(e: &json::Error) -> PyErr {
+    let err = ToolstreamError::new_err(e.to_string());
+    Python::with_gil(|py| {
+        let v = err.value(py);
+        let _ = v.setattr("kind", e.kind().as_str());
+        let _ = v.setattr("offset", e.offset());
+        let _ = v.setattr("value_index", e.value_index());
+    });
+    err
+}
+
+fn format_of(name: Option<&str>) -> PyResult<Option<Format>> {
+    match name {
+        None | Some("auto") => Ok(None),
+        Some(n) => Format::from_name(n)
+            .map(Some)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown format '{n}'"))),
+    }
+}
+
+/// The pipeline: bytes of a provider's streaming response in, events out.
+#[pyclass(module = "toolstream._toolstream")]
+struct Stream {
+    inner: Option<pipeline::Stream>,
+}
+
+#[pymethods]
+impl Stream {
+    #[new]
+    #[pyo3(signature = (format=None, *, max_calls=None, preview=false))]
+    fn new(format: Option<&str>, max_calls: Option<usize>, preview: bool) -> PyResult<Self> {
+        let mut policy = Policy::default();
+        if let Some(n) = max_calls {
+            policy.max_calls = n;
+        }
+        policy.preview = preview;
+        Ok(Stream {
+            inner: Some(pipeline::Stream::with_policy(format_of(format)?, policy)),
+        })
+    }
+
+    /// Push the next chunk; the events it completed.
+    fn push<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let s = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("push after finish"))?;
+        let chunk = Bytes::copy_from_slice(data);
+        let mut events = Vec::new();
+        py.allow_threads(|| s.push(chunk, &mut events));
+        let out = PyList::empty(py);
+        for e in &events {
+            out.append(event_dict(py, e)?)?;
+        }
+        Ok(out)
+    }
+
+    /// End of stream: the events the end completes, `end` last.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let s = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finish called twice"))?;
+        let mut events = Vec::new();
+        py.allow_threads(|| s.finish(&mut events));
+        let out = PyList::empty(py);
+        for e in &events {
+            out.append(event_dict(py, e)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The live view of call `index`'s arguments (with `preview=True`).
+    fn preview<'py>(&self, py: Python<'py>, index: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.inner.as_ref().and_then(|s| s.preview(index)) {
+            Some(v) => Ok(Some(to_py(py, v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The detected (or given) format's name, once known.
+    #[getter]
+    fn format(&self) -> Option<&'static str> {
+        self.inner.as_ref()?.format().map(Format::as_str)
+    }
+}
+
+/// Strict incremental splitting of concatenated JSON values.
+#[pyclass(module = "toolstream._toolstream")]
+struct Splitter {
+    inner: Option<json::Splitter>,
+}
+
+#[pymethods]
+impl Splitter {
+    #[new]
+    #[pyo3(signature = (*, any=false))]
+    fn new(any: bool) -> Self {
+        let mode = if any { Mode::Any } else { Mode::Objects };
+        Splitter {
+            inner: Some(json::Splitter::new(mode)),
+        }
+    }
+
+    /// Push bytes; each value completed by them, as its exact bytes.
+    fn push<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let s = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("push after finish"))?;
+        let chunk = Bytes::copy_from_slice(data);
+        let mut values = Vec::new();
+        let r = py.allow_threads(|| s.push(chunk, &mut values));
+        let out = PyList::empty(py);
+        for v in &values {
+            out.append(PyBytes::new(py, v.bytes()))?;
+        }
+        r.map_err(|e| json_error(&e))?;
+        Ok(out)
+    }
+
+    /// End of input: the last value (a top-level number), or None; raises on a
+    /// truncation.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let s = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finish called twice"))?;
+        match s.finish() {
+            Ok(v) => Ok(v.map(|v| PyBytes::new(py, v.bytes()))),
+            Err(e) => Err(json_error(&e)),
+        }
+    }
+}
+
+/// The live view of a JSON value still arriving.
+#[pyclass(module = "toolstream._toolstream")]
+struct Preview {
+    inner: json::Preview,
+}
+
+#[pymethods]
+impl Preview {
+    #[new]
+    #[pyo3(signature = (*, any=false))]
+    fn new(any: bool) -> Self {
+        let mode = if any { Mode::Any } else { Mode::Objects };
+        Preview {
+            inner: json::Preview::new(mode),
+        }
+    }
+
+    /// Push bytes; the values they completed (as Python objects).
+    fn push<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let mut done = Vec::new();
+        let p = &mut self.inner;
+        let r = py.allow_threads(|| p.push(data, &mut done));
+        let out = PyList::empty(py);
+        for v in &done {
+            out.append(to_py(py, v)?)?;
+        }
+        r.map_err(|e| json_error(&e))?;
+        Ok(out)
+    }
+
+    /// The view of the value in progress, or None.
+    fn partial<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.inner.partial() {
+            Some(v) => Ok(Some(to_py(py, v)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+fn provider(name: &str) -> PyResult<Provider> {
+    Provider::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown provider '{name}'")))
+}
+
+fn phase(name: Option<&str>) -> PyResult<Phase> {
+    match name {
+        None | Some("before_output") => Ok(Phase::BeforeOutput),
+        Some("after_output") => Ok(Phase::AfterOutput),
+        Some(p) => Err(PyValueError::new_err(format!("unknown phase '{p}'"))),
+    }
+}
+
+fn verdict<'py>(py: Python<'py>, v: &classify::Verdict) -> PyResult<Bound<'py, PyAny>> {
+    let j = serde_json::to_value(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_py(py, &j)
+}
+
+/// Classify an HTTP error response. `headers`: a mapping or (name, value) pairs.
+#[pyfunction]
+#[pyo3(signature = (provider_name, status, headers, body, *, attempt=0))]
+fn classify_http<'py>(
+    py: Python<'py>,
+    provider_name: &str,
+    status: u16,
+    headers: &Bound<'py, PyAny>,
+    body: &[u8],
+    attempt: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let items = if headers.hasattr("items")? {
+        headers.call_method0("items")?
+    } else {
+        headers.clone()
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for item in items.try_iter()? {
+        let (n, v): (String, String) = item?.extract()?;
+        pairs.push((n, v));
+    }
+    let v = classify::classify_response(
+        provider(provider_name)?,
+        status,
+        pairs,
+        body,
+        attempt,
+        &classify::Policy::default(),
+    );
+    verdict(py, &v)
+}
+
+/// Classify an error event inside a 200 stream (its JSON payload).
+#[pyfunction]
+#[pyo3(signature = (provider_name, payload, *, phase_name=None, attempt=0))]
+fn classify_stream_error<'py>(
+    py: Python<'py>,
+    provider_name: &str,
+    payload: &[u8],
+    phase_name: Option<&str>,
+    attempt: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let v = classify::classify_stream_error(
+        provider(provider_name)?,
+        payload,
+        phase(phase_name)?,
+        attempt,
+        &classify::Policy::default(),
+    );
+    verdict(py, &v)
+}
+
+/// Classify a transport error by its message.
+#[pyfunction]
+#[pyo3(signature = (message, *, attempt=0))]
+fn classify_transport<'py>(
+    py: Python<'py>,
+    message: &str,
+    attempt: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    verdict(
+        py,
+        &classify::classify_transport(message, attempt, &classify::Policy::default()),
+    )
+}
+
+/// Classify a failed tool call (a `tool_call_error` event's fields).
+#[pyfunction]
+#[pyo3(signature = (tool, kind, offset, raw, *, detail=None, attempt=0))]
+fn classify_tool_failure<'py>(
+    py: Python<'py>,
+    tool: &str,
+    kind: &str,
+    offset: u64,
+    raw: &[u8],
+    detail: Option<&str>,
+    attempt: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    use classify::ToolFailureKind as K;
+    let kind = match kind {
+        "syntax" => K::Syntax,
+        "truncated" => K::Truncated,
+        "not_object" => K::NotObject,
+        "limit" => K::Limit,
+        "schema" => K::Schema,
+        "unknown_tool" => K::UnknownTool,
+        "no_name" => K::NoName,
+        "interrupted" => K::Interrupted,
+        k => return Err(PyValueError::new_err(format!("unknown failure kind '{k}'"))),
+    };
+    let f = classify::ToolFailure {
+        tool,
+        kind,
+        offset,
+        raw,
+        detail,
+    };
+    verdict(
+        py,
+        &classify::classify_tool_failure(&f, attempt, &classify::Policy::default()),
+    )
+}
+
+/// Repair a request body's history (a dict): returns the repaired body and what changed.
+#[pyfunction]
+fn repair_request<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyList>)> {
+    let mut v = from_py(body)?;
+    let found = toolstream::request::repair(&mut v);
+    let out = PyList::empty(py);
+    for f in &found {
+        let d = PyDict::new(py);
+        d.set_item("path", &f.path)?;
+        d.set_item("problem", f.problem.as_str())?;
+        d.set_item("tool", &f.tool)?;
+        out.append(d)?;
+    }
+    Ok((to_py(py, &v)?, out))
+}
+
+/// The module.
+#[pymodule]
+fn _toolstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Stream>()?;
+    m.add_class::<Splitter>()?;
+    m.add_class::<Preview>()?;
+    m.add_function(wrap_pyfunction!(classify_http, m)?)?;
+    m.add_function(wrap_pyfunction!(classify_stream_error, m)?)?;
+    m.add_function(wrap_pyfunction!(classify_transport, m)?)?;
+    m.add_function(wrap_pyfunction!(classify_tool_failure, m)?)?;
+    m.add_function(wrap_pyfunction!(repair_request, m)?)?;
+    m.add("ToolstreamError", m.py().get_type::<ToolstreamError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,208 @@
+"""The Python module against the command line (the same events and verdicts), its errors,
+a property test of the splitter and the pipeline under random chunkings, and the openai-SDK
+example against a loopback server.
+
+    TOOLSTREAM_BIN=target/debug/toolstream pytest python/tests
+"""
+
+import http.server
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolstream
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CAPTURES = ROOT / "examples" / "captures"
+BIN = os.environ.get("TOOLSTREAM_BIN", str(ROOT / "target" / "debug" / "toolstream"))
+CAPTURE_FILES = sorted(
+    p for p in CAPTURES.iterdir() if p.suffix in (".sse", ".ndjson", ".eventstream")
+)
+
+
+def cli_events(path):
+    out = subprocess.run([BIN, "inspect", "--json", str(path)], capture_output=True, check=True)
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def listed(events):
+    """The events as `inspect --json` lists them (it leaves out slot openings and usage)."""
+    out = []
+    for e in events:
+        if e["type"] in ("call_started", "usage"):
+            continue
+        e = dict(e)
+        e.pop("arguments_raw", None)
+        out.append(e)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 0])
+@pytest.mark.parametrize("path", CAPTURE_FILES, ids=lambda p: p.name)
+def test_every_capture_gives_the_cli_events(path, chunk):
+    data = path.read_bytes()
+    pieces = [data] if chunk == 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    assert listed(toolstream.events(pieces)) == cli_events(path)
+
+
+def test_a_tool_call_has_its_exact_bytes():
+    data = (CAPTURES / "openai-parallel-calls.sse").read_bytes()
+    calls = [e for e in toolstream.events([data]) if e["type"] == "tool_call"]
+    assert calls[0]["arguments_raw"] == b'{"city": "Paris", "unit": "c"}'
+    assert json.loads(calls[1]["arguments_raw"]) == calls[1]["arguments"]
+
+
+CLASSIFY = [
+    ("openai", 429, [("retry-after", "2")], b'{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}'),
+    ("openai", 429, [], b'{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}'),
+    ("ollama", 400, [], b'{"error":{"message":"invalid tool call arguments"}}'),
+    ("anthropic", 529, [], b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'),
+    ("groq", 413, [], b'{"error":{"message":"Request too large for model on tokens per min (TPM): Limit 30000, Requested 45000","code":"rate_limit_exceeded"}}'),
+    ("gemini", 400, [], b'{"error":{"code":400,"message":"The input token count exceeds the maximum number of tokens allowed","status":"INVALID_ARGUMENT"}}'),
+    ("openai", 401, [], b'{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}'),
+    ("other", 500, [], b"oops"),
+]
+
+
+@pytest.mark.parametrize("provider,status,headers,body", CLASSIFY)
+def test_verdicts_are_the_cli_verdicts(provider, status, headers, body):
+    args = [BIN, "classify", "--json", "--provider", provider, "--status", str(status), "--body", body.decode()]
+    for n, v in headers:
+        args += ["--header", "%s: %s" % (n, v)]
+    cli = json.loads(subprocess.run(args, capture_output=True, check=True).stdout)
+    assert toolstream.classify_http(provider, status, headers, body) == cli
+    assert toolstream.classify_http(provider, status, dict(headers), body) == cli
+
+
+def test_stream_errors_and_transport_errors_are_classified():
+    v = toolstream.classify_stream_error(
+        "anthropic", b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+        phase_name="after_output",
+    )
+    assert (v["reason"], v["action"]) == ("overloaded", "surface")
+    assert toolstream.classify_transport("connection refused")["reason"] == "connection"
+    v = toolstream.classify_tool_failure("f", "syntax", 5, b'{"a":tru}')
+    assert v["action"] == "retry_with_feedback" and "`f`" in v["feedback"]
+
+
+def test_errors_carry_kind_and_offset():
+    s = toolstream.Splitter()
+    assert s.push(b'{"a":1}') == [b'{"a":1}']
+    with pytest.raises(toolstream.ToolstreamError) as e:
+        s.push(b' {"b":01}')
+    assert (e.value.kind, e.value.offset, e.value.value_index) == ("invalid_number", 14, 1)
+    with pytest.raises(toolstream.ToolstreamError) as e:
+        t = toolstream.Splitter()
+        t.push(b'{"a":[1')
+        t.finish()
+    assert (e.value.kind, e.value.offset) == ("truncated", 7)
+    with pytest.raises(ValueError):
+        toolstream.Stream("nonsense")
+
+
+def test_preview_shows_arguments_while_they_arrive():
+    p = toolstream.Preview()
+    assert p.push(b'{"path": "src/ma') == []
+    assert p.partial() == {"path": "src/ma"}
+    assert p.push(b'in.rs"}') == [{"path": "src/main.rs"}]
+
+
+def test_repair_request():
+    body = {"messages": [{"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x":1}{"x":2}'}}]}]}
+    fixed, found = toolstream.repair_request(body)
+    assert found == [{"path": "/messages/0/tool_calls/0/function/arguments", "problem": "glued", "tool": "f"}]
+    assert json.loads(fixed["messages"][0]["tool_calls"][0]["function"]["arguments"]) == {
+        "INVALID_JSON": '{"x":1}{"x":2}'
+    }
+
+
+def test_async_events():
+    import asyncio
+
+    data = (CAPTURES / "anthropic-tool-use.sse").read_bytes()
+
+    async def chunks():
+        for i in range(0, len(data), 10):
+            yield data[i : i + 10]
+
+    async def collect():
+        return [e async for e in toolstream.aevents(chunks())]
+
+    assert listed(asyncio.run(collect())) == cli_events(CAPTURES / "anthropic-tool-use.sse")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    objects=st.lists(st.dictionaries(st.text(max_size=6), json_values, max_size=4), min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 10_000), max_size=8),
+)
+def test_random_chunkings_of_glued_objects_give_the_same_calls(objects, cuts):
+    texts = [json.dumps(o, ensure_ascii=False).encode() for o in objects]
+    glued = b"".join(texts)
+    points = sorted({c % (len(glued) + 1) for c in cuts} | {0, len(glued)})
+    s = toolstream.Splitter()
+    got = []
+    for a, b in zip(points, points[1:]):
+        got += s.push(glued[a:b])
+    assert s.finish() is None
+    assert got == texts
+    # The same objects as one call's arguments in an OpenAI stream, cut the same way.
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "function": {"name": "f", "arguments": glued.decode()}}]}}]}
+    stream = ("data: " + json.dumps(chunk) + "\n\ndata: [DONE]\n\n").encode()
+    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+    events = list(toolstream.events(stream[a:b] for a, b in zip(points, points[1:])))
+    calls = [e["arguments_raw"] for e in events if e["type"] == "tool_call"]
+    dups = sum(1 for e in events if e["type"] == "duplicate")
+    assert len(calls) + dups == len(texts)
+    assert calls == [t for i, t in enumerate(texts) if t not in texts[:i]]
+
+
+class Replay(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    body = b""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+
+def test_the_openai_sdk_example_runs_against_a_loopback_server():
+    Replay.body = (CAPTURES / "gemini-openai-concatenated.sse").read_bytes()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replay)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = "http://127.0.0.1:%d/v1" % server.server_address[1]
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "python" / "examples" / "openai_sdk.py"), base],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout
+    finally:
+        server.shutdown()
+    assert out.splitlines() == [
+        "call call_g1 get_weather {'city': 'Paris'}",
+        "call call_g1_2 get_weather {'city': 'Tokyo'}",
+        "complete",
+    ]
