@@ -284,6 +284,193 @@ fn rss_kib(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// When the paced upstream wrote each call's last fragment: (request, call) → instant.
+type Written = Arc<std::sync::Mutex<std::collections::HashMap<(u64, u32), Instant>>>;
+
+/// A paced upstream: each response is `CALLS` calls of `FRAGMENTS` argument fragments, one
+/// event every `GAP`, as a model streams; it notes when each call's last fragment went out.
+const CALLS: u32 = 4;
+const FRAGMENTS: u32 = 10;
+const GAP: Duration = Duration::from_millis(2);
+
+async fn paced_upstream(written: Written) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = s.set_nodelay(true);
+            let written = written.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16384];
+                let mut have = Vec::new();
+                loop {
+                    let head_end = loop {
+                        if let Some(i) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => have.extend_from_slice(&buf[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&have[..head_end]).to_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while have.len() < head_end + len {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => have.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let body =
+                        String::from_utf8_lossy(&have[head_end..head_end + len]).into_owned();
+                    have.drain(..head_end + len);
+                    let id: u64 = body
+                        .split("\"user\":\"")
+                        .nth(1)
+                        .and_then(|r| r.split('"').next())
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                    if s.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    for call in 0..CALLS {
+                        for f in 0..FRAGMENTS {
+                            let piece = match f {
+                                0 => r#"{\"text\":\""#,
+                                f if f == FRAGMENTS - 1 => r#"done.\"}"#,
+                                _ => "some words ",
+                            };
+                            let head = if f == 0 {
+                                format!(
+                                    r#""id":"call_{call}","type":"function","function":{{"name":"note","arguments":"{piece}"}}"#
+                                )
+                            } else {
+                                format!(r#""function":{{"arguments":"{piece}"}}"#)
+                            };
+                            let e = format!(
+                                "data: {{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{call},{head}}}]}},\"finish_reason\":null}}]}}\n\n"
+                            );
+                            tokio::time::sleep(GAP).await;
+                            let chunk = [
+                                format!("{:x}\r\n", e.len()).as_bytes(),
+                                e.as_bytes(),
+                                b"\r\n",
+                            ]
+                            .concat();
+                            // Noted just before the write, so the client can never find it missing.
+                            if f == FRAGMENTS - 1 {
+                                written.lock().unwrap().insert((id, call), Instant::now());
+                            }
+                            if s.write_all(&chunk).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    let end = "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+                    let chunk = [
+                        format!("{:x}\r\n", end.len()).as_bytes(),
+                        end.as_bytes(),
+                        b"\r\n0\r\n\r\n",
+                    ]
+                    .concat();
+                    if s.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Per call, from the upstream writing its last fragment to the client holding the call
+/// whole (its arguments a complete JSON object), for `streams` streams of `each` requests.
+async fn paced(
+    url: &str,
+    written: Written,
+    streams: usize,
+    each: usize,
+    first_id: u64,
+) -> Vec<Duration> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(streams)
+        .build()
+        .unwrap();
+    let mut tasks = Vec::new();
+    for s in 0..streams {
+        let (client, url, written) = (client.clone(), url.to_string(), written.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lags = Vec::new();
+            for k in 0..each {
+                let id = first_id + (s * each + k) as u64;
+                let r = client
+                    .post(format!("{url}/v1/chat/completions"))
+                    .header("content-type", "application/json")
+                    .body(format!(
+                        r#"{{"model":"m","stream":true,"user":"{id}","messages":[]}}"#
+                    ))
+                    .send()
+                    .await
+                    .unwrap();
+                let mut body = r.bytes_stream();
+                let mut buf = Vec::new();
+                let mut args: std::collections::HashMap<u32, String> = Default::default();
+                let mut done = std::collections::HashSet::new();
+                while let Some(c) = body.next().await {
+                    let now = Instant::now();
+                    buf.extend_from_slice(&c.unwrap());
+                    while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+                        let event: Vec<u8> = buf.drain(..end + 2).collect();
+                        let Some(data) = event.strip_prefix(b"data: ") else {
+                            continue;
+                        };
+                        let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
+                            continue;
+                        };
+                        for tc in v
+                            .pointer("/choices/0/delta/tool_calls")
+                            .and_then(|t| t.as_array())
+                            .into_iter()
+                            .flatten()
+                        {
+                            let i = tc["index"].as_u64().unwrap() as u32;
+                            let a = args.entry(i).or_default();
+                            a.push_str(
+                                tc.pointer("/function/arguments")
+                                    .and_then(|x| x.as_str())
+                                    .unwrap_or(""),
+                            );
+                            if serde_json::from_str::<serde_json::Value>(a).is_ok()
+                                && done.insert(i)
+                            {
+                                let at = written.lock().unwrap().get(&(id, i)).copied();
+                                if let Some(at) = at {
+                                    lags.push(now.saturating_duration_since(at));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            lags
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    all
+}
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -350,6 +537,45 @@ fn main() {
         let _ = n.kill();
         let _ = n.wait();
     }
+
+    // Paced streams, as models stream: what the proxy adds to each call's arrival.
+    let written: Written = Default::default();
+    let paced_up = rt.block_on(paced_upstream(written.clone()));
+    let port = free_port();
+    let mut proxy = start_proxy(&paced_up, port);
+    println!();
+    println!(
+        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole:",
+        GAP.as_millis()
+    );
+    println!();
+    println!("| path | p50 (ms) | p99 (ms) | calls |");
+    println!("|---|---|---|---|");
+    let each = 4;
+    let direct = rt.block_on(paced(&paced_up, written.clone(), streams, each, 1));
+    let through = rt.block_on(paced(
+        &format!("http://127.0.0.1:{port}"),
+        written.clone(),
+        streams,
+        each,
+        1_000_000,
+    ));
+    for (name, v) in [("direct", &direct), ("toolstream-proxy", &through)] {
+        println!(
+            "| {name} | {:.3} | {:.3} | {} |",
+            pct(v, 0.5),
+            pct(v, 0.99),
+            v.len()
+        );
+    }
+    println!();
+    println!(
+        "added by the proxy: p50 {:.3} ms, p99 {:.3} ms",
+        pct(&through, 0.5) - pct(&direct, 0.5),
+        pct(&through, 0.99) - pct(&direct, 0.99)
+    );
+    let _ = proxy.kill();
+    let _ = proxy.wait();
 
     // Idle streams: each upstream sends its head and one event, then waits.
     let idle_up = rt.block_on(upstream(body, true));
