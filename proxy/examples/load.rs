@@ -60,6 +60,39 @@ fn stream() -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The next request on a kept-alive connection (its head and content-length body): the
+/// body, or `None` once the connection ends. `have` keeps what was read past it.
+async fn next_request(
+    s: &mut tokio::net::TcpStream,
+    buf: &mut [u8],
+    have: &mut Vec<u8>,
+) -> Option<String> {
+    let head_end = loop {
+        if let Some(i) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match s.read(buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => have.extend_from_slice(&buf[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&have[..head_end]).to_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while have.len() < head_end + len {
+        match s.read(buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => have.extend_from_slice(&buf[..n]),
+        }
+    }
+    let body = String::from_utf8_lossy(&have[head_end..head_end + len]).into_owned();
+    have.drain(..head_end + len);
+    Some(body)
+}
+
 /// The fake upstream: every request on a kept-alive connection gets the stream at once.
 /// `stall`: send the head and one event, then hold the connection open (idle streams).
 async fn upstream(body: Arc<Vec<u8>>, stall: bool) -> String {
@@ -76,29 +109,9 @@ async fn upstream(body: Arc<Vec<u8>>, stall: bool) -> String {
                 let mut buf = vec![0u8; 16384];
                 let mut have = Vec::new();
                 loop {
-                    // One request: its head and content-length body.
-                    let head_end = loop {
-                        if let Some(i) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break i + 4;
-                        }
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => have.extend_from_slice(&buf[..n]),
-                        }
-                    };
-                    let head = String::from_utf8_lossy(&have[..head_end]).to_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while have.len() < head_end + len {
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => have.extend_from_slice(&buf[..n]),
-                        }
+                    if next_request(&mut s, &mut buf, &mut have).await.is_none() {
+                        return;
                     }
-                    have.drain(..head_end + len);
                     if stall {
                         let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n";
                         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -307,30 +320,9 @@ async fn paced_upstream(written: Written) -> String {
                 let mut buf = vec![0u8; 16384];
                 let mut have = Vec::new();
                 loop {
-                    let head_end = loop {
-                        if let Some(i) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break i + 4;
-                        }
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => have.extend_from_slice(&buf[..n]),
-                        }
+                    let Some(body) = next_request(&mut s, &mut buf, &mut have).await else {
+                        return;
                     };
-                    let head = String::from_utf8_lossy(&have[..head_end]).to_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while have.len() < head_end + len {
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => have.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let body =
-                        String::from_utf8_lossy(&have[head_end..head_end + len]).into_owned();
-                    have.drain(..head_end + len);
                     let id: u64 = body
                         .split("\"user\":\"")
                         .nth(1)

@@ -125,6 +125,78 @@ impl Core {
     }
 }
 
+/// What both rewriters share: the framing's comments and over-limit events handled alike,
+/// each event's payload handed to the rewriter.
+trait Rewrite {
+    fn core(&mut self) -> &mut Core;
+
+    /// One SSE event's payload.
+    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut);
+
+    /// Feed upstream bytes: comments (keep-alives) forwarded, an event over the limit
+    /// reported and the calls it cut failed, each event's payload handled.
+    fn feed(&mut self, chunk: Bytes, out: &mut BytesMut) {
+        if let Some(d) = self.core().sse.as_mut() {
+            d.feed(chunk);
+        }
+        while let Some(frame) = self.core().next() {
+            match frame {
+                Frame::Comment(c) => {
+                    out.extend_from_slice(b":");
+                    out.extend_from_slice(&c);
+                    out.extend_from_slice(b"\n\n");
+                }
+                Frame::Skipped => {
+                    self.core()
+                        .assembler
+                        .interrupt("an event over the limit was dropped");
+                    comment(out, "toolstream dropped an event over the size limit");
+                }
+                Frame::Event { ty, data } => self.payload(&ty, data, out),
+            }
+        }
+    }
+
+    /// The end of the framing: what the decoder still yields is handled; a stream cut
+    /// inside an event fails the calls open.
+    fn end_framing(&mut self, out: &mut BytesMut) {
+        let Some(d) = self.core().sse.take() else {
+            return;
+        };
+        let mut items = Vec::new();
+        let end = d.finish(&mut items);
+        for item in items {
+            if let sse::Item::Event(e) = item {
+                let (ty, data) = (Bytes::copy_from_slice(e.event_type()), e.data().clone());
+                self.payload(&ty, data, out);
+            }
+        }
+        if end.is_err() {
+            self.core()
+                .assembler
+                .interrupt("the stream was cut inside an event");
+        }
+    }
+}
+
+impl Rewrite for OpenAiRewriter {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        OpenAiRewriter::payload(self, ty, data, out)
+    }
+}
+
+impl Rewrite for AnthropicRewriter {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        AnthropicRewriter::payload(self, ty, data, out)
+    }
+}
+
 /// `fmt::Write` into a `BytesMut`.
 struct Writer<'a>(&'a mut BytesMut);
 
@@ -211,29 +283,7 @@ impl OpenAiRewriter {
 
     /// Feed upstream bytes; what the client gets is appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
-        if let Some(d) = self.core.sse.as_mut() {
-            d.feed(chunk);
-        }
-        while let Some(frame) = self.core.next() {
-            self.frame(frame, out);
-        }
-    }
-
-    fn frame(&mut self, frame: Frame, out: &mut BytesMut) {
-        match frame {
-            Frame::Comment(c) => {
-                out.extend_from_slice(b":");
-                out.extend_from_slice(&c);
-                out.extend_from_slice(b"\n\n");
-            }
-            Frame::Skipped => {
-                self.core
-                    .assembler
-                    .interrupt("an event over the limit was dropped");
-                comment(out, "toolstream dropped an event over the size limit");
-            }
-            Frame::Event { ty, data } => self.payload(&ty, data, out),
-        }
+        self.feed(chunk, out);
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
@@ -421,21 +471,7 @@ impl OpenAiRewriter {
     /// `[DONE]` and without a finish reason is cut too. A cut stream ends with an error in
     /// OpenAI's shape and no `[DONE]`: never a clean end.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
-        if let Some(d) = self.core.sse.take() {
-            let mut items = Vec::new();
-            let end = d.finish(&mut items);
-            for item in items {
-                if let sse::Item::Event(e) = item {
-                    let (ty, data) = (Bytes::copy_from_slice(e.event_type()), e.data().clone());
-                    self.payload(&ty, data, out);
-                }
-            }
-            if end.is_err() {
-                self.core
-                    .assembler
-                    .interrupt("the stream was cut inside an event");
-            }
-        }
+        self.end_framing(out);
         let complete = cut.is_none() && (self.saw_done || self.saw_finish);
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
@@ -504,25 +540,7 @@ impl AnthropicRewriter {
 
     /// Feed upstream bytes; what the client gets is appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
-        if let Some(d) = self.core.sse.as_mut() {
-            d.feed(chunk);
-        }
-        while let Some(frame) = self.core.next() {
-            match frame {
-                Frame::Comment(c) => {
-                    out.extend_from_slice(b":");
-                    out.extend_from_slice(&c);
-                    out.extend_from_slice(b"\n\n");
-                }
-                Frame::Skipped => {
-                    self.core
-                        .assembler
-                        .interrupt("an event over the limit was dropped");
-                    comment(out, "toolstream dropped an event over the size limit");
-                }
-                Frame::Event { ty, data } => self.payload(&ty, data, out),
-            }
-        }
+        self.feed(chunk, out);
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
@@ -666,21 +684,7 @@ impl AnthropicRewriter {
     /// The end of the upstream body; a cut stream ends with an error event in Anthropic's
     /// shape and no `message_stop`.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
-        if let Some(d) = self.core.sse.take() {
-            let mut items = Vec::new();
-            let end = d.finish(&mut items);
-            for item in items {
-                if let sse::Item::Event(e) = item {
-                    let (ty, data) = (Bytes::copy_from_slice(e.event_type()), e.data().clone());
-                    self.payload(&ty, data, out);
-                }
-            }
-            if end.is_err() {
-                self.core
-                    .assembler
-                    .interrupt("the stream was cut inside an event");
-            }
-        }
+        self.end_framing(out);
         let complete = cut.is_none() && self.saw_stop;
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
