@@ -232,6 +232,42 @@ struct Run {
     last_byte: Vec<Duration>,
 }
 
+/// The same requests with hyper-util's client (what the proxy uses upstream): the seconds
+/// they took, to compare with reqwest's on the same upstream.
+async fn load_hyper(url: &str, streams: usize, requests: usize) -> f64 {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(streams)
+        .build_http();
+    let left = Arc::new(AtomicUsize::new(requests));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..streams {
+        let (client, left) = (client.clone(), left.clone());
+        let uri: http::Uri = format!("{url}/v1/chat/completions").parse().unwrap();
+        tasks.push(tokio::spawn(async move {
+            while left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
+                let req = http::Request::post(uri.clone())
+                    .header("content-type", "application/json")
+                    .body(Full::new(bytes::Bytes::from_static(
+                        br#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+                    )))
+                    .unwrap();
+                let mut body = client.request(req).await.unwrap().into_body();
+                while let Some(f) = body.frame().await {
+                    f.unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    start.elapsed().as_secs_f64()
+}
+
 async fn load(url: &str, streams: usize, requests: usize) -> Run {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(streams)
@@ -511,6 +547,20 @@ fn main() {
             pct(&r.last_byte, 0.99),
         );
     }
+    // The upstream client, chosen by measurement: reqwest and hyper-util's client on the
+    // direct path, alternating, best of three each.
+    let (mut reqwest_s, mut hyper_s) = (f64::MAX, f64::MAX);
+    for _ in 0..3 {
+        reqwest_s = reqwest_s.min(rt.block_on(load(&up, streams, requests)).seconds);
+        hyper_s = hyper_s.min(rt.block_on(load_hyper(&up, streams, requests)));
+    }
+    println!();
+    println!(
+        "HTTP clients on the direct path, best of three: reqwest {:.0} req/s, hyper-util {:.0} req/s ({:.2}×)",
+        requests as f64 / reqwest_s,
+        requests as f64 / hyper_s,
+        reqwest_s / hyper_s
+    );
     let proxy_rate = rates.last().unwrap().1;
     if let Some((_, n)) = rates.iter().find(|(n, _)| n.starts_with("nginx")) {
         println!();
