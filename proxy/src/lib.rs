@@ -81,6 +81,9 @@ impl Config {
 /// reading the upstream once this many wait (memory per stream stays bounded).
 const CHANNEL_DEPTH: usize = 8;
 
+/// Request bodies repaired at once: their trees are the proxy's largest allocations.
+const PARSING: usize = 4;
+
 /// The most of an upstream frame rewritten before its output is sent.
 const PIECE: usize = 16 << 10;
 
@@ -90,6 +93,8 @@ struct State {
     config: Config,
     client: HttpsClient,
     streams: Arc<Semaphore>,
+    /// Request bodies read as trees at once (see `handle`).
+    parsing: Semaphore,
     next_id: AtomicU64,
 }
 
@@ -107,6 +112,7 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
     let client = Client::builder(TokioExecutor::new()).build(https);
     let state = Arc::new(State {
         streams: Arc::new(Semaphore::new(config.max_streams)),
+        parsing: Semaphore::new(PARSING),
         config,
         client,
         next_id: AtomicU64::new(1),
@@ -184,17 +190,33 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     };
     // The request's history, repaired.
     let mut repairs = Vec::new();
-    let body = if state.config.repair_requests && kind != Kind::Other {
-        match serde_json::from_slice::<serde_json::Value>(&body) {
-            Ok(mut v) => {
-                repairs = toolstream::request::repair(&mut v);
-                if repairs.is_empty() {
-                    body
-                } else {
-                    Bytes::from(v.to_string())
-                }
+    // Only a body with calls in its history is read as a tree (a tree of an attacker's
+    // numbers costs many times their bytes), and only a few at once: memory for repairs is
+    // bounded whatever arrives. Without repairs the body goes out byte for byte.
+    let has_calls = ["\"tool_calls\"", "\"tool_use\"", "\"function_call\""]
+        .iter()
+        .any(|k| memchr::memmem::find(&body, k.as_bytes()).is_some());
+    let body = if state.config.repair_requests && kind != Kind::Other && has_calls {
+        let _parsing = state.parsing.acquire().await;
+        let raw = body.clone();
+        // Off the executor's threads: a large body takes milliseconds to read.
+        let parsed = tokio::task::spawn_blocking(move || {
+            serde_json::from_slice::<serde_json::Value>(&raw)
+                .ok()
+                .map(|mut v| {
+                    let found = toolstream::request::repair(&mut v);
+                    (v.to_string(), found)
+                })
+        })
+        .await
+        .ok()
+        .flatten();
+        match parsed {
+            Some((text, found)) if !found.is_empty() => {
+                repairs = found;
+                Bytes::from(text)
             }
-            Err(_) => body,
+            _ => body,
         }
     } else {
         body

@@ -626,3 +626,32 @@ fn a_finish_without_done_is_a_clean_end() {
     });
     assert_eq!(String::from_utf8_lossy(&body), stream);
 }
+
+/// A request with nothing to repair reaches the upstream byte for byte (never re-serialised),
+/// and so does one whose calls are all well formed.
+#[test]
+fn a_request_with_nothing_to_repair_is_forwarded_byte_for_byte() {
+    let rt = runtime();
+    let stream = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+    let bodies = [
+        "{ \"stream\" : true,\n  \"model\": \"m\", \"messages\": [{\"role\":\"user\",\"content\":\"caf\\u00e9\"}] }",
+        "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\": 1}\"}}]}],  \"stream\":true}",
+    ];
+    for body in bodies {
+        let seen = rt.block_on(async {
+            let (up, seen) = upstream(Script::sse(stream.clone(), 4096)).await;
+            let url = proxy(&up).await;
+            let r = reqwest::Client::new()
+                .post(format!("{url}/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert!(r.headers().get("toolstream-repaired").is_none());
+            r.bytes().await.unwrap();
+            seen
+        });
+        assert_eq!(seen.lock().unwrap()[0], body.as_bytes());
+    }
+}
