@@ -72,7 +72,8 @@ impl Default for Policy {
     }
 }
 
-/// How a call's arguments failed.
+/// How a call's arguments failed: the one vocabulary of the assembler, the schema checks and
+/// the classifier (which names it [`ToolFailureKind`](crate::classify::ToolFailureKind)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FailureKind {
@@ -89,10 +90,18 @@ pub enum FailureKind {
     /// The stream lost part of the call: an undecodable payload, or bytes a lower layer
     /// dropped (an over-limit line or event), while it was open.
     Interrupted,
+    /// Valid JSON that does not match the tool's parameter schema
+    /// ([`schema::Mismatch::Invalid`](crate::schema::Mismatch)); never from the assembler.
+    Schema,
+    /// A call to a tool the request did not declare
+    /// ([`schema::Mismatch::UnknownTool`](crate::schema::Mismatch)); never from the
+    /// assembler.
+    UnknownTool,
 }
 
 impl FailureKind {
-    /// `syntax`, `truncated`, `not_object`, `limit`, `no_name` or `interrupted`.
+    /// `syntax`, `truncated`, `not_object`, `limit`, `no_name`, `interrupted`, `schema` or
+    /// `unknown_tool`.
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Syntax => "syntax",
@@ -101,6 +110,8 @@ impl FailureKind {
             FailureKind::Limit => "limit",
             FailureKind::NoName => "no_name",
             FailureKind::Interrupted => "interrupted",
+            FailureKind::Schema => "schema",
+            FailureKind::UnknownTool => "unknown_tool",
         }
     }
 

@@ -572,18 +572,19 @@ fn tool_failure_vectors() {
         (got.reason, got.action, got.feedback),
         (R::StreamInterrupted, A::Retry, None)
     );
-    // Every assembler failure kind has its classifier kind.
+    // One vocabulary: the assembler's kinds are the classifier's, with the same names.
     use toolstream::assemble::FailureKind as F;
-    for (k, want) in [
-        (F::Syntax, ToolFailureKind::Syntax),
-        (F::Truncated, ToolFailureKind::Truncated),
-        (F::NotObject, ToolFailureKind::NotObject),
-        (F::Limit, ToolFailureKind::Limit),
-        (F::NoName, ToolFailureKind::NoName),
-        (F::Interrupted, ToolFailureKind::Interrupted),
+    for (k, name) in [
+        (F::Syntax, "syntax"),
+        (F::Truncated, "truncated"),
+        (F::NotObject, "not_object"),
+        (F::Limit, "limit"),
+        (F::NoName, "no_name"),
+        (F::Interrupted, "interrupted"),
+        (ToolFailureKind::Schema, "schema"),
+        (ToolFailureKind::UnknownTool, "unknown_tool"),
     ] {
-        assert_eq!(ToolFailureKind::from(k), want);
-        assert_eq!(k.as_str(), want.as_str());
+        assert_eq!(k.as_str(), name);
     }
     // The excerpt is around the offset and never splits a UTF-8 character.
     let raw = "{\"a\": \"ééééééééééééééééééééééééééééééééé\" 01}".as_bytes();

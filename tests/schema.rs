@@ -599,7 +599,7 @@ fn a_mismatch_becomes_feedback_for_the_model() {
             },
         ]
     );
-    let verdict = m.classify("write_file", 0, &classify::Policy::default());
+    let verdict = classify::classify_mismatch("write_file", &m, 0, &classify::Policy::default());
     assert_eq!(verdict.reason, Reason::ModelOutput);
     assert_eq!(verdict.action, Action::RetryWithFeedback);
     let feedback = verdict.feedback.expect("feedback");
@@ -618,7 +618,7 @@ fn a_mismatch_becomes_feedback_for_the_model() {
         unknown.to_string(),
         "there is no tool named `write`; the tools are `write_file`, `read_file`"
     );
-    let verdict = unknown.classify("write", 0, &classify::Policy::default());
+    let verdict = classify::classify_mismatch("write", &unknown, 0, &classify::Policy::default());
     assert_eq!(verdict.action, Action::RetryWithFeedback);
     assert!(verdict
         .feedback

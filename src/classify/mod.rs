@@ -436,62 +436,9 @@ pub fn classify_stream_error(
     Verdict { hint, ..v }
 }
 
-/// How a tool call's arguments failed (the assembler's failure kinds).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolFailureKind {
-    /// Not valid JSON (grammar, escape, number, UTF-8, control byte).
-    Syntax,
-    /// Cut off before the arguments object closed.
-    Truncated,
-    /// Valid JSON, but not an object.
-    NotObject,
-    /// Over a size or depth limit.
-    Limit,
-    /// Valid JSON that does not match the tool's parameter schema
-    /// ([`schema::Mismatch::Invalid`](crate::schema::Mismatch)).
-    Schema,
-    /// A call to a tool the request did not declare
-    /// ([`schema::Mismatch::UnknownTool`](crate::schema::Mismatch)).
-    UnknownTool,
-    /// Arguments that closed on a call with no function name.
-    NoName,
-    /// The stream lost part of the call (dropped over a limit, or an undecodable payload):
-    /// not the model's doing, so no feedback; the request is retried.
-    Interrupted,
-}
-
-impl ToolFailureKind {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolFailureKind::Syntax => "syntax",
-            ToolFailureKind::Truncated => "truncated",
-            ToolFailureKind::NotObject => "not_object",
-            ToolFailureKind::Limit => "limit",
-            ToolFailureKind::Schema => "schema",
-            ToolFailureKind::UnknownTool => "unknown_tool",
-            ToolFailureKind::NoName => "no_name",
-            ToolFailureKind::Interrupted => "interrupted",
-        }
-    }
-}
-
-/// The assembler's failure kinds, as the classifier takes them.
-impl From<crate::assemble::FailureKind> for ToolFailureKind {
-    fn from(k: crate::assemble::FailureKind) -> Self {
-        use crate::assemble::FailureKind;
-        use ToolFailureKind as K;
-        match k {
-            FailureKind::Syntax => K::Syntax,
-            FailureKind::Truncated => K::Truncated,
-            FailureKind::NotObject => K::NotObject,
-            FailureKind::Limit => K::Limit,
-            FailureKind::NoName => K::NoName,
-            FailureKind::Interrupted => K::Interrupted,
-        }
-    }
-}
+/// How a tool call's arguments failed: the assembler's kinds, and the schema checks'
+/// (`schema`, `unknown_tool`), one vocabulary.
+pub use crate::assemble::FailureKind as ToolFailureKind;
 
 /// A tool call whose arguments failed.
 #[derive(Clone, Copy, Debug)]
@@ -763,12 +710,45 @@ impl From<crate::provider::Format> for Provider {
     }
 }
 
+/// How a call that does not match its declaration failed: an undeclared name, arguments
+/// against the schema, or arguments too deeply nested to read.
+impl From<&crate::schema::Mismatch> for ToolFailureKind {
+    fn from(m: &crate::schema::Mismatch) -> Self {
+        use crate::schema::Mismatch;
+        match m {
+            Mismatch::UnknownTool { .. } => ToolFailureKind::UnknownTool,
+            Mismatch::Invalid(_) => ToolFailureKind::Schema,
+            Mismatch::Unreadable(_) => ToolFailureKind::Limit,
+        }
+    }
+}
+
+/// The decision for a call to `tool` that does not match its declaration
+/// ([`schema::Tools::check`](crate::schema::Tools::check)): `model_output`, retried with
+/// feedback that lists each violation (or the declared names), never a fallback.
+pub fn classify_mismatch(
+    tool: &str,
+    m: &crate::schema::Mismatch,
+    attempt: u32,
+    policy: &Policy,
+) -> Verdict {
+    let detail = m.to_string();
+    let failure = ToolFailure {
+        tool,
+        kind: m.into(),
+        offset: 0,
+        raw: b"",
+        detail: Some(&detail),
+    };
+    classify_tool_failure(&failure, attempt, policy)
+}
+
 /// A failed call of the pipeline, as the classifier takes it.
 impl<'a> From<&'a crate::assemble::Failure> for ToolFailure<'a> {
     fn from(f: &'a crate::assemble::Failure) -> Self {
         ToolFailure {
             tool: &f.name,
-            kind: f.kind.into(),
+            kind: f.kind,
             offset: f.offset,
             raw: &f.raw,
             detail: Some(f.detail.map_or(f.message.as_str(), |d| d.as_str())),

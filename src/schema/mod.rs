@@ -4,8 +4,7 @@
 //! takes is the next question, and the next most common way a model's call fails: a
 //! required property left out, a string where the schema wants an integer, a value outside
 //! an `enum`, a tool name that was never declared. Such a call should go back to the model
-//! with precise feedback ([`crate::classify::classify_tool_failure`] with
-//! [`crate::classify::ToolFailureKind::Schema`] or [`crate::classify::ToolFailureKind::UnknownTool`]), not be run and not
+//! with precise feedback ([`crate::classify::classify_mismatch`]), not be run and not
 //! sent to another provider.
 //!
 //! [`Tools::from_request`] reads the tool declarations of any supported provider's request
@@ -186,39 +185,6 @@ pub enum Mismatch {
     /// The arguments are not JSON serde_json reads (past its nesting limit of 128); the
     /// message says why.
     Unreadable(String),
-}
-
-impl Mismatch {
-    /// The [`classify::ToolFailureKind`](crate::classify::ToolFailureKind) to classify this with.
-    pub fn kind(&self) -> crate::classify::ToolFailureKind {
-        use crate::classify::ToolFailureKind as K;
-        match self {
-            Mismatch::UnknownTool { .. } => K::UnknownTool,
-            Mismatch::Invalid(_) => K::Schema,
-            Mismatch::Unreadable(_) => K::Limit,
-        }
-    }
-}
-
-impl Mismatch {
-    /// The decision for a call to `tool` that failed this way: `model_output`, retried with
-    /// feedback that lists each violation (or the declared names), never a fallback.
-    pub fn classify(
-        &self,
-        tool: &str,
-        attempt: u32,
-        policy: &crate::classify::Policy,
-    ) -> crate::classify::Verdict {
-        let detail = self.to_string();
-        let failure = crate::classify::ToolFailure {
-            tool,
-            kind: self.kind(),
-            offset: 0,
-            raw: b"",
-            detail: Some(&detail),
-        };
-        crate::classify::classify_tool_failure(&failure, attempt, policy)
-    }
 }
 
 impl fmt::Display for Mismatch {

@@ -335,7 +335,7 @@ fn mismatch(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let detail = m.to_string();
-    let verdict = m.classify(&c.name, 0, &classify::Policy::default());
+    let verdict = classify::classify_mismatch(&c.name, m, 0, &classify::Policy::default());
     if json {
         let violations: Vec<serde_json::Value> = match m {
             Mismatch::Invalid(v) => v
@@ -346,7 +346,7 @@ fn mismatch(
         };
         let v = serde_json::json!({
             "type": "tool_call_mismatch", "index": c.index, "id": c.id, "name": c.name,
-            "kind": m.kind().as_str(), "violations": violations, "detail": detail,
+            "kind": classify::ToolFailureKind::from(m).as_str(), "violations": violations, "detail": detail,
             "action": verdict.action.as_str(), "feedback": verdict.feedback,
         });
         return writeln!(out, "{v}");
@@ -354,7 +354,7 @@ fn mismatch(
     writeln!(
         out,
         "  DOES NOT MATCH its declaration ({}; {}):",
-        m.kind().as_str(),
+        classify::ToolFailureKind::from(m).as_str(),
         verdict.action.as_str()
     )?;
     for line in detail.lines() {
