@@ -576,7 +576,9 @@ fn main() {
     let _ = proxy.kill();
     let _ = proxy.wait();
     if let Some((n, _)) = nginx.as_mut() {
-        let _ = n.kill();
+        // SIGTERM, so that the master takes its workers down with it (SIGKILL would leave
+        // them running).
+        let _ = Command::new("kill").arg(n.id().to_string()).status();
         let _ = n.wait();
     }
 
