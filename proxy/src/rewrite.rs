@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use bytes::{Bytes, BytesMut};
 use memchr::memmem::Finder;
 use serde_json::{json, Map, Value};
-use toolstream::assemble::{Event, Failure, Policy, ToolCall, ToolCallAssembler};
+use toolstream::assemble::{Event, Failure, Policy, ToolCallAssembler};
 use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
 use toolstream::provider::{Decoder, Delta, Format};
 use toolstream::sse;
@@ -411,32 +411,10 @@ impl OpenAiRewriter {
     /// provider sent them, annotated.
     fn calls(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
         for e in events.drain(..) {
-            match e {
-                Event::ToolCall(c) => {
-                    self.counts.calls += 1;
-                    if c.part > 1 {
-                        self.counts.splits += 1;
-                    }
-                    let args = String::from_utf8_lossy(&c.arguments).into_owned();
-                    self.call_chunk(&c.id, &c.name, args, out);
-                    self.delivered = true;
-                    self.output_started = true;
-                }
-                Event::ToolCallFailed(f) => {
-                    self.counts.failures += 1;
-                    comment(out, &failure_note(&f));
-                    let args = String::from_utf8_lossy(&f.raw).into_owned();
-                    self.call_chunk(&f.id, &f.name, args, out);
-                    self.output_started = true;
-                }
-                Event::Duplicate { index, id, .. } => {
-                    self.counts.duplicates += 1;
-                    comment(
-                        out,
-                        &format!("toolstream dropped a duplicate of call #{index} (id {id})"),
-                    );
-                }
-                _ => {}
+            if let Some(call) = outgoing(&mut self.counts, e, out) {
+                self.call_chunk(&call.id, &call.name, call.arguments, out);
+                self.delivered |= call.whole;
+                self.output_started = true;
             }
         }
     }
@@ -490,6 +468,53 @@ impl OpenAiRewriter {
             sse_data(out, e.to_string().as_bytes());
         }
         self.counts
+    }
+}
+
+/// A call to send the client: whole, or failed and sent as the provider sent it.
+struct Outgoing {
+    id: String,
+    name: String,
+    arguments: String,
+    /// A call that closed as one valid object (not a failure).
+    whole: bool,
+}
+
+/// What both rewriters do with an assembler event: a call or a failure counted and
+/// returned to be sent (a failure after its annotation), a duplicate counted and noted.
+fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoing> {
+    match e {
+        Event::ToolCall(c) => {
+            counts.calls += 1;
+            if c.part > 1 {
+                counts.splits += 1;
+            }
+            Some(Outgoing {
+                arguments: String::from_utf8_lossy(&c.arguments).into_owned(),
+                id: c.id,
+                name: c.name,
+                whole: true,
+            })
+        }
+        Event::ToolCallFailed(f) => {
+            counts.failures += 1;
+            comment(out, &failure_note(&f));
+            Some(Outgoing {
+                arguments: String::from_utf8_lossy(&f.raw).into_owned(),
+                id: f.id,
+                name: f.name,
+                whole: false,
+            })
+        }
+        Event::Duplicate { index, id, .. } => {
+            counts.duplicates += 1;
+            comment(
+                out,
+                &format!("toolstream dropped a duplicate of call #{index} (id {id})"),
+            );
+            None
+        }
+        _ => None,
     }
 }
 
@@ -627,41 +652,14 @@ impl AnthropicRewriter {
 
     fn calls(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
         for e in events.drain(..) {
-            match e {
-                Event::ToolCall(c) => {
-                    self.counts.calls += 1;
-                    if c.part > 1 {
-                        self.counts.splits += 1;
-                    }
-                    self.block(&c, out);
-                }
-                Event::ToolCallFailed(f) => {
-                    self.counts.failures += 1;
-                    comment(out, &failure_note(&f));
-                    let raw = String::from_utf8_lossy(&f.raw).into_owned();
-                    let call = ToolCall {
-                        index: f.index,
-                        part: 1,
-                        id: f.id,
-                        name: f.name,
-                        arguments: Bytes::from(raw),
-                    };
-                    self.block(&call, out);
-                }
-                Event::Duplicate { index, id, .. } => {
-                    self.counts.duplicates += 1;
-                    comment(
-                        out,
-                        &format!("toolstream dropped a duplicate of call #{index} (id {id})"),
-                    );
-                }
-                _ => {}
+            if let Some(call) = outgoing(&mut self.counts, e, out) {
+                self.block(&call, out);
             }
         }
     }
 
     /// One tool_use block, whole: start, its input in one delta, stop.
-    fn block(&mut self, c: &ToolCall, out: &mut BytesMut) {
+    fn block(&mut self, c: &Outgoing, out: &mut BytesMut) {
         self.output_started = true;
         let index = self.next_index;
         self.next_index += 1;
@@ -675,7 +673,7 @@ impl AnthropicRewriter {
         sse_event(out, b"content_block_start", start.to_string().as_bytes());
         let delta = json!({"type": "content_block_delta", "index": index,
             "delta": {"type": "input_json_delta",
-                "partial_json": String::from_utf8_lossy(&c.arguments)}});
+                "partial_json": c.arguments}});
         sse_event(out, b"content_block_delta", delta.to_string().as_bytes());
         let stop = json!({"type": "content_block_stop", "index": index});
         sse_event(out, b"content_block_stop", stop.to_string().as_bytes());
