@@ -244,7 +244,9 @@ impl Preview {
         Ok(out)
     }
 
-    /// The view of the value in progress, or None.
+    /// The view of the value in progress, or None. Built anew on each call (Python objects
+    /// are immutable): its cost is the view's size, so a caller that reads it after every
+    /// delta pays that each time.
     fn partial<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         match self.inner.partial() {
             Some(v) => Ok(Some(to_py(py, v)?)),
