@@ -158,6 +158,18 @@ its result, and send again.";
 const HINT_MAX_TOKENS: &str = "Lower max_tokens (max_completion_tokens) to at most the \
 maximum the error names for this model, and send again.";
 
+/// A field of a tool call in the history that the server refuses (a name outside its pattern,
+/// an empty name or arguments).
+const HINT_HISTORY_TOOL_CALL: &str = "A tool call in the history has a field the server \
+refuses (the error names it, e.g. messages[9].tool_calls[0].function.name): rewrite that \
+field into the form the error gives (a tool name of letters, digits, _ and - only) in the \
+call, or drop the call and its result, and send again.";
+
+/// Anthropic's extended thinking: the budget against max_tokens and its minimum.
+const HINT_THINKING_BUDGET: &str = "Set thinking.budget_tokens to at least 1024 and below \
+max_tokens (raise max_tokens, or lower the budget), or send the request with thinking \
+disabled.";
+
 const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason: Reason) -> Rule {
     Rule {
         id,
@@ -524,6 +536,24 @@ pub static MESSAGE_RULES: &[Rule] = &[
         HINT_REASONING_CONTENT,
     ),
     // The model's own malformed call: before anything that mentions "invalid".
+    // The model's broken arguments, named in a refusal that points into the request (a
+    // tool_call_id, a message index, the history): they were replayed, so the request
+    // changes. Before the model-output rules below, which read the same words without it.
+    repair(
+        "req.arguments_in_history",
+        Parts(&[
+            &[
+                "function arguments",
+                "function_call arguments",
+                "tool call arguments",
+                "tool_call arguments",
+                "tool_calls arguments",
+            ],
+            &["invalid", "not valid", "malformed", "json"],
+            &["tool_call_id", "messages[", "message[", "history"],
+        ]),
+        HINT_REPLAYED_ARGUMENTS,
+    ),
     r(
         "msg.invalid_tool_call_arguments",
         Message("invalid tool call arguments"),
@@ -716,6 +746,40 @@ pub static MESSAGE_RULES: &[Rule] = &[
         HINT_TOOL_CALL_IDS,
     ),
     // max_tokens above the model's maximum: clamp it.
+    // A field of a tool call in the history, by its locator (`messages[9].tool_calls[0]`):
+    // after the rules above that name the field's own problem (arguments, ids).
+    repair(
+        "req.history_tool_call_field",
+        Parts(&[
+            &["messages["],
+            &["].tool_calls[", "].tool_calls.", "].function_call."],
+        ]),
+        HINT_HISTORY_TOOL_CALL,
+    ),
+    // A tool call in the history with a field left empty (DeepSeek's "function/name/arguments
+    // cannot be empty").
+    repair(
+        "req.history_tool_call_empty",
+        Parts(&[
+            &["tool_call", "tool call", "function call"],
+            &["cannot be empty", "can't be empty", "must not be empty"],
+        ]),
+        HINT_HISTORY_TOOL_CALL,
+    ),
+    repair(
+        "req.thinking_budget",
+        Parts(&[
+            &["budget_tokens"],
+            &[
+                "greater than",
+                "less than",
+                "at least",
+                "must be",
+                "should be",
+            ],
+        ]),
+        HINT_THINKING_BUDGET,
+    ),
     repair(
         "req.max_tokens_over_model_max",
         Parts(&[
@@ -942,6 +1006,20 @@ pub static MESSAGE_RULES: &[Rule] = &[
         R::PermissionDenied,
     ),
     // Models.
+    // Bedrock: a model that this route serves only through an inference profile.
+    r(
+        "msg.inference_profile_required",
+        Parts(&[
+            &["on-demand throughput", "on demand throughput"],
+            &[
+                "inference profile",
+                "not supported",
+                "isn't supported",
+                "isn\u{2019}t supported",
+            ],
+        ]),
+        R::ModelNotFound,
+    ),
     r(
         "msg.decommissioned",
         Message("decommissioned"),
@@ -1056,7 +1134,14 @@ pub static MESSAGE_RULES: &[Rule] = &[
         Parts(&[
             &["input", "prompt", "context", "messages"],
             &["token"],
-            &["exceed", "longer than", "too long", "maximum"],
+            &[
+                "exceed",
+                "longer than",
+                "too long",
+                "maximum",
+                "must be <=",
+                "must have less than",
+            ],
         ]),
         R::ContextOverflow,
     ),
