@@ -43,10 +43,13 @@ struct T {
     reason: Reason,
     action: Action,
     thread: &'static str,
+    /// The rule that catches it (asserted, so a vector that moves to another rule with
+    /// the same verdict is seen).
+    rule: &'static str,
 }
 
 macro_rules! t {
-    ($held:expr, $p:ident, $status:expr, $thread:expr, $body:expr, $reason:ident, $action:ident) => {
+    ($held:expr, $p:ident, $status:expr, $thread:expr, $body:expr, $reason:ident, $action:ident, $rule:literal) => {
         T {
             held: $held,
             provider: P::$p,
@@ -56,6 +59,7 @@ macro_rules! t {
             reason: R::$reason,
             action: A::$action,
             thread: $thread,
+            rule: $rule,
         }
     };
 }
@@ -100,7 +104,8 @@ const THREADS: &[T] = &[
         "https://github.com/duolahypercho/codex-router/issues/161",
         r#"{"error":{"message":"invalid tool call arguments","type":"api_error","param":null,"code":null}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "msg.invalid_tool_call_arguments"
     ),
     // vLLM parses the arguments a client replays; a broken one is refused before generation.
     t!(
@@ -110,7 +115,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/issues/47761",
         r#"{"object":"error","message":"Unterminated string starting at: line 1 column 14 (char 13)","type":"BadRequestError","param":null,"code":400}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.python_json_error"
     ),
     t!(
         TUNE,
@@ -119,7 +125,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/pull/55497",
         r#"{"object":"error","message":"Expecting value: line 1 column 98 (char 97)","type":"BadRequestError","param":null,"code":400}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.python_json_error"
     ),
     t!(
         HELD,
@@ -128,7 +135,8 @@ const THREADS: &[T] = &[
         "https://github.com/huggingface/physics-intern/pull/6",
         r#"{"object":"error","message":"Expecting ',' delimiter: line 1 column 57 (char 56)","type":"BadRequestError","param":null,"code":400}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.python_json_error"
     ),
     t!(
         TUNE,
@@ -137,7 +145,8 @@ const THREADS: &[T] = &[
         "https://github.com/huggingface/physics-intern/pull/6",
         r#"{"object":"error","message":"Invalid \\escape: line 1 column 31 (char 30)","type":"BadRequestError","param":null,"code":400}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.python_json_error"
     ),
     t!(
         HELD,
@@ -146,7 +155,8 @@ const THREADS: &[T] = &[
         "https://github.com/OpenHands/software-agent-sdk/issues/2887",
         r#"{"error":{"message":"Unterminated string starting at: line 1 column 1121 (char 1120)","type":"BadRequestError","param":null,"code":400}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.python_json_error"
     ),
     // DashScope (Qwen) through LiteLLM: the history's function.arguments.
     t!(
@@ -156,7 +166,8 @@ const THREADS: &[T] = &[
         "https://github.com/HKUDS/nanobot/issues/2469",
         r#"{"error":{"message":"<400> InternalError.Algo.InvalidParameter: The \"function.arguments\" parameter of the code model must be in JSON format.","type":"invalid_request_error","param":null,"code":"invalid_parameter_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.arguments_parameter_not_json"
     ),
     t!(
         HELD,
@@ -165,7 +176,8 @@ const THREADS: &[T] = &[
         "https://github.com/HKUDS/nanobot/issues/1487",
         r#"{"code":"InvalidParameter","message":"<400> InternalError.Algo.InvalidParameter: The \"function.arguments\" parameter of the code model must be in JSON format."}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.arguments_parameter_not_json"
     ),
     // llama-server refuses a prompt whose replayed tool call does not parse.
     t!(
@@ -175,7 +187,8 @@ const THREADS: &[T] = &[
         "https://github.com/vxcontrol/pentagi/issues/313",
         r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 131: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal","type":"server_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_arguments_in_prompt"
     ),
     // Ollama: the history's calls and results do not pair up.
     t!(
@@ -185,7 +198,8 @@ const THREADS: &[T] = &[
         "https://github.com/ollama/ollama/issues/12395",
         r#"{"error":{"message":"Invalid tool usage: mismatch between tool calls and tool results","type":"invalid_request_error","param":null,"code":null}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         TUNE,
@@ -194,7 +208,8 @@ const THREADS: &[T] = &[
         "https://github.com/lobehub/lobehub/issues/9531",
         r#"{"error":"Invalid tool usage: mismatch between tool calls and tool results"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // ---- 2. Requests that can never fit a per-minute token limit ----
     t!(
@@ -204,7 +219,8 @@ const THREADS: &[T] = &[
         "https://github.com/vanna-ai/vanna-flask/issues/11",
         r#"{"error":{"message":"Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 342389. The input or output tokens must be reduced in order to run successfully.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         TUNE,
@@ -213,7 +229,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10602",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-vyUrKHsIdLcZGKR3zqCqllrS on tokens per min (TPM): Limit 30000, Requested 61337. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         HELD,
@@ -222,7 +239,8 @@ const THREADS: &[T] = &[
         "https://github.com/gptscript-ai/gptscript/issues/393",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-gLnL4YPUmJUw1RonfNCRnuiS on tokens per min (TPM): Limit 30000, Requested 30872. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         TUNE,
@@ -231,7 +249,8 @@ const THREADS: &[T] = &[
         "https://github.com/DrShushen/climb/issues/13",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-VDAWofJASuLH0vVz8o9tiQZr on tokens per min (TPM): Limit 30000, Requested 30601. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         HELD,
@@ -240,7 +259,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/11717",
         r#"{"error":{"message":"Request too large for gpt-4.1-2025-04-14 (for limit gpt-4.1) in organization org-lFXO45OIovvTfxhxkzQlewnD on tokens per min (TPM): Limit 30000, Requested 37313. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         TUNE,
@@ -249,7 +269,8 @@ const THREADS: &[T] = &[
         "https://github.com/assafelovic/gpt-researcher/issues/585",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-sE0IdGM75DskjnJVA5kYx3XU on tokens per min (TPM): Limit 30000, Requested 82821. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         HELD,
@@ -258,7 +279,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10218",
         r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01kgg5588eftc8k70aes4864eb` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 14137, please reduce your message size and try again. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         TUNE,
@@ -267,7 +289,8 @@ const THREADS: &[T] = &[
         "https://github.com/assafelovic/gpt-researcher/issues/985",
         r#"{"error":{"message":"Request too large for model `llama-3.1-70b-versatile` in organization `org_01hw8f0aa0ekmrn70ffm2zkdv1` on tokens per minute (TPM): Limit 6000, Requested 14368, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         HELD,
@@ -276,7 +299,8 @@ const THREADS: &[T] = &[
         "https://github.com/ITSpecialist111/ai_automation_suggester/issues/61",
         r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01jp8byqwpfx9sp1m0dbhb6a1e` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14810, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         TUNE,
@@ -285,7 +309,8 @@ const THREADS: &[T] = &[
         "https://github.com/HunorLaczko/ha-groq-cloud-api/issues/27",
         r#"{"error":{"message":"Request too large for model llama-3.1-8b-instant in organization org_xxxxxxx service tier on_demand on tokens per minute (TPM): Limit 6000, Requested 12328, please reduce your message size and try again. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         HELD,
@@ -294,7 +319,8 @@ const THREADS: &[T] = &[
         "https://github.com/cottongeeks/podscript/issues/20",
         r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01j2g5d88hfvjrgw64hnapqk8y` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 10338, please reduce your message size and try again. Visit https://console.groq.com/docs/rate-limits for more information.","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     // trap: the same family of message, but the request fits the limit: a rate limit.
     t!(
@@ -304,7 +330,8 @@ const THREADS: &[T] = &[
         "https://github.com/elizaOS/eliza/issues/4040",
         r#"{"error":{"message":"Rate limit reached for model `llama-3.1-8b-instant` in organization `org_01j5b4pz9jff492fq686vypsx6` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Used 5034, Requested 1443. Please try again in 4.77s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "code.rate_limit_exceeded"
     ),
     // GitHub Models: a per-request token cap.
     t!(
@@ -314,7 +341,8 @@ const THREADS: &[T] = &[
         "https://github.com/tashfeenahmed/freellmapi/issues/426",
         r#"{"error":{"code":"tokens_limit_reached","message":"Request body too large for gpt-4.1 model. Max size: 8000 tokens.","details":null}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "status.413"
     ),
     // ---- 3. Quota versus rate limit ----
     t!(
@@ -324,7 +352,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/38035",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."},"request_id":"req_011CZLrUfBVkVHn5T6EqQaf7"}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.usage_limits_regain_access"
     ),
     t!(
         HELD,
@@ -333,7 +362,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/2127",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2025-07-01 at 00:00 UTC."}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.usage_limits_regain_access"
     ),
     // A per-day quota among the violations: waiting a minute does not help.
     t!(
@@ -343,7 +373,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/8437",
         r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_input_token_count","quotaId":"GenerateContentInputTokensPerModelPerMinute-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash-preview-image"}},{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash-preview-image"}},{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"model":"gemini-2.5-flash-preview-image","location":"global"}}]}]}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "code.quota_per_day"
     ),
     t!(
         HELD,
@@ -352,7 +383,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/2336",
         r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:681255809395'.","errors":[{"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:681255809395'.","domain":"global","reason":"rateLimitExceeded"}],"status":"RESOURCE_EXHAUSTED"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_per_day"
     ),
     // A free tier with limit 0: the model is not in the plan at all.
     t!(
@@ -362,7 +394,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/12643",
         r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-3.1-pro\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-3.1-pro\nPlease retry in 11.665902715s.","status":"RESOURCE_EXHAUSTED"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_limit_zero"
     ),
     t!(
         HELD,
@@ -371,7 +404,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/9745",
         r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-3-pro\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-3-pro\nPlease retry in 10.673410956s.","status":"RESOURCE_EXHAUSTED"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_limit_zero"
     ),
     // trap: a per-minute quota is a rate limit.
     t!(
@@ -381,7 +415,8 @@ const THREADS: &[T] = &[
         "https://github.com/tech-shrimp/gemini-playground/issues/10",
         r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:391029737820'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com","quota_location":"us-west4","quota_limit":"GenerateContentRequestsPerMinutePerProjectPerRegion","quota_metric":"generativelanguage.googleapis.com/generate_content_requests","consumer":"projects/391029737820"}}]}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "code.rate_limit_exceeded"
     ),
     t!(
         HELD,
@@ -390,7 +425,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/1811",
         r#"{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","errors":[{"message":"Resource has been exhausted (e.g. check quota).","domain":"global","reason":"rateLimitExceeded"}],"status":"RESOURCE_EXHAUSTED"}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "gemini.resource_exhausted"
     ),
     // ---- 4. Context overflow in many servers' words ----
     t!(
@@ -400,7 +436,8 @@ const THREADS: &[T] = &[
         "https://github.com/oobabooga/textgen/issues/7257",
         r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.exceed_context_size"
     ),
     t!(
         HELD,
@@ -409,7 +446,8 @@ const THREADS: &[T] = &[
         "https://github.com/ggml-org/llama.cpp/issues/19774",
         r#"{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_exceeded"
     ),
     t!(
         TUNE,
@@ -418,7 +456,8 @@ const THREADS: &[T] = &[
         "https://github.com/ggml-org/llama.cpp/issues/19774",
         r#"{"error":{"code":400,"message":"request (4390 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4390,"n_ctx":4096}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.exceed_context_size"
     ),
     // The message as the client printed it, in llama-server's envelope.
     t!(
@@ -428,7 +467,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/9797",
         r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_size"
     ),
     t!(
         TUNE,
@@ -437,7 +477,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/issues/42474",
         r#"{"object":"error","message":"This model's maximum context length is 128000 tokens. However, you requested 65535 output tokens and your prompt contains at least 62466 input tokens, for a total of at least 128001 tokens.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         HELD,
@@ -446,7 +487,8 @@ const THREADS: &[T] = &[
         "https://github.com/ogx-ai/ogx/issues/4534",
         r#"{"object":"error","message":"This model's maximum context length is 6048 tokens. However, you requested 6616 tokens (568 in the messages, 6048 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         TUNE,
@@ -455,7 +497,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/issues/4667",
         r#"{"object":"error","message":"max_tokens must be at least 1, got -186.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_exceeded"
     ),
     t!(
         HELD,
@@ -464,7 +507,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/issues/4667",
         r#"{"object":"error","message":"max_tokens must be at least 1, got -344.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_exceeded"
     ),
     t!(
         TUNE,
@@ -473,7 +517,8 @@ const THREADS: &[T] = &[
         "https://github.com/OpenHands/OpenHands/issues/9937",
         r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 138956 tokens (7884 of text input, 131072 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         HELD,
@@ -482,7 +527,8 @@ const THREADS: &[T] = &[
         "https://github.com/Aider-AI/aider/issues/3721",
         r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 141607 tokens (10535 of text input, 131072 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":"Chutes"}}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         TUNE,
@@ -491,7 +537,8 @@ const THREADS: &[T] = &[
         "https://github.com/topoteretes/cognee/issues/1061",
         r#"{"error":{"message":"This endpoint's maximum context length is 16384 tokens. However, you requested about 94307 tokens (94307 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         HELD,
@@ -500,7 +547,8 @@ const THREADS: &[T] = &[
         "https://github.com/agno-agi/agno/issues/3980",
         r#"{"error":{"message":"This endpoint's maximum context length is 200000 tokens. However, you requested about 5028244 tokens (4945291 of text input, 2953 of tool input, 80000 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         TUNE,
@@ -509,7 +557,8 @@ const THREADS: &[T] = &[
         "https://github.com/OpenRouterTeam/openrouter-examples/issues/10",
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens, however you requested 8977 tokens (8977 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.","type":"invalid_request_error","param":null,"code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         HELD,
@@ -518,7 +567,8 @@ const THREADS: &[T] = &[
         "https://github.com/aws-samples/assessment-generator/issues/2",
         r#"{"message":"Input is too long for requested model."}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_is_too_long"
     ),
     t!(
         TUNE,
@@ -527,7 +577,8 @@ const THREADS: &[T] = &[
         "https://github.com/aws-samples/bedrock-chat/issues/95",
         r#"{"__type":"ValidationException","message":"Input is too long for requested model."}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_is_too_long"
     ),
     t!(
         HELD,
@@ -536,7 +587,8 @@ const THREADS: &[T] = &[
         "https://github.com/ryanadoty/Amazon-Bedrock-Amazon-RDS-POC/issues/9",
         r#"{"message":"Malformed input request: expected maxLength: 42000, actual: 46735, please reformat your input and try again."}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_exceeded"
     ),
     t!(
         TUNE,
@@ -545,7 +597,8 @@ const THREADS: &[T] = &[
         "https://github.com/vllm-project/vllm/issues/10440",
         r#"{"object":"error","message":"Input prompt (35247 tokens) is too long and exceeds limit of 1000","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_prompt_too_long"
     ),
     // ---- 5. History and request-shape refusals: repair the request, never fall back ----
     t!(
@@ -555,7 +608,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/3512",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.5: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01SWBkC2GPGhoSfEqTZ6y91b. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         TUNE,
@@ -564,7 +618,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/5989",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.22: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01HqfLWiAKQLsniF2fBGF2KD, toolu_01SJzDkeAZER935cpGFptTNk. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // Claude on Vertex through a gateway: Anthropic's error inside Google's envelope.
     t!(
@@ -574,7 +629,8 @@ const THREADS: &[T] = &[
         "https://github.com/lbjlaq/Antigravity-Manager/issues/654",
         r#"{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.243: `tool_use` ids were found without `tool_result` blocks immediately after: bash-uOQIdN0O. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CX8LKNqFusFUVvygN5vEH\"}","status":"INVALID_ARGUMENT"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         TUNE,
@@ -583,7 +639,8 @@ const THREADS: &[T] = &[
         "https://github.com/Kilo-Org/kilocode/issues/5163",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.33: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01KKMxh6V7Kx6g5tZbQBfQ9b. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},"request_id":"req_vrtx_011CXDA6q3bAL2vMavcCemUc"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // DeepSeek thinking mode: the reasoning a tool-call turn must carry back.
     t!(
@@ -593,7 +650,8 @@ const THREADS: &[T] = &[
         "https://github.com/hotovo/aider-desk/issues/529",
         r#"{"error":{"message":"Missing `reasoning_content` field in the assistant message at message index 2. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ReasoningReplay,
-        RepairRequest
+        RepairRequest,
+        "msg.reasoning_content_missing"
     ),
     t!(
         TUNE,
@@ -602,7 +660,8 @@ const THREADS: &[T] = &[
         "https://github.com/AstrBotDevs/AstrBot/issues/4174",
         r#"{"error":{"message":"Missing reasoning_content field in the assistant message at message index 6. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ReasoningReplay,
-        RepairRequest
+        RepairRequest,
+        "msg.reasoning_content_missing"
     ),
     // max_tokens above the model's maximum: clamp it.
     t!(
@@ -612,7 +671,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/24451",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 128001 > 64000, which is the maximum allowed number of output tokens for claude-opus-4-5-20251101"},"request_id":"req_011CXxg3eqF8ZMvqtkKHNjKQ"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         TUNE,
@@ -621,7 +681,8 @@ const THREADS: &[T] = &[
         "https://github.com/OpenHands/OpenHands/issues/11090",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 1000000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         HELD,
@@ -630,7 +691,8 @@ const THREADS: &[T] = &[
         "https://github.com/chathub-dev/chathub/issues/1222",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 32000 > 4096, which is the maximum allowed number of output tokens for claude-3-opus-20240229"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         TUNE,
@@ -639,7 +701,8 @@ const THREADS: &[T] = &[
         "https://github.com/skapadia3214/groq-moa/issues/8",
         r#"{"error":{"message":"max_tokens for `llama-3.1-8b-instant` must be less than or equal to 8000","type":"invalid_request_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         HELD,
@@ -648,7 +711,8 @@ const THREADS: &[T] = &[
         "https://github.com/langchain-ai/langchain/issues/9697",
         r#"{"message":"Malformed input request: 8192 is not less or equal to 8191, please reformat your input and try again."}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     // ---- A second held-out set, collected after the rules above ----
     t!(
@@ -658,7 +722,8 @@ const THREADS: &[T] = &[
         "https://github.com/decocms/studio/issues/1803",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_015cqXRmSf7tsfMgJ9ibV1z3. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // Anthropic's refusal through OpenRouter, in metadata.raw.
     t!(
@@ -668,7 +733,8 @@ const THREADS: &[T] = &[
         "https://github.com/router-for-me/CLIProxyAPI/issues/497",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01JLpBvrkaJHBDU3z3cWqtyv. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.\"},\"request_id\":\"req_011C\"}","provider_name":"Anthropic"}},"user_id":"user_2i"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -677,7 +743,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/13460",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.48.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_019ETtGZEhTBXgWPVsdVnXMh. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},"request_id":"req_011CVw2irzCqYx77e329n3GK"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -686,7 +753,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/64383",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.7.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: srvtoolu_01JjfQsdhSJkT7qLCL7Pj9jc. Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it."},"request_id":"req_011CbboXqqvWYaCeMQ6aVjWV"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -695,7 +763,8 @@ const THREADS: &[T] = &[
         "https://github.com/tghamm/Anthropic.SDK/issues/184",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.8.content.0: unexpected tool_use_id found in tool_result blocks: toolu_01NGSZ6A8jPBzZr8prgLzR7P. Each tool_result block must have a corresponding tool_use block in the previous message."},"request_id":"req_011CYByzUedawPRMujMEod1a"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -704,7 +773,8 @@ const THREADS: &[T] = &[
         "https://github.com/camel-ai/camel/issues/1467",
         r#"{"object":"error","message":"Not the same number of function calls and responses","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -713,7 +783,8 @@ const THREADS: &[T] = &[
         "https://github.com/567-labs/instructor/issues/724",
         r#"{"object":"error","message":"Not the same number of function calls and responses","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -722,7 +793,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/5443",
         r#"[{"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","errors":[{"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FRESH,
@@ -731,7 +803,8 @@ const THREADS: &[T] = &[
         "https://github.com/boldsoftware/exe.dev/issues/62",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200251 tokens > 200000 maximum"},"request_id":"req_011CWdepJvA2D819tdYYq4h7"}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.prompt_is_too_long"
     ),
     t!(
         FRESH,
@@ -740,7 +813,8 @@ const THREADS: &[T] = &[
         "https://github.com/sojohnnysaid/project-guide/issues/2",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208656 tokens > 200000 maximum"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.prompt_is_too_long"
     ),
     // trap: Bedrock's "too many tokens" is a throughput limit, not an overflow.
     t!(
@@ -750,7 +824,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/236",
         r#"{"message":"Too many tokens, please wait before trying again."}"#,
         RateLimit,
-        Retry
+        Retry,
+        "msg.too_many_tokens_wait"
     ),
     T {
         held: FRESH,
@@ -764,6 +839,7 @@ const THREADS: &[T] = &[
         reason: R::RateLimit,
         action: A::Retry,
         thread: "https://github.com/aws-samples/amazon-bedrock-client-for-mac/issues/99",
+        rule: "code.throttling",
     },
     t!(
         FRESH,
@@ -772,7 +848,8 @@ const THREADS: &[T] = &[
         "https://github.com/i-dot-ai/caddy-chatbot/issues/97",
         r#"{"message":"Too many requests, please wait before trying again. You have sent too many requests. Wait before trying again."}"#,
         RateLimit,
-        Retry
+        Retry,
+        "msg.too_many_requests"
     ),
     // A per-day token quota: waiting seconds does not help.
     t!(
@@ -782,7 +859,8 @@ const THREADS: &[T] = &[
         "https://github.com/minorun365/agent-book/issues/29",
         r#"{"message":"Too many tokens per day, please wait before trying again."}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_per_day"
     ),
     t!(
         FRESH,
@@ -791,7 +869,8 @@ const THREADS: &[T] = &[
         "https://github.com/RooCodeInc/Roo-Code/issues/248",
         r#"{"message":"The maximum tokens you requested exceed the model limit of 4096. Try again with a maximum tokens value lower than 4096."}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         FRESH,
@@ -800,7 +879,8 @@ const THREADS: &[T] = &[
         "https://github.com/heshengtao/super-agent-party/issues/142",
         r#"{"error":{"message":"registry.ollama.ai/library/deepseek-r1:latest does not support tools","type":"api_error","param":null,"code":null}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     t!(
         FRESH,
@@ -809,7 +889,8 @@ const THREADS: &[T] = &[
         "https://github.com/langchain-ai/langchain-aws/issues/419",
         r#"{"message":"1 validation error detected: Value at 'body' failed to satisfy constraint: Member must have length less than or equal to 25000000"}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.body_over_length"
     ),
     // ---- A third held-out set, collected after the rules were generalised ----
     t!(
@@ -819,7 +900,8 @@ const THREADS: &[T] = &[
         "https://github.com/cline/cline/issues/5474",
         r#"{"error":{"message":"Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 289650 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.reduce_the_length"
     ),
     t!(
         THIRD,
@@ -828,7 +910,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/6678",
         r#"[{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","errors":[{"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.token_count_exceeds"
     ),
     t!(
         THIRD,
@@ -837,7 +920,8 @@ const THREADS: &[T] = &[
         "https://github.com/charmbracelet/catwalk/issues/41",
         r#"{"message":"max_tokens is too large: 20000. This model supports at most 16384 completion tokens, whereas you provided 20000.","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     // Tool-call ids the client made that Mistral refuses: the request must change.
     t!(
@@ -847,7 +931,8 @@ const THREADS: &[T] = &[
         "https://github.com/anomalyco/opencode/issues/1680",
         r#"{"object":"error","message":"Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_id_format"
     ),
     t!(
         THIRD,
@@ -856,7 +941,8 @@ const THREADS: &[T] = &[
         "https://github.com/nearai/ironclaw/issues/1241",
         r#"{"object":"error","message":"Tool call id was turn1_0 but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_function_call","param":null,"code":"3280","raw_status_code":400}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_id_format"
     ),
     t!(
         THIRD,
@@ -865,7 +951,8 @@ const THREADS: &[T] = &[
         "https://github.com/jackmpcollins/magentic/issues/276",
         r#"{"object":"error","message":"Tool call id was 38f04d9ea185424a8dc6ed9a88da5 but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_id_format"
     ),
     t!(
         THIRD,
@@ -874,7 +961,8 @@ const THREADS: &[T] = &[
         "https://github.com/karthink/gptel/issues/1203",
         r#"{"object":"error","message":"Tool call id was call_0fypS1hVX but must be a-z, A-Z, 0-9, with a length of 9.","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_id_format"
     ),
     // A local server that validates Mistral's ids the same way, with a 500.
     t!(
@@ -884,7 +972,8 @@ const THREADS: &[T] = &[
         "https://github.com/jundot/omlx/pull/1997",
         r#"{"error":{"message":"Tool call id was call_49c89af0 but must be a-z, A-Z, 0-9, with a length of 9"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_call_id_format"
     ),
     t!(
         THIRD,
@@ -893,7 +982,8 @@ const THREADS: &[T] = &[
         "https://github.com/QwenLM/Qwen3/issues/1321",
         r#"{"object":"error","message":"The input (61709 tokens) is longer than the model's context length (40960 tokens).","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         THIRD,
@@ -902,7 +992,8 @@ const THREADS: &[T] = &[
         "https://github.com/sgl-project/sglang/issues/4048",
         r#"{"object":"error","message":"Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens).","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_tokens_over_maximum"
     ),
     t!(
         THIRD,
@@ -911,7 +1002,8 @@ const THREADS: &[T] = &[
         "https://github.com/langchain-ai/langchainjs/issues/5888",
         r#"{"error":{"message":"This model's maximum context length is 16385 tokens. However, your messages resulted in 38551 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         THIRD,
@@ -920,7 +1012,8 @@ const THREADS: &[T] = &[
         "https://github.com/THUDM/LongBench/issues/104",
         r#"{"object":"error","message":"This model's maximum context length is 131072 tokens. However, you requested 351430 tokens. Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         THIRD,
@@ -929,7 +1022,8 @@ const THREADS: &[T] = &[
         "https://github.com/instructlab/sdg/issues/276",
         r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 4472 tokens (376 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         THIRD,
@@ -938,7 +1032,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/6513",
         r#"[{"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","errors":[{"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","domain":"global","reason":"badRequest"}],"status":"INVALID_ARGUMENT"}}]"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // ---- A fourth held-out set ----
     // Requests that are simply wrong, through OpenRouter's metadata.raw: surface them.
@@ -949,7 +1044,8 @@ const THREADS: &[T] = &[
         "https://github.com/reVrost/go-openrouter/pull/21",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"message\": \"Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.\",\n    \"type\": \"invalid_request_error\",\n    \"param\": \"input\",\n    \"code\": null\n  }\n}","provider_name":"OpenAI"}},"user_id":"org_2x"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "msg.invalid_messages"
     ),
     t!(
         FOURTH,
@@ -958,7 +1054,8 @@ const THREADS: &[T] = &[
         "https://github.com/BoltAI/BoltAI/issues/375",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Unable to submit request because required fields ['position', 'args'] are not defined in the schema properties.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","provider_name":"Google"}}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         FOURTH,
@@ -967,7 +1064,8 @@ const THREADS: &[T] = &[
         "https://github.com/dirac-run/dirac/issues/44",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"id\": \"oh1SbwZ-2byqsH-9f39dd2e83c3d74c\",\n  \"error\": {\n    \"message\": {\n      \"message\": \"Invalid JSON data: Failed to deserialize the JSON body into the target type: tools[17].function: missing field `parameters` at line 1 column 17651\",\n      \"type\": \"invalid_request_error\",\n      \"code\": \"json_data_error\"\n    },\n    \"type\": \"invalid_request_error\",\n    \"param\": null,\n    \"code\": null\n  }\n}","provider_name":"Together","is_byok":false}}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         FOURTH,
@@ -976,7 +1074,8 @@ const THREADS: &[T] = &[
         "https://github.com/ymichael/open-codex/issues/35",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n  \"error\": {\n    \"message\": \"Missing required parameter: 'tools[0].name'.\",\n    \"type\": \"invalid_request_error\",\n    \"param\": \"tools[0].name\",\n    \"code\": \"missing_required_parameter\"\n  }\n}","provider_name":"OpenAI"}}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     // A model that takes fewer images than sent: another model may take them.
     t!(
@@ -986,7 +1085,8 @@ const THREADS: &[T] = &[
         "https://github.com/diegosouzapw/OmniRoute/issues/3044",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"type\":\"invalid_request_error\",\"code\":\"invalid_request_error\",\"message\":\"Model 'moonshotai/kimi-k2.6' supports at most 1 image per prompt.\",\"request_id\":\"req_1\"}}","provider_name":"Crucible","is_byok":false}},"user_id":"user_1"}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.media_over_model_max"
     ),
     // The history's arguments as an object where a string belongs: repair the request.
     t!(
@@ -996,7 +1096,8 @@ const THREADS: &[T] = &[
         "https://github.com/aaif-goose/goose-mobile/pull/20",
         r#"{"error":{"message":"Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object instead.","type":"invalid_request_error","param":"messages[2].tool_calls[0].function.arguments","code":"invalid_type"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.arguments_parameter_not_json"
     ),
     t!(
         FOURTH,
@@ -1005,7 +1106,8 @@ const THREADS: &[T] = &[
         "https://github.com/camel-ai/camel/issues/3359",
         r#"{"error":{"message":"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_fnS1qBA4zshj3BtFc5rajScQ","type":"invalid_request_error","param":"messages","code":null}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // ---- A fifth held-out set ----
     t!(
@@ -1015,7 +1117,8 @@ const THREADS: &[T] = &[
         "https://github.com/groq/groq-typescript/issues/103",
         r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<tool-use>\n{\n  \"tool_calls\": [\n    {\n      \"id\": \"pending\",\n      \"type\": \"function\",\n      \"function\": {\n        \"name\": \"get_info\"\n      },\n      \"parameters\": {\n        \"query\": \"current president of the US\"\n      }\n    }\n  ]\n}\n</tool-use>"}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "code.tool_use_failed"
     ),
     t!(
         FIFTH,
@@ -1024,7 +1127,8 @@ const THREADS: &[T] = &[
         "https://github.com/HunorLaczko/ha-groq-cloud-api/issues/20",
         r#"{"request_id":"req_01kgpzetg3egxr9y54ttb37bm3","created_at":"2026-02-05T13:21:55.203Z","error":{"message":"tool call validation failed: parameters for tool HassTurnOff did not match schema: errors: [`/domain`: expected array, but got string]","type":"invalid_request_error","param":"","code":"tool_use_failed"}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "code.tool_use_failed"
     ),
     // OpenAI spells it "preceeding".
     t!(
@@ -1034,7 +1138,8 @@ const THREADS: &[T] = &[
         "https://github.com/miurla/morphic/issues/136",
         r#"{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (request id: 2024051116100984850589317176109)","type":"invalid_request_error","param":"messages.[3].role","code":null}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FIFTH,
@@ -1043,7 +1148,8 @@ const THREADS: &[T] = &[
         "https://github.com/symgraph/GhidrAssist/issues/45",
         r#"{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[3].role","code":null}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FIFTH,
@@ -1052,7 +1158,8 @@ const THREADS: &[T] = &[
         "https://github.com/github/copilot-cli/issues/1159",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_vrtx_015ivZnCHtX8ndKTNpHXMiuG. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         FIFTH,
@@ -1061,7 +1168,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/12526",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.63: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01Qimu3Y5DwauzoDUuBv2DmZ. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},"request_id":"req_011CVXsgwwRSCBiN5tiU4kjB"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // A per-day token limit: waiting minutes is not the answer.
     t!(
@@ -1071,7 +1179,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10920",
         r#"{"error":{"message":"Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_01kjh7p9n8f1qs6nz2bz77vy6b` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 97050, Requested 3619. Please try again in 9m38.016s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_per_day"
     ),
     // Cerebras, as the client printed it (a message only; searched as text).
     t!(
@@ -1081,7 +1190,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/9800",
         r#"Tokens per minute limit exceeded - too many tokens processed."#,
         RateLimit,
-        Retry
+        Retry,
+        "status.429"
     ),
     t!(
         FIFTH,
@@ -1090,7 +1200,8 @@ const THREADS: &[T] = &[
         "https://github.com/ago19800/HomeMind/issues/29",
         r#"{"error":{"message":"Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_01kes94v04f9ramd2n1vj4gjnc` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Used 4437, Requested 9854. Please try again in 11.455s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "code.rate_limit_exceeded"
     ),
     t!(
         FIFTH,
@@ -1099,7 +1210,8 @@ const THREADS: &[T] = &[
         "https://github.com/SakanaAI/AI-Scientist/issues/115",
         r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your daily rate limit (https://docs.anthropic.com/en/api/rate-limits); see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase."}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_per_day"
     ),
     t!(
         FIFTH,
@@ -1108,7 +1220,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/64462",
         r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."},"request_id":"req_011CbcRdccocyfM6EjMahMvQ"}"#,
         RateLimit,
-        Retry
+        Retry,
+        "code.rate_limit_error"
     ),
     t!(
         FIFTH,
@@ -1117,7 +1230,8 @@ const THREADS: &[T] = &[
         "https://github.com/xtekky/gpt4free/issues/3456",
         r#"{"error":{"message":"Token limit (500,000 per day) exceeded. Used: 508,311 tokens. Sign up at g4f.dev/members.html for higher limits."}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_per_day"
     ),
     // ---- A sixth held-out set ----
     t!(
@@ -1127,7 +1241,8 @@ const THREADS: &[T] = &[
         "https://github.com/evalstate/fast-agent/issues/621",
         r#"{"error":{"message":"This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         SIXTH,
@@ -1136,7 +1251,8 @@ const THREADS: &[T] = &[
         "https://github.com/FoundationAgents/OpenManus/issues/62",
         r#"{"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 72814 tokens (68718 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         SIXTH,
@@ -1145,7 +1261,8 @@ const THREADS: &[T] = &[
         "https://github.com/FoundationAgents/OpenManus/issues/62",
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, you requested 8213 tokens (6683 in the messages, 730 in the functions, and 800 in the completion). Please reduce the length of the messages, functions, or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.context_length_exceeded"
     ),
     t!(
         SIXTH,
@@ -1154,7 +1271,8 @@ const THREADS: &[T] = &[
         "https://github.com/bytedance/deer-flow/issues/66",
         r#"{"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 87731 tokens (87731 in the messages, 0 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         SIXTH,
@@ -1163,7 +1281,8 @@ const THREADS: &[T] = &[
         "https://github.com/FoundationAgents/OpenManus/issues/79",
         r#"{"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 66343 tokens (62247 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     // OpenRouter reports DeepInfra's refusal as a 502 around the provider's own 400.
     t!(
@@ -1173,7 +1292,8 @@ const THREADS: &[T] = &[
         "https://github.com/ai-christianson/RA.Aid/issues/41",
         r#"{"error":{"message":"ConnectionError: {\"object\": \"error\", \"message\": \"This model's maximum context length is 16000 tokens. However, you requested 17165 tokens (13069 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}","code":502,"metadata":{"provider_name":"DeepInfra","raw":{"error_type":"validation_error","error_message":"ConnectionError"}}}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         SIXTH,
@@ -1182,7 +1302,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10342",
         r#"{"error":{"message":"This model's maximum context length is 131072 tokens. However, you requested 154963 tokens (150867 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         SIXTH,
@@ -1191,7 +1312,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/35792",
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZAau32QzxDkriovTaFCB"}"#,
         Overloaded,
-        Retry
+        Retry,
+        "code.overloaded_error"
     ),
     t!(
         SIXTH,
@@ -1200,7 +1322,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/39757",
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded. https://docs.claude.com/en/api/errors"},"request_id":"req_011CZTGFbArQvnRwr6evz8ca"}"#,
         Overloaded,
-        Retry
+        Retry,
+        "code.overloaded_error"
     ),
     // A 500 whose message says overloaded.
     t!(
@@ -1210,7 +1333,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/8118",
         r#"{"type":"error","error":{"type":"api_error","message":"Overloaded"},"request_id":null}"#,
         Overloaded,
-        Retry
+        Retry,
+        "msg.overloaded"
     ),
     T {
         held: SIXTH,
@@ -1224,6 +1348,7 @@ const THREADS: &[T] = &[
         reason: R::Overloaded,
         action: A::Retry,
         thread: "https://github.com/anthropics/anthropic-sdk-typescript/issues/616",
+        rule: "code.overloaded_error",
     },
     // ---- A seventh held-out set ----
     t!(
@@ -1233,7 +1358,8 @@ const THREADS: &[T] = &[
         "https://github.com/lobehub/lobehub/issues/9728",
         r#"{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}"#,
         Overloaded,
-        Retry
+        Retry,
+        "code.unavailable"
     ),
     // Gemini's error inside a proxy's envelope.
     t!(
@@ -1243,7 +1369,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10639",
         r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"This model is currently experiencing high demand. Spikes in demand are usually temporary. Please try again later.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n","code":503,"status":"Service Unavailable"}}"#,
         Overloaded,
-        Retry
+        Retry,
+        "status.503"
     ),
     t!(
         SEVENTH,
@@ -1252,7 +1379,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/5191",
         r#"{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}"#,
         Overloaded,
-        Retry
+        Retry,
+        "code.unavailable"
     ),
     t!(
         SEVENTH,
@@ -1261,7 +1389,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/cookbook/issues/425",
         r#"{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}"#,
         Overloaded,
-        Retry
+        Retry,
+        "code.unavailable"
     ),
     t!(
         SEVENTH,
@@ -1270,7 +1399,8 @@ const THREADS: &[T] = &[
         "https://github.com/justlovemaki/AIClient2API/issues/392",
         r#"{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}"#,
         ServerError,
-        Retry
+        Retry,
+        "code.internal"
     ),
     t!(
         SEVENTH,
@@ -1279,7 +1409,8 @@ const THREADS: &[T] = &[
         "https://github.com/cline/cline/issues/12",
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
         Auth,
-        Fallback
+        Fallback,
+        "code.authentication_error"
     ),
     t!(
         SEVENTH,
@@ -1288,7 +1419,8 @@ const THREADS: &[T] = &[
         "https://github.com/skorokithakis/sysaidmin/issues/9",
         r#"{"error":{"message":"The requested model 'gpt-4-1106-preview' does not exist.","type":"invalid_request_error","param":"model","code":"model_not_found"}}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "code.model_not_found"
     ),
     // Azure's message, as the client printed it.
     t!(
@@ -1298,7 +1430,8 @@ const THREADS: &[T] = &[
         "https://github.com/QuantumNous/new-api/issues/1005",
         r#"{"error":{"message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "msg.deployment_does_not_exist"
     ),
     // vLLM's error with an HTTP 200 (the worker's bug); the body's code says 404.
     t!(
@@ -1308,7 +1441,8 @@ const THREADS: &[T] = &[
         "https://github.com/runpod-workers/worker-vllm/issues/57",
         r#"{"code":404,"message":"The model `a model that does not exist` does not exist.","object":"error","param":null,"type":"NotFoundError"}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "msg.model_does_not_exist"
     ),
     t!(
         SEVENTH,
@@ -1317,7 +1451,8 @@ const THREADS: &[T] = &[
         "https://github.com/zabirauf/AutoGPT.js/issues/16",
         r#"{"error":{"message":"The model: `gpt-4` does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "code.model_not_found"
     ),
     t!(
         SEVENTH,
@@ -1326,7 +1461,8 @@ const THREADS: &[T] = &[
         "https://github.com/opendatahub-io/odh-dashboard/pull/4873",
         r#"{"error":{"code":"404","message":"model 'ollama/llama3.2:3' not found or is not available"}}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "msg.model_not_found"
     ),
     // ---- An eighth held-out set ----
     // A chat template refusing the history's turn order (LM Studio's envelope).
@@ -1337,7 +1473,8 @@ const THREADS: &[T] = &[
         "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/2218",
         r#"{"error":"Jinja Exception: After the optional system message, conversation roles must alternate user and assistant roles except for tool calls and results."}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.turn_order_with_tools"
     ),
     t!(
         EIGHTH,
@@ -1346,7 +1483,8 @@ const THREADS: &[T] = &[
         "https://github.com/skye-harris/hass_local_openai_llm/issues/18",
         r#"{"error":{"code":500,"message":"Message has tool role, but there was no previous assistant message with a tool call! at row 319, column 120:\n {%- if last_tool_call.name is none %}\n {{- raise_exception(\"Message has tool role, but there was no previous assistant message with a tool call!\") }}\n ^\n {%- endif %}"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // Parameters the server does not take: the request is wrong, say so.
     t!(
@@ -1356,7 +1494,8 @@ const THREADS: &[T] = &[
         "https://github.com/alibaba/page-agent/issues/613",
         r#"{"error":"Invalid tool_choice type: 'object'. Supported string values: none, auto, required"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         EIGHTH,
@@ -1365,7 +1504,8 @@ const THREADS: &[T] = &[
         "https://github.com/t59688/arboris-novel/issues/23",
         r#"{"error":"'response_format.type' must be 'json_schema' or 'text'"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         EIGHTH,
@@ -1374,7 +1514,8 @@ const THREADS: &[T] = &[
         "https://github.com/cline/cline/issues/3120",
         r#"{"error":"This model's maximum prompt length is 131072 but the request contains 136973 tokens."}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.maximum_prompt_length"
     ),
     t!(
         EIGHTH,
@@ -1383,7 +1524,8 @@ const THREADS: &[T] = &[
         "https://github.com/AIDotNet/OpenCowork/issues/82",
         r#"{"object":"error","message":"This model's maximum context length is 262144 tokens. However, you requested 128000 output tokens and your prompt contains at least 134145 input tokens, for a total of at least 262145 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=134145)","type":"BadRequestError","param":"input_tokens","code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         EIGHTH,
@@ -1392,7 +1534,8 @@ const THREADS: &[T] = &[
         "https://github.com/orhanerday/ChatGPT/issues/17",
         r#"{"error":{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 192871 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         EIGHTH,
@@ -1401,7 +1544,8 @@ const THREADS: &[T] = &[
         "https://github.com/mckaywrigley/repo-chat/issues/15",
         r#"{"error":{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 13393 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         EIGHTH,
@@ -1410,7 +1554,8 @@ const THREADS: &[T] = &[
         "https://github.com/fierceX/Document_QA/issues/3",
         r#"{"error":{"message":"This model's maximum context length is 8191 tokens, however you requested 8238 tokens (8238 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.","type":"invalid_request_error","param":null,"code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         EIGHTH,
@@ -1419,7 +1564,8 @@ const THREADS: &[T] = &[
         "https://github.com/stanford-crfm/helm/issues/94",
         r#"{"error":{"message":"This model's maximum context length is 2049 tokens, however you requested 2054 tokens (2049 in your prompt, 5 for the completion). Please reduce your prompt or completion length.","type":"invalid_request_error","param":null,"code":null}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         EIGHTH,
@@ -1428,7 +1574,8 @@ const THREADS: &[T] = &[
         "https://github.com/rahul2002m/ChatPDF/issues/6",
         r#"{"error":{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 6988 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.context_length_exceeded"
     ),
     t!(
         EIGHTH,
@@ -1437,7 +1584,8 @@ const THREADS: &[T] = &[
         "https://github.com/conghaonet/hao_chatgpt/issues/4",
         r#"{"error":{"message":"This model's maximum context length is 4097 tokens. However, you requested 4268 tokens (4012 in the messages, 256 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.context_length_exceeded"
     ),
     t!(
         EIGHTH,
@@ -1446,7 +1594,8 @@ const THREADS: &[T] = &[
         "https://github.com/dirk1983/deepseek/issues/11",
         r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 4222 tokens (1222 in the messages, 3000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.context_length_exceeded"
     ),
     // ---- A ninth held-out set ----
     // Anthropic's unpaired tool_use, inside a gateway's OpenAI-style envelope.
@@ -1457,7 +1606,8 @@ const THREADS: &[T] = &[
         "https://github.com/co-l/openfox/issues/212",
         r#"{"error":{"message":"[400]: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01CTGLUuh6jbrTibuYEwZpJN. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CdgReuKNsJDCq8epEPu5u\"}","type":"invalid_request_error","code":400},"upstream_details":{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"messages.12: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_vrtx_01CTGLUuh6jbrTibuYEwZpJN. Each `tool_use` block must have a corresponding `tool_result` block in the next message.\"},\"request_id\":\"req_vrtx_011CdgReuKNsJDCq8epEPu5u\"}","status":"INVALID_ARGUMENT"}}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // Vertex's 429 as an array of one error; a rate limit with no day in it.
     t!(
@@ -1467,7 +1617,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/6454",
         r#"[{"error":{"code":429,"message":"Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.","status":"RESOURCE_EXHAUSTED"}}]"#,
         RateLimit,
-        Retry
+        Retry,
+        "gemini.resource_exhausted"
     ),
     // Gemini's RESOURCE_EXHAUSTED as text inside a client's envelope.
     t!(
@@ -1477,7 +1628,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10560",
         r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n","code":429,"status":"Too Many Requests"}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "status.429"
     ),
     // Bedrock's overflow as a Claude model words it (the thread shows the message; the body
     // is Bedrock's usual `message` envelope).
@@ -1488,7 +1640,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/9592",
         r#"{"message":"The model returned the following errors: Input is too long for requested model."}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_is_too_long"
     ),
     // Groq's tool_use_failed: the model's own call did not parse.
     t!(
@@ -1498,7 +1651,8 @@ const THREADS: &[T] = &[
         "https://github.com/huggingface/smolagents/issues/1119",
         r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"web_search{\"query\": \"SPFMV and SPCSV in the Pearl Of Africa 2016\", \"filter_year\": 2016}\u003c/function\u003e"}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "code.tool_use_failed"
     ),
     t!(
         NINTH,
@@ -1507,7 +1661,8 @@ const THREADS: &[T] = &[
         "https://github.com/anomalyco/opencode/issues/1018",
         r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"Tool use failed: JSON does not match the expected schema for tool calls","status_code":400}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "code.tool_use_failed"
     ),
     t!(
         NINTH,
@@ -1516,7 +1671,8 @@ const THREADS: &[T] = &[
         "https://github.com/lucagrippa/obsidian-ai-tagger/issues/34",
         r#"{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":""}}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "code.tool_use_failed"
     ),
     // DeepSeek's empty balance, under a 400 and the code invalid_request_error.
     t!(
@@ -1526,7 +1682,8 @@ const THREADS: &[T] = &[
         "https://github.com/Aider-AI/aider/issues/4851",
         r#"{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "deepseek.insufficient_balance"
     ),
     // OpenRouter: no endpoint of this model takes tools, or this tool_choice.
     t!(
@@ -1536,7 +1693,8 @@ const THREADS: &[T] = &[
         "https://github.com/evalstate/fast-agent/issues/122",
         r#"{"error":{"message":"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.support_tool_use"
     ),
     t!(
         NINTH,
@@ -1545,7 +1703,8 @@ const THREADS: &[T] = &[
         "https://github.com/zed-industries/zed/issues/36094",
         r#"{"error":{"message":"No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing","code":404}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.no_endpoints_support"
     ),
     t!(
         NINTH,
@@ -1554,7 +1713,8 @@ const THREADS: &[T] = &[
         "https://github.com/Kilo-Org/kilocode/issues/9006",
         r#"{"error":{"message":"No endpoints found that support tool use. Try disabling \"question\". To learn more about provider routing, visit: https://openrouter.ai/docs/guides/routing/provider-selection","code":404}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.support_tool_use"
     ),
     // The same, relayed by a router as its own api_error.
     t!(
@@ -1564,7 +1724,8 @@ const THREADS: &[T] = &[
         "https://github.com/musistudio/claude-code-router/issues/583",
         r#"{"error":{"message":"Error from provider(404): {\"error\":{\"message\":\"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing\",\"code\":404}}Error: Error from provider(404): {\"error\":{\"message\":\"No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing\",\"code\":404}}\n    at bt (cli.js:74721:11)","type":"api_error","code":"provider_response_error"}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.support_tool_use"
     ),
     // No endpoint for the model at all.
     t!(
@@ -1574,7 +1735,8 @@ const THREADS: &[T] = &[
         "https://github.com/vyancharuk/nodejs-api-boilerplate/issues/16",
         r#"{"error":{"message":"No endpoints found for nousresearch/hermes-3-llama-3.1-405b:free.","code":404}}"#,
         ModelNotFound,
-        Fallback
+        Fallback,
+        "msg.no_endpoints_found"
     ),
     // Mistral's turn order after a tool message, in three generations of its words.
     t!(
@@ -1584,7 +1746,8 @@ const THREADS: &[T] = &[
         "https://github.com/mistralai/mistral-inference/issues/135",
         r#"{"object":"error","message":"Unexpected role RoleEnum.tool","type":"invalid_request_error","param":null,"code":null}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.unexpected_role_tool"
     ),
     t!(
         NINTH,
@@ -1593,7 +1756,8 @@ const THREADS: &[T] = &[
         "https://github.com/datapizza-labs/datapizza-ai/issues/98",
         r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"3230"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.unexpected_role_tool"
     ),
     t!(
         NINTH,
@@ -1602,7 +1766,8 @@ const THREADS: &[T] = &[
         "https://github.com/charmbracelet/crush/issues/279",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"object\":\"error\",\"message\":\"Unexpected role 'tool' after role 'user'\",\"type\":\"invalid_request_message_order\",\"param\":null,\"code\":\"3230\"}","provider_name":"Mistral"}}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.unexpected_role_tool"
     ),
     t!(
         NINTH,
@@ -1611,7 +1776,8 @@ const THREADS: &[T] = &[
         "https://github.com/zed-industries/zed/issues/37021",
         r#"{"object":"error","message":"Unexpected role 'user' after role 'tool'","type":"invalid_request_message_order","param":null,"code":"32500"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.unexpected_role_tool"
     ),
     // Azure's content filter on the prompt.
     t!(
@@ -1621,7 +1787,8 @@ const THREADS: &[T] = &[
         "https://github.com/compl-ai/compl-ai/issues/20",
         r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":true,"severity":"medium"}}}}}"#,
         ContentPolicy,
-        Surface
+        Surface,
+        "code.content_filter"
     ),
     t!(
         NINTH,
@@ -1630,7 +1797,8 @@ const THREADS: &[T] = &[
         "https://github.com/microsoft/TinyTroupe/issues/85",
         r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":true,"detected":true},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}}}"#,
         ContentPolicy,
-        Surface
+        Surface,
+        "code.content_filter"
     ),
     // ---- A tenth held-out set ----
     // Ollama: a model without tools, in its OpenAI-compatible envelopes and natively.
@@ -1641,7 +1809,8 @@ const THREADS: &[T] = &[
         "https://github.com/FoundationAgents/OpenManus/issues/220",
         r#"{"error":{"message":"registry.ollama.ai/library/qwen:4b does not support tools","type":"api_error","param":null,"code":null}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     t!(
         TENTH,
@@ -1650,7 +1819,8 @@ const THREADS: &[T] = &[
         "https://github.com/agentscope-ai/QwenPaw/issues/1727",
         r#"{"error":{"message":"registry.ollama.ai/library/qwen3.5:4b does not support tools","type":"invalid_request_error","param":null,"code":null}}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     t!(
         TENTH,
@@ -1659,7 +1829,8 @@ const THREADS: &[T] = &[
         "https://github.com/ollama/ollama/issues/14795",
         r#"{"error":"registry.ollama.ai/library/Qwen3.5:0.8b does not support tools"}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     // Requests the server cannot read: a tool schema, a parameter's value, a null in the
     // messages, tools that disagree on `strict`. The caller's to fix; say so.
@@ -1670,7 +1841,8 @@ const THREADS: &[T] = &[
         "https://github.com/zed-industries/zed/issues/32758",
         r#"{"error":"json: cannot unmarshal array into Go struct field .tools.function.parameters.properties.type of type string"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         TENTH,
@@ -1679,7 +1851,8 @@ const THREADS: &[T] = &[
         "https://github.com/xunbu/docutranslate/issues/18",
         r#"{"error":{"message":"invalid reasoning value: 'minimal' (must be \"high\", \"medium\", \"low\", or \"none\")","type":"invalid_request_error","param":null,"code":null}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         TENTH,
@@ -1688,7 +1861,8 @@ const THREADS: &[T] = &[
         "https://github.com/livekit/agents/issues/2403",
         r#"{"message":"'NoneType' object is not iterable","type":"invalid_request_error","param":"messages","code":"wrong_api_format"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         TENTH,
@@ -1697,7 +1871,8 @@ const THREADS: &[T] = &[
         "https://github.com/RooCodeInc/Roo-Code/issues/10334",
         r#"{"message":"Tools with mixed values for 'strict' are not allowed. Please set all tools to 'strict: true' or 'strict: false'","type":"invalid_request_error"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.422"
     ),
     // Anthropic's overflow through LiteLLM.
     t!(
@@ -1707,7 +1882,8 @@ const THREADS: &[T] = &[
         "https://github.com/entropy-research/Devon/issues/88",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 209353 tokens > 199999 maximum"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.prompt_is_too_long"
     ),
     // Cerebras refuses reasoning_content sent back in the history.
     t!(
@@ -1717,7 +1893,8 @@ const THREADS: &[T] = &[
         "https://github.com/Alishahryar1/free-claude-code/issues/1136",
         r#"{"message":"messages.2.assistant.reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported\nmessages.4.assistant.reasoning_content: property 'messages.4.assistant.reasoning_content' is unsupported","type":"invalid_request_error","param":"validation_error","code":"wrong_api_format"}"#,
         ReasoningReplay,
-        RepairRequest
+        RepairRequest,
+        "msg.reasoning_content_refused"
     ),
     // A parameter this model does not take: the caller drops it, as for OpenAI's
     // "'max_tokens' is not supported with this model" (a seed vector). Written down first
@@ -1729,7 +1906,8 @@ const THREADS: &[T] = &[
         "https://github.com/agno-agi/agno/issues/4508",
         r#"{"message":"parallel_tool_calls=False is not supported by this model.","type":"invalid_request_error","param":"parallel_tool_calls","code":"wrong_api_format"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     // DashScope: calls without their results (the thread shows the message; the body is
     // the usual OpenAI-compatible envelope around it).
@@ -1740,7 +1918,8 @@ const THREADS: &[T] = &[
         "https://github.com/QwenLM/Qwen3-Coder/issues/455",
         r#"{"error":{"message":"<400> InternalError.Algo.InvalidParameter: An assistant message with \"tool_calls\" must be followed by tool messages responding to each \"tool_call_id\". The following tool_call_ids did not have response messages: message[855].role","type":"invalid_request_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // Cerebras: the model's calls did not come out (the thread quotes the message; the
     // envelope is Cerebras's usual one).
@@ -1751,7 +1930,8 @@ const THREADS: &[T] = &[
         "https://github.com/Cerebras/cerebras-cloud-sdk-node/issues/4",
         r#"{"message":"Failed to generate tool_calls. Please adjust your prompt. See 'failed_generation' for more details. Exception: No valid function calls generated","type":"invalid_request_error"}"#,
         ModelOutput,
-        RetryWithFeedback
+        RetryWithFeedback,
+        "msg.failed_generation"
     ),
     // Gemini's turn order around function calls and responses.
     t!(
@@ -1761,7 +1941,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/11164",
         r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Please ensure that function call turn comes immediately after a user turn or after a function response turn.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","code":400,"status":"Bad Request"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.function_turn_order"
     ),
     t!(
         TENTH,
@@ -1770,7 +1951,8 @@ const THREADS: &[T] = &[
         "https://github.com/GoogleCloudPlatform/generative-ai/pull/368",
         r#"{"error":{"code":400,"message":"Please ensure that function response turn comes immediately after a function call turn.","status":"INVALID_ARGUMENT"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.function_turn_order"
     ),
     // ---- The eleventh set (see `E_TUNE`): alternating halves, in this order ----
     // Anthropic: calls without their results, two more threads.
@@ -1781,7 +1963,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/5060",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.6: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01AbmHJypDhKqBF7NKdRPJ6d. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     t!(
         E_HELD,
@@ -1790,7 +1973,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/6521",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.114: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01N82CRmSxsFBkxD4tYG2md8. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},"request_id":"req_011CSURy8kJA4QAXZjsnBj5N"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.tool_results_missing"
     ),
     // MiniMax refuses a replayed call whose arguments are not JSON (the thread shows the
     // message; the envelope is the usual OpenAI-compatible one).
@@ -1801,7 +1985,8 @@ const THREADS: &[T] = &[
         "https://github.com/can1357/oh-my-pi/issues/181",
         r#"{"error":{"message":"invalid params, invalid function arguments json string, tool_call_id:  (2013)","type":"bad_request_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.arguments_in_history"
     ),
     // DeepSeek: a call in the history with an empty name or arguments.
     t!(
@@ -1811,7 +1996,8 @@ const THREADS: &[T] = &[
         "https://github.com/esengine/DeepSeek-Reasonix/issues/6192",
         r#"{"error":{"message":"invalid tool_call function, function/name/arguments cannot be empty","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.history_tool_call_empty"
     ),
     // Per-minute token limits a request can never fit (requested > limit).
     t!(
@@ -1821,7 +2007,8 @@ const THREADS: &[T] = &[
         "https://github.com/agent0ai/agent-zero/issues/347",
         r#"{"error":{"message":"Request too large for model : Limit 6000, Requested 7591, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         E_HELD,
@@ -1830,7 +2017,8 @@ const THREADS: &[T] = &[
         "https://github.com/openai/codex/issues/38366",
         r#"{"error":{"message":"Request too large for gpt-5.6-luna in organization org-b4g4X7AHZEEhfU5LlCT6H4N4 on tokens per min (TPM): Limit 200000, Requested 208334. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         E_TUNE,
@@ -1839,7 +2027,8 @@ const THREADS: &[T] = &[
         "https://github.com/Aider-AI/aider/issues/1880",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-2itOgSdqw0DhUYp0QyLhttLL on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     t!(
         E_HELD,
@@ -1848,7 +2037,8 @@ const THREADS: &[T] = &[
         "https://github.com/TheR1D/shell_gpt/issues/653",
         r#"{"error":{"message":"Request too large for gpt-4o in organization org-78asdf87asdf9aaa8976 on tokens per min (TPM): Limit 30000, Requested 31538. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
         PayloadTooLarge,
-        Compress
+        Compress,
+        "msg.requested_over_limit"
     ),
     // Context overflow in vLLM's, OpenRouter's, OpenAI's, llama.cpp's and TGI's words.
     t!(
@@ -1858,7 +2048,8 @@ const THREADS: &[T] = &[
         "https://github.com/agent0ai/agent-zero/issues/1102",
         r#"{"object":"error","message":"This model's maximum context length is 16384 tokens. However, your request has 19427 input tokens. Please reduce the length of the input messages. (parameter=input_tokens, value=19427)","type":"BadRequestError","param":null,"code":400}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         E_HELD,
@@ -1867,7 +2058,8 @@ const THREADS: &[T] = &[
         "https://github.com/refly-ai/refly/issues/1177",
         r#"{"error":{"message":"This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.context_length"
     ),
     t!(
         E_TUNE,
@@ -1876,7 +2068,8 @@ const THREADS: &[T] = &[
         "https://github.com/lintsinghua/DeepAudit/issues/211",
         r#"{"error":{"message":"This model's maximum context length is 13500 tokens. However, you requested 14032 tokens (9936 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.context_length_exceeded"
     ),
     t!(
         E_HELD,
@@ -1885,7 +2078,8 @@ const THREADS: &[T] = &[
         "https://github.com/llmmllab/llmmllab-api/issues/69",
         r#"{"error":{"code":400,"message":"request (25837 tokens) exceeds the available context size (25088 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":25837,"n_ctx":25088}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "code.exceed_context_size"
     ),
     t!(
         E_TUNE,
@@ -1894,7 +2088,8 @@ const THREADS: &[T] = &[
         "https://github.com/huggingface/huggingface_hub/issues/2763",
         r#"{"error":{"message":"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 8740 `inputs` tokens and 500 `max_new_tokens`","http_status_code":422}}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_tokens_over_maximum"
     ),
     t!(
         E_HELD,
@@ -1903,7 +2098,8 @@ const THREADS: &[T] = &[
         "https://github.com/huggingface/chat-ui/issues/340",
         r#"{"error":"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 1512. Given: 1000 `inputs` tokens and 1024 `max_new_tokens`","error_type":"validation"}"#,
         ContextOverflow,
-        Compress
+        Compress,
+        "msg.input_tokens_over_maximum"
     ),
     // Bedrock: a model id that needs an inference profile (another route serves it).
     T {
@@ -1918,6 +2114,7 @@ const THREADS: &[T] = &[
         reason: R::ModelNotFound,
         action: A::Fallback,
         thread: "https://github.com/anthropics/claude-code/issues/1466",
+        rule: "msg.inference_profile_required",
     },
     // Gemini's free tier at limit 0: no wait restores it.
     t!(
@@ -1927,7 +2124,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/10066",
         r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.0-flash\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.0-flash\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-2.0-flash\nPlease retry in 7.967587226s.","status":"RESOURCE_EXHAUSTED"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "msg.quota_limit_zero"
     ),
     // Vertex's 429 wrapped by gemini-cli: a rate limit.
     t!(
@@ -1937,7 +2135,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/14811",
         r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n","code":429,"status":"Too Many Requests"}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "status.429"
     ),
     // Gemini's generic 429 wording, no quota named: a rate limit.
     t!(
@@ -1947,7 +2146,8 @@ const THREADS: &[T] = &[
         "https://github.com/googleapis/python-genai/issues/1427",
         r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]}]}}"#,
         RateLimit,
-        Retry
+        Retry,
+        "gemini.quota_message_is_rate_limit"
     ),
     // Money: Anthropic's credit balance, OpenRouter's credits, DeepSeek's balance.
     t!(
@@ -1957,7 +2157,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/66314",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CbrFTcXhtiMzr3s6EocF7"}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "anthropic.credit_balance"
     ),
     t!(
         E_HELD,
@@ -1966,7 +2167,8 @@ const THREADS: &[T] = &[
         "https://github.com/Taewan-P/gpt_mobile/issues/284",
         r#"{"error":{"message":"This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account","code":402,"metadata":{"provider_name":null}}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "openrouter.requires_more_credits"
     ),
     t!(
         E_TUNE,
@@ -1975,7 +2177,8 @@ const THREADS: &[T] = &[
         "https://github.com/anomalyco/opencode/issues/12219",
         r#"{"error":{"message":"This request requires more credits, or fewer max_tokens. You requested up to 32000 tokens, but can only afford 0. To increase, visit https://openrouter.ai/settings/keys and create a key with a higher monthly limit","code":402}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "openrouter.requires_more_credits"
     ),
     t!(
         E_HELD,
@@ -1984,7 +2187,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/9942",
         r#"{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}"#,
         QuotaExhausted,
-        Fallback
+        Fallback,
+        "deepseek.insufficient_balance"
     ),
     // Ollama models without tools.
     t!(
@@ -1994,7 +2198,8 @@ const THREADS: &[T] = &[
         "https://github.com/ollama/ollama/issues/13578",
         r#"{"error":"registry.ollama.ai/library/smollm2:360m does not support tools"}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     t!(
         E_HELD,
@@ -2003,7 +2208,8 @@ const THREADS: &[T] = &[
         "https://github.com/microsoft/magentic-ui/issues/206",
         r#"{"error":"registry.ollama.ai/library/gemma3:27b-it-fp16 does not support tools"}"#,
         UnsupportedCapability,
-        Fallback
+        Fallback,
+        "msg.does_not_support_tools"
     ),
     // A tool name in the history that the server refuses: rewrite it in the history.
     t!(
@@ -2013,7 +2219,8 @@ const THREADS: &[T] = &[
         "https://github.com/mcp-use/mcp-use/issues/90",
         r#"{"error":{"message":"Invalid 'messages[9].tool_calls[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.","type":"invalid_request_error","param":"messages[9].tool_calls[0].function.name","code":"invalid_value"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.history_tool_call_field"
     ),
     // Declared tools the server refuses: the caller's declaration, surfaced.
     t!(
@@ -2023,7 +2230,8 @@ const THREADS: &[T] = &[
         "https://github.com/danishjsheikh/swagger-mcp/issues/13",
         r#"{"error":{"message":"Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_\\.-]+$'.","type":"invalid_request_error","param":"tools[0].function.name","code":"invalid_value"}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_TUNE,
@@ -2032,7 +2240,8 @@ const THREADS: &[T] = &[
         "https://github.com/nikkigallery/Whimbox/issues/61",
         r#"{"error":{"message":"Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_HELD,
@@ -2041,7 +2250,8 @@ const THREADS: &[T] = &[
         "https://github.com/xinnan-tech/xiaozhi-esp32-server/issues/1466",
         r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\n \"error\": {\n \"message\": \"Invalid 'tools[8].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.\",\n \"type\": \"invalid_request_error\",\n \"param\": \"tools[8].function.name\",\n \"code\": \"invalid_value\"\n }\n}","provider_name":"OpenAI"}},"user_id":"user_id"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_TUNE,
@@ -2050,7 +2260,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/5333",
         r#"{"error":{"message":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"* GenerateContentRequest.tools[0].function_declarations[34].name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.) or dashes (-), with a maximum length of 64.\\n\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","code":400,"status":"Bad Request"}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_HELD,
@@ -2059,7 +2270,8 @@ const THREADS: &[T] = &[
         "https://github.com/decolua/9router/issues/369",
         r#"{"error":{"code":400,"message":"The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[25].name: [FIELD_INVALID] Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.","status":"INVALID_ARGUMENT"}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_TUNE,
@@ -2068,7 +2280,8 @@ const THREADS: &[T] = &[
         "https://github.com/earendil-works/pi/issues/5352",
         r#"{"error":{"type":"invalid_request_error","message":"JSON Schema not supported: could not understand the instance `{'required': ['criteria']}`."},"type":"error"}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     t!(
         E_HELD,
@@ -2077,7 +2290,8 @@ const THREADS: &[T] = &[
         "https://github.com/bigduu/Bodhi-AI/issues/52",
         r#"{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[0].parameters': Cannot find field.\nInvalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[1].parameters': Cannot find field.","status":"INVALID_ARGUMENT"}}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "status.400"
     ),
     // Mistral's extra fields: a parameter or field the caller sends that it does not take,
     // and reasoning sent back in the history.
@@ -2088,7 +2302,8 @@ const THREADS: &[T] = &[
         "https://github.com/partITech/php-mistral/issues/76",
         r#"{"object":"Error","detail":[{"type":"extra_forbidden","loc":["body","tools"],"msg":"Extra inputs are not permitted","input":[]}],"message":[{"type":"extra_forbidden","loc":["body","tools"],"msg":"Extra inputs are not permitted","input":[]}],"type":"invalid_request_error","code":3001}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "msg.extra_inputs"
     ),
     t!(
         E_HELD,
@@ -2097,7 +2312,8 @@ const THREADS: &[T] = &[
         "https://github.com/zeroclaw-labs/zeroclaw/issues/2693",
         r#"{"detail":[{"type":"extra_forbidden","loc":["body","messages",6,"assistant","tool_calls",0,"name"],"msg":"Extra inputs are not permitted","input":null}]}"#,
         InvalidRequest,
-        Surface
+        Surface,
+        "msg.extra_inputs"
     ),
     // The thread describes the refusal (extra_forbidden on the replayed field); the body is
     // Mistral's usual shape around it.
@@ -2108,7 +2324,8 @@ const THREADS: &[T] = &[
         "https://github.com/BerriAI/litellm/issues/30835",
         r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","messages",2,"assistant","reasoning_content"],"msg":"Extra inputs are not permitted","input":"Let me check the file first."}]},"type":"invalid_request_error","param":null,"code":null}"#,
         ReasoningReplay,
-        RepairRequest
+        RepairRequest,
+        "msg.reasoning_content_refused"
     ),
     // Content filter and region blocks.
     t!(
@@ -2118,7 +2335,8 @@ const THREADS: &[T] = &[
         "https://github.com/continuedev/continue/issues/11449",
         r#"{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}"#,
         PermissionDenied,
-        Fallback
+        Fallback,
+        "status.403"
     ),
     t!(
         E_TUNE,
@@ -2127,7 +2345,8 @@ const THREADS: &[T] = &[
         "https://github.com/google-gemini/gemini-cli/issues/24641",
         r#"{"error":{"message":"{\n \"error\": {\n \"code\": 400,\n \"message\": \"User location is not supported for the API use.\",\n \"status\": \"FAILED_PRECONDITION\"\n }\n}\n","code":400,"status":"Bad Request"}}"#,
         PermissionDenied,
-        Fallback
+        Fallback,
+        "gemini.location"
     ),
     // Anthropic's 500.
     t!(
@@ -2137,7 +2356,8 @@ const THREADS: &[T] = &[
         "https://github.com/anthropics/claude-code/issues/91800",
         r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"},"request_id":"req_011CegaXgT3UXCMC4LraDuee"}"#,
         ServerError,
-        Retry
+        Retry,
+        "code.api_error"
     ),
     // Output budgets the caller can clamp: max_tokens over the model's maximum, and the
     // thinking budget against max_tokens.
@@ -2148,7 +2368,8 @@ const THREADS: &[T] = &[
         "https://github.com/OpenHands/software-agent-sdk/issues/596",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 204096 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929"},"request_id":"req_011CTgq3R6cQ9L1tsZjngCzB"}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.max_tokens_over_model_max"
     ),
     t!(
         E_HELD,
@@ -2157,7 +2378,8 @@ const THREADS: &[T] = &[
         "https://github.com/liuw1535/antigravity2api-nodejs/issues/150",
         r#"{"error":{"code":400,"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size\"},\"request_id\":\"req_vrtx_011CXz1EDk9oAJ1APShnBXuq\"}","status":"INVALID_ARGUMENT"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.thinking_budget"
     ),
     t!(
         E_TUNE,
@@ -2166,7 +2388,8 @@ const THREADS: &[T] = &[
         "https://github.com/themaximalist/llm.js/issues/30",
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"}}"#,
         RequestRepair,
-        RepairRequest
+        RepairRequest,
+        "req.thinking_budget"
     ),
 ];
 
@@ -2219,6 +2442,12 @@ fn thread_vectors_score() {
         let v = verdict(t);
         let (reason, action, rule) = (v.reason, v.action, v.rule);
         let right = (reason, action) == (t.reason, t.action);
+        assert!(
+            !right || rule == t.rule,
+            "{}: caught by {rule}, marked {}",
+            t.thread,
+            t.rule
+        );
         // A request to repair always says how; the model's output and the request's shape
         // are never a reason to fall back.
         if reason == R::RequestRepair {
