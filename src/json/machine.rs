@@ -559,25 +559,7 @@ impl Machine {
             let r = match self.st {
                 St::Str => {
                     if b != b'"' && b >= 0x20 {
-                        // A run of string content, escapes included, read by the token
-                        // path's scanner from this safe point: bounded by the input and
-                        // both limits. It stops at the closing quote or at a safe point
-                        // before whatever the byte machine must look at itself.
-                        let room = self.str_limit.min(self.value_limit) - off;
-                        let end = (n as u64).min(i as u64 + room) as usize;
-                        // Most of a window or more: the scanner's 16-byte windows, the
-                        // last one reaching back over bytes already read (the input has 16
-                        // before `end`). Fewer bytes, or a shorter input: plain bytes
-                        // inline, the rest byte by byte.
-                        let j = if end >= 16 && end - i >= 12 {
-                            string_run(input, i, end)
-                        } else {
-                            let mut j = i;
-                            while j < end && PLAIN[input[j] as usize] {
-                                j += 1;
-                            }
-                            j
-                        };
+                        let j = self.string_content_end(input, i, off);
                         if j > i {
                             #[cfg(test)]
                             {
@@ -589,210 +571,49 @@ impl Machine {
                     }
                     self.string_byte(b, off)
                 }
-                St::Top | St::Start => {
-                    if is_ws(b) {
-                        self.st = St::Top;
-                        Ok(None)
-                    } else if b == 0xEF && off == 0 {
-                        self.st = St::Bom1;
-                        Ok(None)
-                    } else {
-                        self.st = St::Top;
-                        self.begin_top(b, off)
-                    }
-                }
-                St::Bom1 | St::Bom2 => {
-                    let want = if self.st == St::Bom1 { 0xBB } else { 0xBF };
-                    if b != want {
-                        Err(self.fail(ErrorKind::Syntax, off, "incomplete byte order mark"))
-                    } else {
-                        self.st = if self.st == St::Bom1 {
-                            St::Bom2
-                        } else {
-                            St::Top
-                        };
-                        Ok(None)
-                    }
-                }
-                St::AfterScalar => {
-                    if is_ws(b) {
-                        self.st = St::Top;
-                        Ok(None)
-                    } else if matches!(b, b'{' | b'[' | b'"') {
-                        self.st = St::Top;
-                        self.begin_top(b, off)
-                    } else {
-                        Err(self.fail(
-                            ErrorKind::Syntax,
-                            off,
-                            "expected whitespace after a top-level number or literal",
-                        ))
-                    }
-                }
-                St::Value => {
-                    if is_ws(b) {
-                        Ok(None)
-                    } else {
-                        self.begin_value(b, off)
-                    }
-                }
-                St::ArrFirst => {
-                    if is_ws(b) {
-                        Ok(None)
-                    } else if b == b']' {
-                        self.depth -= 1;
-                        Ok(self.value_done(off + 1, false))
-                    } else {
-                        self.begin_value(b, off)
-                    }
-                }
-                St::ObjFirst | St::Key => {
-                    if is_ws(b) {
-                        Ok(None)
-                    } else if b == b'"' {
-                        self.st = St::Str;
-                        self.in_key = true;
-                        self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
-                        self.check_at = self.value_limit.min(self.str_limit);
-                        Ok(None)
-                    } else if b == b'}' && self.st == St::ObjFirst {
-                        self.depth -= 1;
-                        Ok(self.value_done(off + 1, false))
-                    } else if self.st == St::ObjFirst {
-                        Err(self.fail(ErrorKind::Syntax, off, "expected a string key or '}'"))
-                    } else {
-                        Err(self.fail(ErrorKind::Syntax, off, "expected a string key"))
-                    }
-                }
-                St::Colon => {
-                    if is_ws(b) {
-                        Ok(None)
-                    } else if b == b':' {
-                        self.st = St::Value;
-                        Ok(None)
-                    } else {
-                        Err(self.fail(ErrorKind::Syntax, off, "expected ':' after an object key"))
-                    }
-                }
-                St::After => {
-                    let object = self.top_is_object();
-                    match b {
-                        b' ' | b'\t' | b'\n' | b'\r' => Ok(None),
-                        b',' => {
-                            self.st = if object { St::Key } else { St::Value };
-                            Ok(None)
-                        }
-                        b'}' if object => {
-                            self.depth -= 1;
-                            Ok(self.value_done(off + 1, false))
-                        }
-                        b']' if !object => {
-                            self.depth -= 1;
-                            Ok(self.value_done(off + 1, false))
-                        }
-                        _ if object => {
-                            Err(self.fail(ErrorKind::Syntax, off, "expected ',' or '}'"))
-                        }
-                        _ => Err(self.fail(ErrorKind::Syntax, off, "expected ',' or ']'")),
-                    }
-                }
-                St::Esc => match b {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                        self.st = St::Str;
-                        Ok(None)
-                    }
-                    b'u' => {
-                        self.st = St::Hex;
-                        self.hex = 0;
-                        self.hex_n = 0;
-                        self.low = false;
-                        Ok(None)
-                    }
-                    _ => Err(self.fail(ErrorKind::InvalidEscape, off, "unknown escape")),
-                },
+                St::Top | St::Start => self.top_byte(b, off),
+                St::Bom1 | St::Bom2 => self.bom_byte(b, off),
+                St::AfterScalar => self.after_scalar_byte(b, off),
+                St::Value => self.value_byte(b, off),
+                St::ArrFirst => self.array_first_byte(b, off),
+                St::ObjFirst | St::Key => self.key_byte(b, off),
+                St::Colon => self.colon_byte(b, off),
+                St::After => self.after_value_byte(b, off),
+                St::Esc => self.escape_byte(b, off),
                 St::Hex => self.hex_digit(b, off),
-                St::LowEsc => {
-                    if b == b'\\' {
-                        self.st = St::LowU;
-                        Ok(None)
-                    } else {
-                        Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired high surrogate"))
-                    }
-                }
-                St::LowU => {
-                    if b == b'u' {
-                        self.st = St::Hex;
-                        self.hex = 0;
-                        self.hex_n = 0;
-                        self.low = true;
-                        Ok(None)
-                    } else {
-                        Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired high surrogate"))
-                    }
-                }
-                St::Utf8 => {
-                    if b >= self.utf8_lo && b <= self.utf8_hi {
-                        self.utf8_need -= 1;
-                        self.utf8_lo = 0x80;
-                        self.utf8_hi = 0xBF;
-                        if self.utf8_need == 0 {
-                            self.st = St::Str;
-                        }
-                        Ok(None)
-                    } else {
-                        Err(self.fail(
-                            ErrorKind::InvalidUtf8,
-                            off,
-                            "invalid UTF-8 continuation byte",
-                        ))
-                    }
-                }
-                St::Lit => {
-                    let lit = LITERALS[self.lit as usize];
-                    if b == lit[self.lit_pos as usize] {
-                        self.lit_pos += 1;
-                        if self.lit_pos as usize == lit.len() {
-                            Ok(self.value_done(off + 1, true))
-                        } else {
-                            Ok(None)
-                        }
-                    } else {
-                        Err(self.fail(ErrorKind::Syntax, off, "invalid literal"))
-                    }
-                }
+                St::LowEsc | St::LowU => self.low_surrogate_byte(b, off),
+                St::Utf8 => self.utf8_byte(b, off),
+                St::Lit => self.literal_byte(b, off),
                 St::Dead => Err(Fail {
                     kind: ErrorKind::Syntax,
                     offset: off,
                     detail: "splitter already failed",
                 }),
-                _ => {
-                    // Number states.
-                    match self.number_byte(b, off) {
-                        Ok(true) => {
-                            // Digits run on: take them in one go (bounded by both limits).
-                            if matches!(self.st, St::NumInt | St::NumFrac | St::NumExp) {
-                                let room = self.num_limit.min(self.value_limit) - off;
-                                let end = (n as u64).min(i as u64 + room) as usize;
-                                let mut j = i + 1;
-                                while j < end && input[j].is_ascii_digit() {
-                                    j += 1;
-                                }
-                                #[cfg(test)]
-                                {
-                                    self.examined += (j - i - 1) as u64;
-                                }
-                                i = j;
-                                continue;
-                            }
-                            Ok(None)
+                St::NumMinus
+                | St::NumZero
+                | St::NumInt
+                | St::NumDot
+                | St::NumFrac
+                | St::NumE
+                | St::NumESign
+                | St::NumExp => match self.number_byte(b, off) {
+                    // Digits run on: take them in one go (bounded by both limits).
+                    Ok(true) if matches!(self.st, St::NumInt | St::NumFrac | St::NumExp) => {
+                        let j = self.digits_end(input, i, off);
+                        #[cfg(test)]
+                        {
+                            self.examined += (j - i - 1) as u64;
                         }
-                        Ok(false) => {
-                            consume = false;
-                            Ok(self.value_done(off, true))
-                        }
-                        Err(f) => Err(f),
+                        i = j;
+                        continue;
                     }
-                }
+                    Ok(true) => Ok(None),
+                    Ok(false) => {
+                        consume = false;
+                        Ok(self.value_done(off, true))
+                    }
+                    Err(f) => Err(f),
+                },
             };
             match r {
                 Ok(None) => {
@@ -824,6 +645,239 @@ impl Machine {
         }
         self.pos = base + n as u64;
         (Step::NeedMore, n)
+    }
+
+    /// The end of a run of string content from `i` (escapes included), read by the token
+    /// path's scanner from this safe point: bounded by the input and both limits. It stops
+    /// at the closing quote or at a safe point before whatever the byte machine must look
+    /// at itself; `i` when there is no run.
+    #[inline(always)]
+    fn string_content_end(&self, input: &[u8], i: usize, off: u64) -> usize {
+        let room = self.str_limit.min(self.value_limit) - off;
+        let end = (input.len() as u64).min(i as u64 + room) as usize;
+        // Most of a window or more: the scanner's 16-byte windows, the last one reaching
+        // back over bytes already read (the input has 16 before `end`). Fewer bytes, or a
+        // shorter input: plain bytes inline, the rest byte by byte.
+        if end >= 16 && end - i >= 12 {
+            string_run(input, i, end)
+        } else {
+            let mut j = i;
+            while j < end && PLAIN[input[j] as usize] {
+                j += 1;
+            }
+            j
+        }
+    }
+
+    /// The end of the digits that follow the one at `i`, bounded by both limits.
+    #[inline(always)]
+    fn digits_end(&self, input: &[u8], i: usize, off: u64) -> usize {
+        let room = self.num_limit.min(self.value_limit) - off;
+        let end = (input.len() as u64).min(i as u64 + room) as usize;
+        let mut j = i + 1;
+        while j < end && input[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    }
+
+    /// Between top-level values, or at the stream's start.
+    #[inline(always)]
+    fn top_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            self.st = St::Top;
+            Ok(None)
+        } else if b == 0xEF && off == 0 {
+            self.st = St::Bom1;
+            Ok(None)
+        } else {
+            self.st = St::Top;
+            self.begin_top(b, off)
+        }
+    }
+
+    /// Inside a byte order mark.
+    #[inline(always)]
+    fn bom_byte(&mut self, b: u8, off: u64) -> Out {
+        let want = if self.st == St::Bom1 { 0xBB } else { 0xBF };
+        if b != want {
+            return Err(self.fail(ErrorKind::Syntax, off, "incomplete byte order mark"));
+        }
+        self.st = if self.st == St::Bom1 {
+            St::Bom2
+        } else {
+            St::Top
+        };
+        Ok(None)
+    }
+
+    /// Right after a top-level number or literal: whitespace or a value that cannot be
+    /// read as its continuation.
+    #[inline(always)]
+    fn after_scalar_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            self.st = St::Top;
+            Ok(None)
+        } else if matches!(b, b'{' | b'[' | b'"') {
+            self.st = St::Top;
+            self.begin_top(b, off)
+        } else {
+            Err(self.fail(
+                ErrorKind::Syntax,
+                off,
+                "expected whitespace after a top-level number or literal",
+            ))
+        }
+    }
+
+    /// Where a value must come.
+    #[inline(always)]
+    fn value_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            Ok(None)
+        } else {
+            self.begin_value(b, off)
+        }
+    }
+
+    /// After `[`: a value or `]`.
+    #[inline(always)]
+    fn array_first_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            Ok(None)
+        } else if b == b']' {
+            self.depth -= 1;
+            Ok(self.value_done(off + 1, false))
+        } else {
+            self.begin_value(b, off)
+        }
+    }
+
+    /// After `{` (a key or `}`) or after `,` in an object (a key).
+    #[inline(always)]
+    fn key_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            Ok(None)
+        } else if b == b'"' {
+            self.st = St::Str;
+            self.in_key = true;
+            self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
+            self.check_at = self.value_limit.min(self.str_limit);
+            Ok(None)
+        } else if b == b'}' && self.st == St::ObjFirst {
+            self.depth -= 1;
+            Ok(self.value_done(off + 1, false))
+        } else if self.st == St::ObjFirst {
+            Err(self.fail(ErrorKind::Syntax, off, "expected a string key or '}'"))
+        } else {
+            Err(self.fail(ErrorKind::Syntax, off, "expected a string key"))
+        }
+    }
+
+    /// After a key: `:`.
+    #[inline(always)]
+    fn colon_byte(&mut self, b: u8, off: u64) -> Out {
+        if is_ws(b) {
+            Ok(None)
+        } else if b == b':' {
+            self.st = St::Value;
+            Ok(None)
+        } else {
+            Err(self.fail(ErrorKind::Syntax, off, "expected ':' after an object key"))
+        }
+    }
+
+    /// After a value inside a container: `,` or the container's close.
+    #[inline(always)]
+    fn after_value_byte(&mut self, b: u8, off: u64) -> Out {
+        let object = self.top_is_object();
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => Ok(None),
+            b',' => {
+                self.st = if object { St::Key } else { St::Value };
+                Ok(None)
+            }
+            b'}' if object => {
+                self.depth -= 1;
+                Ok(self.value_done(off + 1, false))
+            }
+            b']' if !object => {
+                self.depth -= 1;
+                Ok(self.value_done(off + 1, false))
+            }
+            _ if object => Err(self.fail(ErrorKind::Syntax, off, "expected ',' or '}'")),
+            _ => Err(self.fail(ErrorKind::Syntax, off, "expected ',' or ']'")),
+        }
+    }
+
+    /// After `\` in a string.
+    #[inline(always)]
+    fn escape_byte(&mut self, b: u8, off: u64) -> Out {
+        match b {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.st = St::Str;
+                Ok(None)
+            }
+            b'u' => {
+                self.st = St::Hex;
+                self.hex = 0;
+                self.hex_n = 0;
+                self.low = false;
+                Ok(None)
+            }
+            _ => Err(self.fail(ErrorKind::InvalidEscape, off, "unknown escape")),
+        }
+    }
+
+    /// After a high surrogate: `\` then `u` must come.
+    #[inline(always)]
+    fn low_surrogate_byte(&mut self, b: u8, off: u64) -> Out {
+        if self.st == St::LowEsc && b == b'\\' {
+            self.st = St::LowU;
+            Ok(None)
+        } else if self.st == St::LowU && b == b'u' {
+            self.st = St::Hex;
+            self.hex = 0;
+            self.hex_n = 0;
+            self.low = true;
+            Ok(None)
+        } else {
+            Err(self.fail(ErrorKind::InvalidEscape, off, "unpaired high surrogate"))
+        }
+    }
+
+    /// A continuation byte of a multi-byte UTF-8 sequence.
+    #[inline(always)]
+    fn utf8_byte(&mut self, b: u8, off: u64) -> Out {
+        if b < self.utf8_lo || b > self.utf8_hi {
+            return Err(self.fail(
+                ErrorKind::InvalidUtf8,
+                off,
+                "invalid UTF-8 continuation byte",
+            ));
+        }
+        self.utf8_need -= 1;
+        self.utf8_lo = 0x80;
+        self.utf8_hi = 0xBF;
+        if self.utf8_need == 0 {
+            self.st = St::Str;
+        }
+        Ok(None)
+    }
+
+    /// Inside `true`, `false` or `null`.
+    #[inline(always)]
+    fn literal_byte(&mut self, b: u8, off: u64) -> Out {
+        let lit = LITERALS[self.lit as usize];
+        if b != lit[self.lit_pos as usize] {
+            return Err(self.fail(ErrorKind::Syntax, off, "invalid literal"));
+        }
+        self.lit_pos += 1;
+        if self.lit_pos as usize == lit.len() {
+            Ok(self.value_done(off + 1, true))
+        } else {
+            Ok(None)
+        }
     }
 
     /// The value and string limits, for a byte at or past `check_at`.
