@@ -200,23 +200,7 @@ impl Decoder {
         let kind = event_kind(ev.kind.as_deref(), event);
         let index = ev.output_index.unwrap_or(0);
         match kind.as_str() {
-            "response.output_item.added" => {
-                let Some(item) = ev.item else { return };
-                if item.kind.as_deref() == Some("function_call") {
-                    if self.calls.len() < super::MAX_OPEN_BLOCKS {
-                        self.calls.insert(index, Streamed::default());
-                    }
-                    self.saw_call = true;
-                    out.push(Delta::Call {
-                        choice: 0,
-                        index: Some(index),
-                        id: non_empty(item.call_id),
-                        name: non_empty(item.name),
-                        arguments: None,
-                        complete: false,
-                    });
-                }
-            }
+            "response.output_item.added" => self.item_added(ev, index, out),
             "response.output_item.done" => {
                 if ev.item.and_then(|i| i.kind).as_deref() != Some("reasoning") {
                     return;
@@ -245,37 +229,7 @@ impl Decoder {
                     complete: false,
                 });
             }
-            "response.function_call_arguments.done" => {
-                // Some servers (LM Studio) send no deltas: the arguments arrive only here.
-                // Where deltas came, the arguments here must be their bytes: a call that
-                // ran from the deltas while the provider's final word differs is reported.
-                match self.calls.remove(&index) {
-                    Some(s) if !s.any => out.push(Delta::Call {
-                        choice: 0,
-                        index: Some(index),
-                        id: None,
-                        name: None,
-                        arguments: ev.arguments.map(Cow::into_owned),
-                        complete: false,
-                    }),
-                    Some(s) if ev.arguments.as_deref().is_some_and(|a| !s.agrees(a)) => {
-                        out.push(Delta::Error {
-                            status: None,
-                            message: format!(
-                                "response.function_call_arguments.done for output {index} \
-                                 differs from the arguments its deltas streamed; the call was \
-                                 built from the deltas"
-                            ),
-                            body: String::new(),
-                        })
-                    }
-                    _ => {}
-                }
-                out.push(Delta::CallEnd {
-                    choice: 0,
-                    index: Some(index),
-                });
-            }
+            "response.function_call_arguments.done" => self.arguments_done(ev, index, out),
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
                 if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
                     out.push(Delta::Reasoning {
@@ -293,36 +247,7 @@ impl Decoder {
                 }
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
-                let resp = ev.response;
-                if let Some(err) = resp
-                    .as_ref()
-                    .and_then(|r| r.error)
-                    .filter(|e| e.get() != "null")
-                {
-                    // response.failed repeats what an `error` event may already have sent.
-                    if !self.saw_error {
-                        self.saw_error = true;
-                        out.push(error_delta(err.get()));
-                    }
-                }
-                let raw = match kind.as_str() {
-                    "response.completed" if self.saw_call => "tool_calls",
-                    "response.completed" => "completed",
-                    "response.incomplete" => "incomplete",
-                    _ => "failed",
-                };
-                let _ = resp.as_ref().and_then(|r| r.incomplete_details);
-                out.push(Delta::Finish {
-                    choice: 0,
-                    reason: FinishReason::from_raw(raw),
-                    raw: raw.to_string(),
-                });
-                if let Some(u) = resp.and_then(|r| r.usage).filter(|u| u.get() != "null") {
-                    out.push(Delta::Usage {
-                        raw: u.get().to_string(),
-                    });
-                }
-                out.push(Delta::Done);
+                self.response_end(&kind, ev, out)
             }
             "error" => {
                 self.saw_error = true;
@@ -338,6 +263,93 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+
+    /// `response.output_item.added`: a function call begins.
+    fn item_added(&mut self, ev: Event<'_>, index: u32, out: &mut Vec<Delta>) {
+        let Some(item) = ev.item else { return };
+        if item.kind.as_deref() == Some("function_call") {
+            if self.calls.len() < super::MAX_OPEN_BLOCKS {
+                self.calls.insert(index, Streamed::default());
+            }
+            self.saw_call = true;
+            out.push(Delta::Call {
+                choice: 0,
+                index: Some(index),
+                id: non_empty(item.call_id),
+                name: non_empty(item.name),
+                arguments: None,
+                complete: false,
+            });
+        }
+    }
+
+    /// `response.function_call_arguments.done`: the call's arguments whole, checked against
+    /// its deltas.
+    fn arguments_done(&mut self, ev: Event<'_>, index: u32, out: &mut Vec<Delta>) {
+        // Some servers (LM Studio) send no deltas: the arguments arrive only here.
+        // Where deltas came, the arguments here must be their bytes: a call that
+        // ran from the deltas while the provider's final word differs is reported.
+        match self.calls.remove(&index) {
+            Some(s) if !s.any => out.push(Delta::Call {
+                choice: 0,
+                index: Some(index),
+                id: None,
+                name: None,
+                arguments: ev.arguments.map(Cow::into_owned),
+                complete: false,
+            }),
+            Some(s) if ev.arguments.as_deref().is_some_and(|a| !s.agrees(a)) => {
+                out.push(Delta::Error {
+                    status: None,
+                    message: format!(
+                        "response.function_call_arguments.done for output {index} \
+                         differs from the arguments its deltas streamed; the call was \
+                         built from the deltas"
+                    ),
+                    body: String::new(),
+                })
+            }
+            _ => {}
+        }
+        out.push(Delta::CallEnd {
+            choice: 0,
+            index: Some(index),
+        });
+    }
+
+    /// The response's last event: its error, finish reason and usage.
+    fn response_end(&mut self, kind: &str, ev: Event<'_>, out: &mut Vec<Delta>) {
+        let resp = ev.response;
+        if let Some(err) = resp
+            .as_ref()
+            .and_then(|r| r.error)
+            .filter(|e| e.get() != "null")
+        {
+            // response.failed repeats what an `error` event may already have sent.
+            if !self.saw_error {
+                self.saw_error = true;
+                out.push(error_delta(err.get()));
+            }
+        }
+        let raw = match kind {
+            "response.completed" if self.saw_call => "tool_calls",
+            "response.completed" => "completed",
+            "response.incomplete" => "incomplete",
+            _ => "failed",
+        };
+        let _ = resp.as_ref().and_then(|r| r.incomplete_details);
+        out.push(Delta::Finish {
+            choice: 0,
+            reason: FinishReason::from_raw(raw),
+            raw: raw.to_string(),
+        });
+        if let Some(u) = resp.and_then(|r| r.usage).filter(|u| u.get() != "null") {
+            out.push(Delta::Usage {
+                raw: u.get().to_string(),
+            });
+        }
+        out.push(Delta::Done);
     }
 }
 

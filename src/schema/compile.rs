@@ -243,21 +243,21 @@ impl<'d> Compiler<'d> {
             }
         }
         n.constant = o.get("const").cloned();
-        // Numbers.
-        n.minimum = bound(o, "minimum", "exclusiveMinimum", pointer)?;
-        n.maximum = bound(o, "maximum", "exclusiveMaximum", pointer)?;
-        if let Some(m) = o.get("multipleOf") {
-            match m {
-                Value::Number(x) if x.as_f64().is_some_and(|f| f > 0.0) => {
-                    n.multiple_of = Some(x.clone())
-                }
-                _ => return Err(err(&at("multipleOf"), "must be a number above 0")),
-            }
-        }
-        // Strings.
-        n.min_length = count(o, "minLength", pointer)?;
-        n.max_length = count(o, "maxLength", pointer)?;
-        // Arrays.
+        scalars(&mut n, o, pointer)?;
+        self.arrays(&mut n, o, pointer)?;
+        self.objects(&mut n, o, pointer)?;
+        self.applicators(&mut n, o, pointer)?;
+        Ok(n)
+    }
+
+    /// The array keywords.
+    fn arrays(
+        &mut self,
+        n: &mut Node,
+        o: &'d Map<String, Value>,
+        pointer: &str,
+    ) -> Result<(), SchemaError> {
+        let at = |k: &str| child(pointer, k);
         match (o.get("prefixItems"), o.get("items")) {
             (Some(p), items) => {
                 n.prefix_items = self.subs(p, &at("prefixItems"))?;
@@ -290,7 +290,17 @@ impl<'d> Compiler<'d> {
             n.min_contains = count(o, "minContains", pointer)?.unwrap_or(1);
             n.max_contains = count(o, "maxContains", pointer)?;
         }
-        // Objects.
+        Ok(())
+    }
+
+    /// The object keywords.
+    fn objects(
+        &mut self,
+        n: &mut Node,
+        o: &'d Map<String, Value>,
+        pointer: &str,
+    ) -> Result<(), SchemaError> {
+        let at = |k: &str| child(pointer, k);
         if let Some(p) = o.get("properties") {
             let Value::Object(p) = p else {
                 return Err(err(&at("properties"), "must be an object"));
@@ -334,7 +344,17 @@ impl<'d> Compiler<'d> {
                 }
             }
         }
-        // Applicators.
+        Ok(())
+    }
+
+    /// The applicators: `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`.
+    fn applicators(
+        &mut self,
+        n: &mut Node,
+        o: &'d Map<String, Value>,
+        pointer: &str,
+    ) -> Result<(), SchemaError> {
+        let at = |k: &str| child(pointer, k);
         if let Some(r) = o.get("$ref") {
             let Value::String(r) = r else {
                 return Err(err(&at("$ref"), "must be a string"));
@@ -362,8 +382,27 @@ impl<'d> Compiler<'d> {
             let otherwise = o.get("else").map(|s| self.sub(s, at("else")));
             n.condition = Some((cond, then, otherwise));
         }
-        Ok(n)
+        Ok(())
     }
+}
+
+/// The number and string keywords.
+fn scalars(n: &mut Node, o: &Map<String, Value>, pointer: &str) -> Result<(), SchemaError> {
+    let at = |k: &str| child(pointer, k);
+    n.minimum = bound(o, "minimum", "exclusiveMinimum", pointer)?;
+    n.maximum = bound(o, "maximum", "exclusiveMaximum", pointer)?;
+    if let Some(m) = o.get("multipleOf") {
+        match m {
+            Value::Number(x) if x.as_f64().is_some_and(|f| f > 0.0) => {
+                n.multiple_of = Some(x.clone())
+            }
+            _ => return Err(err(&at("multipleOf"), "must be a number above 0")),
+        }
+    }
+    // Strings.
+    n.min_length = count(o, "minLength", pointer)?;
+    n.max_length = count(o, "maxLength", pointer)?;
+    Ok(())
 }
 
 /// `type`: a name or an array of names. Names are matched without regard to case: Gemini's
