@@ -645,46 +645,7 @@ impl ToolCallAssembler {
                     self.detail(choice, &raw)
                 }
             }
-            Delta::Call {
-                choice,
-                index,
-                id,
-                name,
-                arguments,
-                complete,
-            } => {
-                // A call repeated after it was closed (Mistral resends it with an empty
-                // name after finish_reason) carries nothing new: not a new call.
-                let no_args = || arguments.as_deref().is_none_or(|a| a.trim().is_empty());
-                if !complete && id.is_some() && no_args() {
-                    if let Some(id) = id.as_deref() {
-                        let known = |open: bool| {
-                            self.slots
-                                .iter()
-                                .any(|s| s.choice == choice && s.id == id && s.open == open)
-                        };
-                        if known(false) && !known(true) {
-                            return;
-                        }
-                    }
-                }
-                let Some(s) = self.slot_for(choice, index, id.as_deref(), name.as_deref(), out)
-                else {
-                    return;
-                };
-                if let Some(id) = id {
-                    self.slots[s].id = id;
-                }
-                if let Some(name) = name {
-                    self.slots[s].name = name;
-                }
-                if let Some(args) = arguments {
-                    self.feed(s, args, out);
-                }
-                if complete {
-                    self.close(s, true, out);
-                }
-            }
+            call @ Delta::Call { .. } => self.call_delta(call, out),
             Delta::CallFailed {
                 choice,
                 index,
@@ -712,32 +673,7 @@ impl ToolCallAssembler {
                 choice,
                 reason,
                 raw,
-            } => {
-                self.saw_finish = true;
-                let ended_cleanly = !reason.is_length();
-                for s in 0..self.slots.len() {
-                    if self.slots[s].open && self.slots[s].choice == choice {
-                        self.close(s, ended_cleanly, out);
-                    }
-                }
-                if raw == "MALFORMED_FUNCTION_CALL" {
-                    let ordinal = self.slots.len() as u32;
-                    out.push(Event::ToolCallFailed(Failure {
-                        index: ordinal,
-                        id: String::new(),
-                        name: String::new(),
-                        kind: FailureKind::Syntax,
-                        detail: None,
-                        message: "the provider could not parse the model's function call \
-                                  (MALFORMED_FUNCTION_CALL); no call was delivered"
-                            .into(),
-                        offset: 0,
-                        raw: Bytes::new(),
-                    }));
-                }
-                self.flush_details(Some(choice), out);
-                out.push(Event::Finish { reason, raw });
-            }
+            } => self.finish_delta(choice, reason, raw, out),
             Delta::Usage { raw } => out.push(Event::Usage { raw }),
             Delta::Error {
                 status,
@@ -758,6 +694,87 @@ impl ToolCallAssembler {
             }
             Delta::Done => self.saw_done = true,
         }
+    }
+
+    /// A call's delta ([`Delta::Call`]; any other is ignored): its id, name or arguments,
+    /// or the whole call.
+    fn call_delta(&mut self, call: Delta, out: &mut Vec<Event>) {
+        let Delta::Call {
+            choice,
+            index,
+            id,
+            name,
+            arguments,
+            complete,
+        } = call
+        else {
+            return;
+        };
+        // A call repeated after it was closed (Mistral resends it with an empty
+        // name after finish_reason) carries nothing new: not a new call.
+        let no_args = || arguments.as_deref().is_none_or(|a| a.trim().is_empty());
+        if !complete && id.is_some() && no_args() {
+            if let Some(id) = id.as_deref() {
+                let known = |open: bool| {
+                    self.slots
+                        .iter()
+                        .any(|s| s.choice == choice && s.id == id && s.open == open)
+                };
+                if known(false) && !known(true) {
+                    return;
+                }
+            }
+        }
+        let Some(s) = self.slot_for(choice, index, id.as_deref(), name.as_deref(), out) else {
+            return;
+        };
+        if let Some(id) = id {
+            self.slots[s].id = id;
+        }
+        if let Some(name) = name {
+            self.slots[s].name = name;
+        }
+        if let Some(args) = arguments {
+            self.feed(s, args, out);
+        }
+        if complete {
+            self.close(s, true, out);
+        }
+    }
+
+    /// A choice finished: its open calls close (cut off when the reason is the output
+    /// limit), and Gemini's MALFORMED_FUNCTION_CALL becomes a failure.
+    fn finish_delta(
+        &mut self,
+        choice: u32,
+        reason: FinishReason,
+        raw: String,
+        out: &mut Vec<Event>,
+    ) {
+        self.saw_finish = true;
+        let ended_cleanly = !reason.is_length();
+        for s in 0..self.slots.len() {
+            if self.slots[s].open && self.slots[s].choice == choice {
+                self.close(s, ended_cleanly, out);
+            }
+        }
+        if raw == "MALFORMED_FUNCTION_CALL" {
+            let ordinal = self.slots.len() as u32;
+            out.push(Event::ToolCallFailed(Failure {
+                index: ordinal,
+                id: String::new(),
+                name: String::new(),
+                kind: FailureKind::Syntax,
+                detail: None,
+                message: "the provider could not parse the model's function call \
+                          (MALFORMED_FUNCTION_CALL); no call was delivered"
+                    .into(),
+                offset: 0,
+                raw: Bytes::new(),
+            }));
+        }
+        self.flush_details(Some(choice), out);
+        out.push(Event::Finish { reason, raw });
     }
 
     /// A delta's array of reasoning-detail fragments, element by element (no tree of the
