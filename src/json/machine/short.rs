@@ -33,9 +33,18 @@ impl Machine {
         let mut input = &input[..lim];
         let mut st = self.st;
         let mut i = 0;
+        // A state's method gives the next state, or `None` to stop before the byte.
+        macro_rules! or_break {
+            ($next:expr) => {
+                match $next {
+                    Some(next) => next,
+                    None => break,
+                }
+            };
+        }
         while i < input.len() {
             let b = input[i];
-            match st {
+            let next = match st {
                 St::Str => {
                     if PLAIN[b as usize] {
                         i += 1;
@@ -44,154 +53,32 @@ impl Machine {
                         }
                         continue;
                     }
-                    match b {
-                        b'\\' => st = St::Esc,
-                        b'"' if self.in_key => {
-                            st = St::Colon;
-                            self.close_string();
-                        }
-                        b'"' if self.depth > 0 => {
-                            st = St::After;
-                            self.close_string();
-                        }
-                        _ => match utf8_lead(b) {
-                            Some((need, lo, hi)) => {
-                                st = St::Utf8;
-                                self.utf8_need = need;
-                                self.utf8_lo = lo;
-                                self.utf8_hi = hi;
-                            }
-                            None => break,
-                        },
-                    }
+                    or_break!(self.short_string_byte(b))
                 }
-                St::Esc => {
-                    if SIMPLE_ESCAPE[b as usize] {
-                        st = St::Str;
-                    } else if b == b'u' {
-                        st = St::Hex;
-                        self.hex = 0;
-                        self.hex_n = 0;
-                        self.low = false;
-                    } else {
-                        break;
-                    }
-                }
-                St::Utf8 => {
-                    if b < self.utf8_lo || b > self.utf8_hi {
-                        break;
-                    }
-                    self.utf8_need -= 1;
-                    self.utf8_lo = 0x80;
-                    self.utf8_hi = 0xBF;
-                    if self.utf8_need == 0 {
-                        st = St::Str;
-                    }
-                }
-                St::Hex => {
-                    let Some(d) = hex_val(b) else { break };
-                    let hex = (self.hex << 4) | d;
-                    if self.hex_n < 3 {
-                        self.hex_n += 1;
-                    } else {
-                        let Ok(next) = after_unicode_escape(hex, self.low) else {
-                            break;
-                        };
-                        st = next;
-                        self.hex_n = 4;
-                    }
-                    self.hex = hex;
-                }
-                St::LowEsc if b == b'\\' => st = St::LowU,
-                St::LowU if b == b'u' => {
-                    st = St::Hex;
-                    self.hex = 0;
-                    self.hex_n = 0;
-                    self.low = true;
-                }
+                St::Esc => or_break!(self.short_escape(b)),
+                St::Utf8 => or_break!(self.short_utf8(b)),
+                St::Hex => or_break!(self.short_hex(b)),
+                St::LowEsc if b == b'\\' => St::LowU,
+                St::LowU if b == b'u' => self.start_hex(true),
                 St::Colon => match b {
-                    b':' => st = St::Value,
-                    _ if is_ws(b) => {}
+                    b':' => St::Value,
+                    _ if is_ws(b) => st,
                     _ => break,
                 },
-                St::ObjFirst | St::Key => match b {
-                    b'"' => {
-                        st = St::Str;
-                        self.in_key = true;
-                        input = self.open_string(input, base, i);
-                    }
-                    b'}' if st == St::ObjFirst && self.depth > 1 => {
-                        self.depth -= 1;
-                        st = St::After;
-                    }
-                    _ if is_ws(b) => {}
-                    _ => break,
-                },
-                St::Value | St::ArrFirst => match b {
-                    b'"' => {
-                        st = St::Str;
-                        self.in_key = false;
-                        input = self.open_string(input, base, i);
-                    }
-                    b'1'..=b'9' | b'0' | b'-' => {
-                        st = match b {
-                            b'-' => St::NumMinus,
-                            b'0' => St::NumZero,
-                            _ => St::NumInt,
-                        };
-                        self.num_limit =
-                            (base + i as u64).saturating_add(self.limits.max_number_bytes);
-                    }
-                    b't' | b'f' | b'n' => {
-                        st = St::Lit;
-                        self.lit = match b {
-                            b't' => 0,
-                            b'f' => 1,
-                            _ => 2,
-                        };
-                        self.lit_pos = 1;
-                    }
-                    b'{' | b'[' => {
-                        if self.depth >= self.limits.max_depth {
-                            break;
-                        }
-                        st = self.open_fast(b == b'{');
-                    }
-                    b']' if st == St::ArrFirst && self.depth > 1 => {
-                        self.depth -= 1;
-                        st = St::After;
-                    }
-                    _ if is_ws(b) => {}
-                    _ => break,
-                },
-                St::After => match b {
-                    b',' => {
-                        st = if self.top_is_object() {
-                            St::Key
-                        } else {
-                            St::Value
-                        };
-                    }
-                    b'}' | b']' if self.depth > 1 && self.top_is_object() == (b == b'}') => {
-                        self.depth -= 1;
-                    }
-                    _ if is_ws(b) => {}
-                    _ => break,
-                },
-                St::Lit => {
-                    let lit = LITERALS[self.lit as usize];
-                    if b != lit[self.lit_pos as usize] {
-                        break;
-                    }
-                    if self.lit_pos as usize + 1 == lit.len() {
-                        if self.depth == 0 {
-                            break;
-                        }
-                        st = St::After;
-                    } else {
-                        self.lit_pos += 1;
-                    }
+                St::ObjFirst | St::Key if b == b'"' => {
+                    self.in_key = true;
+                    input = self.open_string(input, base, i);
+                    St::Str
                 }
+                St::ObjFirst | St::Key => or_break!(self.short_key(st, b)),
+                St::Value | St::ArrFirst if b == b'"' => {
+                    self.in_key = false;
+                    input = self.open_string(input, base, i);
+                    St::Str
+                }
+                St::Value | St::ArrFirst => or_break!(self.short_value(st, b, base + i as u64)),
+                St::After => or_break!(self.short_after(b)),
+                St::Lit => or_break!(self.short_literal(b)),
                 St::NumInt | St::NumFrac | St::NumExp if b.is_ascii_digit() => {
                     // A digit run, every byte below the number limit too.
                     let nlim =
@@ -207,12 +94,7 @@ impl Machine {
                     continue;
                 }
                 _ if st.is_number() => match number_step(st, b) {
-                    NumStep::Next(next) => {
-                        if base + i as u64 >= self.num_limit {
-                            break;
-                        }
-                        st = next;
-                    }
+                    NumStep::Next(next) if base + (i as u64) < self.num_limit => next,
                     NumStep::End if self.depth > 0 => {
                         // The number ended before `b`, inside a container: `b` is examined
                         // again after it.
@@ -223,7 +105,8 @@ impl Machine {
                     _ => break,
                 },
                 _ => break,
-            }
+            };
+            st = next;
             i += 1;
         }
         self.st = st;
@@ -233,6 +116,165 @@ impl Machine {
             self.examined += i as u64;
         }
         i
+    }
+
+    /// A byte inside a string that is not plain: the state after it, or `None` where the
+    /// byte machine must look (a closing quote that may end the top-level value, a bad
+    /// byte).
+    #[inline(always)]
+    fn short_string_byte(&mut self, b: u8) -> Option<St> {
+        match b {
+            b'\\' => Some(St::Esc),
+            b'"' if self.in_key => {
+                self.close_string();
+                Some(St::Colon)
+            }
+            b'"' if self.depth > 0 => {
+                self.close_string();
+                Some(St::After)
+            }
+            _ => {
+                let (need, lo, hi) = utf8_lead(b)?;
+                self.utf8_need = need;
+                self.utf8_lo = lo;
+                self.utf8_hi = hi;
+                Some(St::Utf8)
+            }
+        }
+    }
+
+    /// After `\\`.
+    #[inline(always)]
+    fn short_escape(&mut self, b: u8) -> Option<St> {
+        if SIMPLE_ESCAPE[b as usize] {
+            Some(St::Str)
+        } else if b == b'u' {
+            Some(self.start_hex(false))
+        } else {
+            None
+        }
+    }
+
+    /// A `\\u` escape begins (`low`: the second of a surrogate pair).
+    #[inline(always)]
+    fn start_hex(&mut self, low: bool) -> St {
+        self.hex = 0;
+        self.hex_n = 0;
+        self.low = low;
+        St::Hex
+    }
+
+    /// A continuation byte of a UTF-8 sequence.
+    #[inline(always)]
+    fn short_utf8(&mut self, b: u8) -> Option<St> {
+        if b < self.utf8_lo || b > self.utf8_hi {
+            return None;
+        }
+        self.utf8_need -= 1;
+        self.utf8_lo = 0x80;
+        self.utf8_hi = 0xBF;
+        Some(if self.utf8_need == 0 {
+            St::Str
+        } else {
+            St::Utf8
+        })
+    }
+
+    /// A hex digit of a `\\u` escape.
+    #[inline(always)]
+    fn short_hex(&mut self, b: u8) -> Option<St> {
+        let d = hex_val(b)?;
+        let hex = (self.hex << 4) | d;
+        let next = if self.hex_n < 3 {
+            self.hex_n += 1;
+            St::Hex
+        } else {
+            let next = after_unicode_escape(hex, self.low).ok()?;
+            self.hex_n = 4;
+            next
+        };
+        self.hex = hex;
+        Some(next)
+    }
+
+    /// Where a key may come (not its opening quote): an empty nested object's close, or
+    /// whitespace.
+    #[inline(always)]
+    fn short_key(&mut self, st: St, b: u8) -> Option<St> {
+        match b {
+            b'}' if st == St::ObjFirst && self.depth > 1 => {
+                self.depth -= 1;
+                Some(St::After)
+            }
+            _ if is_ws(b) => Some(st),
+            _ => None,
+        }
+    }
+
+    /// Where a value may come (not a string's opening quote), at offset `off`: a number,
+    /// a literal or a container begins, an empty nested array closes, or whitespace.
+    #[inline(always)]
+    fn short_value(&mut self, st: St, b: u8, off: u64) -> Option<St> {
+        match b {
+            b'1'..=b'9' | b'0' | b'-' => {
+                self.num_limit = off.saturating_add(self.limits.max_number_bytes);
+                Some(match b {
+                    b'-' => St::NumMinus,
+                    b'0' => St::NumZero,
+                    _ => St::NumInt,
+                })
+            }
+            b't' | b'f' | b'n' => {
+                self.lit = match b {
+                    b't' => 0,
+                    b'f' => 1,
+                    _ => 2,
+                };
+                self.lit_pos = 1;
+                Some(St::Lit)
+            }
+            b'{' | b'[' if self.depth < self.limits.max_depth => Some(self.open_fast(b == b'{')),
+            b']' if st == St::ArrFirst && self.depth > 1 => {
+                self.depth -= 1;
+                Some(St::After)
+            }
+            _ if is_ws(b) => Some(st),
+            _ => None,
+        }
+    }
+
+    /// After a value inside a container: a comma, a nested container's close, or
+    /// whitespace.
+    #[inline(always)]
+    fn short_after(&mut self, b: u8) -> Option<St> {
+        match b {
+            b',' => Some(if self.top_is_object() {
+                St::Key
+            } else {
+                St::Value
+            }),
+            b'}' | b']' if self.depth > 1 && self.top_is_object() == (b == b'}') => {
+                self.depth -= 1;
+                Some(St::After)
+            }
+            _ if is_ws(b) => Some(St::After),
+            _ => None,
+        }
+    }
+
+    /// Inside a literal: its next byte, up to its last, which only a nested literal takes
+    /// here (a top-level one ends its value).
+    #[inline(always)]
+    fn short_literal(&mut self, b: u8) -> Option<St> {
+        let lit = LITERALS[self.lit as usize];
+        if b != lit[self.lit_pos as usize] {
+            return None;
+        }
+        if self.lit_pos as usize + 1 == lit.len() {
+            return (self.depth > 0).then_some(St::After);
+        }
+        self.lit_pos += 1;
+        Some(St::Lit)
     }
 
     /// A string opened at `input[i]` (the caller set `in_key`): set its limit and return
