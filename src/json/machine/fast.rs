@@ -559,8 +559,9 @@ static NUMBER_GOES_ON: [bool; 256] = {
 ///
 /// A number that ends inside the 16 bytes from `i` is read from one look at them
 /// ([`number_in_window`]); a longer one, or one too near `lim`, byte run by byte run
-/// ([`scan_number_runs`], which gives the same answer for every input).
-#[inline]
+/// ([`scan_number_runs`], which gives the same answer for every input). Inlined always:
+/// the token path's reads of it are on its hottest path.
+#[inline(always)]
 pub(in crate::json) fn scan_number(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     // One bounds test for both "16 bytes are left" and the slice's own.
     if let Some(Ok(window)) = input[..lim].get(i..i + 16).map(<&[u8; 16]>::try_from) {
@@ -593,7 +594,7 @@ enum Window16 {
 /// each start with a digit (the integer part with no other digit after a `0`). One branch
 /// on the verdict instead of one per part: the parts a number has are as unpredictable as
 /// the data.
-#[inline]
+#[inline(always)]
 fn number_in_window(window: &[u8; 16]) -> Window16 {
     if let Some(verdict) = short_integer(window) {
         return verdict;
@@ -670,7 +671,7 @@ fn short_integer(window: &[u8; 16]) -> Option<Window16> {
 
 /// [`scan_number`] for any number: its integer part, fraction and exponent each read as a
 /// run of digits.
-#[inline]
+#[inline(always)]
 fn scan_number_runs(input: &[u8], i: usize, lim: usize) -> Option<usize> {
     let digits = |mut j: usize| {
         // Sixteen at a time while that many bytes are left, then one by one.
@@ -896,274 +897,361 @@ fn scalar_block<B: scan::Blocks>(b: B, input: &[u8], i: usize) -> Option<(usize,
     Some((i + 64 - commas.leading_zeros() as usize, false))
 }
 
+/// Where the token-level path hands back: the index the byte machine goes on from (a
+/// completed top-level value is in [`Tokens::done`]). One word, so that every `?` on the
+/// way out moves a register, not a [`Step`].
+type Exit = usize;
+
+/// The token-level path's cursor: the machine, the input and the token at hand. Each
+/// method reads one kind of token and moves on, or returns the [`Exit`] to hand back with.
+struct Tokens<'m, 'a> {
+    m: &'m mut Machine,
+    whole: &'a [u8],
+    /// The input cut at `lim`: no byte at or past it is read (the input's end, or the value
+    /// limit).
+    input: &'a [u8],
+    lim: usize,
+    base: u64,
+    i: usize,
+    /// Where the path was entered (for the tests' count of bytes examined).
+    entry: usize,
+    /// The state to hand back in at the token at hand (kept only for that).
+    st: St,
+    /// The byte at `i`, not whitespace.
+    b: u8,
+    /// Whether the innermost open container is an object (meaningful at depth > 0).
+    object: bool,
+    /// The top-level value completed, when the path hands back after one.
+    done: Option<Step>,
+    /// Scalars in a row in the innermost array: the block path is tried from the fourth
+    /// (it costs more than the two or three values of a short array such as `[12,4]`), or
+    /// at once when the path is entered inside an array (a chunk of a long one). It wraps
+    /// rather than panic past 2^32 (it only steers which path reads the values).
+    scalars: u32,
+}
+
 impl Machine {
     /// The token-level path (see the module comment), from index `i` of `input`, whose
     /// byte 0 is at absolute offset `base`. The machine must be in a between-tokens state.
     /// Returns a completed top-level value, or `None` when it handed the machine back (its
     /// state saved, `pos` not updated) at the returned index.
-    pub(super) fn fast(&mut self, whole: &[u8], base: u64, mut i: usize) -> (Option<Step>, usize) {
-        let n = whole.len();
-        let mut st = self.st;
-        // No byte at or past `lim` is read: the input's end, or the value limit. `input`
-        // is cut there, so its own bound is `lim`.
-        let mut lim = if st == St::Top {
-            n
+    pub(super) fn fast(&mut self, whole: &[u8], base: u64, i: usize) -> (Option<Step>, usize) {
+        let st = self.st;
+        let lim = if st == St::Top {
+            whole.len()
         } else {
-            self.value_limit.saturating_sub(base).min(n as u64) as usize
+            self.value_limit
+                .saturating_sub(base)
+                .min(whole.len() as u64) as usize
         };
-        let mut input = &whole[..lim];
-        let entry = i;
-        // Hand the machine back at `$at` in state `$st`; `$seen` is how far this path
-        // read (bytes it read past `$at` will be examined again).
-        macro_rules! stop {
-            ($st:expr, $at:expr, $seen:expr) => {{
-                self.st = $st;
-                #[cfg(test)]
-                {
-                    self.examined += ($seen as usize).max($at).saturating_sub(entry) as u64;
-                }
-                return (None, $at);
-            }};
-        }
-        // The next byte that is not whitespace, with `i` moved onto it; hand back in state
-        // `$st` when the input (or the value limit) runs out first. A byte above the space is
-        // taken as it stands (compact JSON never pays for the whitespace loop).
-        macro_rules! next {
-            ($st:expr) => {{
-                match input.get(i) {
-                    Some(&b) if b > b' ' => b,
-                    _ => {
-                        while i < lim && is_ws(input[i]) {
-                            i += 1;
-                        }
-                        if i >= lim {
-                            stop!($st, i, i);
-                        }
-                        input[i]
-                    }
-                }
-            }};
-        }
-        // Whether the innermost open container is an object (meaningful at depth > 0).
-        let mut object = self.depth > 0 && self.top_is_object();
-        // The byte at `i` (not whitespace) in the state `st`.
-        let mut b = next!(st);
-        // A key whose opening quote should be `b`, at `i`, in state `$st` (`ObjFirst` or
-        // `Key`), then its colon: `b` becomes the first byte of the value after it, `st`
-        // `Value`.
-        macro_rules! key {
-            ($st:expr) => {{
-                if b != b'"' {
-                    stop!($st, i, i);
-                }
-                match self.quick_string(input, i, lim) {
-                    Some(j) => i = j,
-                    None => match self.fast_string(input, base, i, lim, true) {
-                        Ok(j) => i = j,
-                        Err(at) => stop!(St::Str, at, lim.min(at + 12)),
-                    },
-                }
-                // (Compact JSON's colon right after the key, without `next!`'s test.)
-                if input.get(i) != Some(&b':') && next!(St::Colon) != b':' {
-                    stop!(St::Colon, i, i);
-                }
-                i += 1;
-                st = St::Value;
-                b = next!(st);
-            }};
-        }
-        // Open the container whose byte `b` is at `i` (the depth limit was checked), and go
-        // on to its first value (`true`: `b` is that value's first byte, `st` its state) or,
-        // when it is empty, close it (`false`: a value just ended).
-        macro_rules! open {
-            () => {{
-                object = b == b'{';
-                st = self.open_fast(object);
-                i += 1;
-                b = next!(st);
-                if b == if object { b'}' } else { b']' } {
-                    i += 1;
-                    if let Some(step) = self.close(base + i as u64) {
-                        return self.fast_done(step, i, entry);
-                    }
-                    object = self.top_is_object();
-                    false
-                } else {
-                    if object {
-                        key!(St::ObjFirst);
-                    }
-                    true
-                }
-            }};
-        }
-        // Where the path was entered: on to a value's first byte (`true`) or past a value.
-        let mut value = match st {
-            St::Top => {
-                let ok = match b {
-                    b'{' => true,
-                    b'[' => self.mode == Mode::Any,
-                    _ => false,
-                };
-                let off = base + i as u64;
-                if !ok || self.limits.max_value_bytes == 0 {
-                    stop!(St::Top, i, i);
-                }
-                self.value_start = off;
-                self.value_limit = off.saturating_add(self.limits.max_value_bytes);
-                self.check_at = self.value_limit.min(self.str_limit);
-                lim = self.value_limit.saturating_sub(base).min(n as u64) as usize;
-                input = &whole[..lim];
-                open!()
-            }
-            St::ObjFirst | St::ArrFirst if b == if object { b'}' } else { b']' } => {
-                i += 1;
-                if let Some(step) = self.close(base + i as u64) {
-                    return self.fast_done(step, i, entry);
-                }
-                object = self.top_is_object();
-                false
-            }
-            St::ObjFirst => {
-                key!(St::ObjFirst);
-                true
-            }
-            St::Key => {
-                key!(St::Key);
-                true
-            }
-            St::Colon => {
-                if b != b':' {
-                    stop!(st, i, i);
-                }
-                i += 1;
-                st = St::Value;
-                b = next!(st);
-                true
-            }
-            St::Value | St::ArrFirst => true,
-            St::After => false,
-            _ => stop!(st, i, i),
+        let object = self.depth > 0 && self.top_is_object();
+        let mut t = Tokens {
+            m: self,
+            whole,
+            input: &whole[..lim],
+            lim,
+            base,
+            i,
+            entry: i,
+            st,
+            b: 0,
+            object,
+            done: None,
+            scalars: 0,
         };
+        match t.run() {
+            Ok(never) => match never {},
+            Err(at) => (t.done, at),
+        }
+    }
+}
+
+impl Tokens<'_, '_> {
+    /// Enter where the machine is, then read tokens until one hands back.
+    #[inline(always)]
+    fn run(&mut self) -> Result<std::convert::Infallible, Exit> {
+        self.b = self.next(self.st)?;
+        let mut value = self.enter()?;
         // The transitions a valid text takes (key, colon, value, comma or close) run
         // straight on in code; `st` is only kept for where the path hands back.
-        // Scalars in a row in the innermost array: the block path is tried from the fourth
-        // (it costs more than the two or three values of a short array such as `[12,4]`),
-        // or at once when the path is entered inside an array (a chunk of a long one). It
-        // wraps rather than panic past 2^32 (it only steers which path reads the values).
-        let mut scalars: u32 = if self.depth > 0 && !object { 3 } else { 0 };
+        self.scalars = if self.m.depth > 0 && !self.object {
+            3
+        } else {
+            0
+        };
         // The longest number the limit and the input allow (`lim` is set for good here).
-        let num_max = self.limits.max_number_bytes.min(lim as u64) as usize;
-        'tokens: loop {
+        let num_max = self.m.limits.max_number_bytes.min(self.lim as u64) as usize;
+        loop {
             if value {
-                // A value at `i`, whose first byte is `b`, in state `st` (`Value`, or
-                // `ArrFirst` for an array's first). Numbers and nulls in an array are
-                // taken a block at a time where SIMD classifies them.
-                'one: {
-                    if scan::SIMD_SCALARS
-                        && scalars >= 3
-                        && !object
-                        && matches!(b, b'-' | b'0'..=b'9' | b'n')
-                        && lim - i >= 32
-                        && self.limits.max_number_bytes >= 64
-                    {
-                        if let Some((j, close)) = scalar_run(input, i) {
-                            i = j;
-                            st = St::Value;
-                            if !close {
-                                b = next!(st);
-                                continue 'tokens;
-                            }
-                            break 'one;
-                        }
-                    }
-                    match b {
-                        b'"' => {
-                            scalars = 0;
-                            match self.quick_string(input, i, lim) {
-                                Some(j) => i = j,
-                                None => match self.fast_string(input, base, i, lim, false) {
-                                    Ok(j) => i = j,
-                                    Err(at) => stop!(St::Str, at, lim.min(at + 12)),
-                                },
-                            }
-                        }
-                        b'{' | b'[' => {
-                            if self.depth >= self.limits.max_depth {
-                                stop!(st, i, i);
-                            }
-                            scalars = 0;
-                            value = open!();
-                            continue 'tokens;
-                        }
-                        b'-' | b'0'..=b'9' => {
-                            scalars = scalars.wrapping_add(1);
-                            match scan_number(input, i, lim) {
-                                Some(j) if j - i <= num_max => i = j,
-                                _ => stop!(st, i, lim.min(i + num_max + 1)),
-                            }
-                        }
-                        b't' | b'f' | b'n' => {
-                            // Compared as one 4-byte word (and the `e` of `false`), not
-                            // with a call to `memcmp`.
-                            let (head, len) = match b {
-                                b't' => (*b"true", 4),
-                                b'f' => (*b"fals", 5),
-                                _ => (*b"null", 4),
-                            };
-                            let word = |at: usize| {
-                                input
-                                    .get(at..at + 4)
-                                    .and_then(|w| <[u8; 4]>::try_from(w).ok())
-                                    .map(u32::from_ne_bytes)
-                            };
-                            if lim - i >= len
-                                && word(i) == Some(u32::from_ne_bytes(head))
-                                && (len == 4 || input[i + 4] == b'e')
-                            {
-                                i += len;
-                                scalars = scalars.wrapping_add(1);
-                            } else {
-                                stop!(st, i, lim.min(i + len));
-                            }
-                        }
-                        _ => stop!(st, i, i),
-                    }
+                if let Some(next) = self.value(num_max)? {
+                    value = next;
+                    continue;
                 }
             }
-            // After a value: a comma and what follows it (a key and its colon in an
-            // object), or as many closing bytes as come.
-            loop {
-                let c = next!(St::After);
-                if c == b',' {
-                    i += 1;
-                    if object {
-                        // Compact JSON's key quote right after the comma, without the
-                        // whitespace test of `next!`.
-                        b = match input.get(i) {
-                            Some(b'"') => b'"',
-                            _ => next!(St::Key),
-                        };
-                        key!(St::Key);
-                    } else {
-                        st = St::Value;
-                        b = next!(st);
-                    }
-                    break;
-                }
-                if c != if object { b'}' } else { b']' } {
-                    stop!(St::After, i, i);
-                }
-                i += 1;
-                if let Some(step) = self.close(base + i as u64) {
-                    return self.fast_done(step, i, entry);
-                }
-                object = self.top_is_object();
-                scalars = 0;
-            }
+            self.after_value()?;
             value = true;
         }
     }
 
+    /// Hand the machine back at `at` in state `st`; `seen` is how far this path read
+    /// (bytes it read past `at` will be examined again).
+    #[inline(always)]
+    fn stop<T>(&mut self, st: St, at: usize, _seen: usize) -> Result<T, Exit> {
+        self.m.st = st;
+        #[cfg(test)]
+        {
+            self.m.examined += _seen.max(at).saturating_sub(self.entry) as u64;
+        }
+        Err(at)
+    }
+
+    /// The next byte that is not whitespace, with `i` moved onto it; hand back in state
+    /// `st` when the input (or the value limit) runs out first. A byte above the space is
+    /// taken as it stands (compact JSON never pays for the whitespace loop).
+    #[inline(always)]
+    fn next(&mut self, st: St) -> Result<u8, Exit> {
+        match self.input.get(self.i) {
+            Some(&b) if b > b' ' => Ok(b),
+            _ => {
+                while self.i < self.lim && is_ws(self.input[self.i]) {
+                    self.i += 1;
+                }
+                if self.i >= self.lim {
+                    return self.stop(st, self.i, self.i);
+                }
+                Ok(self.input[self.i])
+            }
+        }
+    }
+
+    /// Where the path was entered: on to a value's first byte (`true`) or past a value.
+    #[inline(always)]
+    fn enter(&mut self) -> Result<bool, Exit> {
+        let (b, i, st) = (self.b, self.i, self.st);
+        match st {
+            St::Top => {
+                let ok = match b {
+                    b'{' => true,
+                    b'[' => self.m.mode == Mode::Any,
+                    _ => false,
+                };
+                if !ok || self.m.limits.max_value_bytes == 0 {
+                    return self.stop(St::Top, i, i);
+                }
+                let off = self.base + i as u64;
+                let m = &mut *self.m;
+                m.value_start = off;
+                m.value_limit = off.saturating_add(m.limits.max_value_bytes);
+                m.check_at = m.value_limit.min(m.str_limit);
+                self.lim = m
+                    .value_limit
+                    .saturating_sub(self.base)
+                    .min(self.whole.len() as u64) as usize;
+                self.input = &self.whole[..self.lim];
+                self.open()
+            }
+            St::ObjFirst | St::ArrFirst if b == if self.object { b'}' } else { b']' } => {
+                self.close()?;
+                Ok(false)
+            }
+            St::ObjFirst | St::Key => {
+                self.key(st)?;
+                Ok(true)
+            }
+            St::Colon => {
+                if b != b':' {
+                    return self.stop(st, i, i);
+                }
+                self.i += 1;
+                self.st = St::Value;
+                self.b = self.next(St::Value)?;
+                Ok(true)
+            }
+            St::Value | St::ArrFirst => Ok(true),
+            St::After => Ok(false),
+            _ => self.stop(st, i, i),
+        }
+    }
+
+    /// A key whose opening quote should be `b`, at `i`, in state `st` (`ObjFirst` or
+    /// `Key`), then its colon: `b` becomes the first byte of the value after it, `st`
+    /// `Value`.
+    #[inline(always)]
+    fn key(&mut self, st: St) -> Result<(), Exit> {
+        if self.b != b'"' {
+            return self.stop(st, self.i, self.i);
+        }
+        self.string(true)?;
+        // (Compact JSON's colon right after the key, without `next`'s test.)
+        if self.input.get(self.i) != Some(&b':') && self.next(St::Colon)? != b':' {
+            return self.stop(St::Colon, self.i, self.i);
+        }
+        self.i += 1;
+        self.st = St::Value;
+        self.b = self.next(St::Value)?;
+        Ok(())
+    }
+
+    /// The string whose opening quote is at `i`, with `i` moved past it.
+    #[inline(always)]
+    fn string(&mut self, key: bool) -> Result<(), Exit> {
+        let (input, i, lim) = (self.input, self.i, self.lim);
+        self.i = match self.m.quick_string(input, i, lim) {
+            Some(j) => j,
+            None => match self.m.fast_string(input, self.base, i, lim, key) {
+                Ok(j) => j,
+                Err(at) => return self.stop(St::Str, at, lim.min(at + 12)),
+            },
+        };
+        Ok(())
+    }
+
+    /// Open the container whose byte `b` is at `i` (the depth limit was checked), and go on
+    /// to its first value (`true`: `b` is that value's first byte, `st` its state) or, when
+    /// it is empty, close it (`false`: a value just ended).
+    #[inline(always)]
+    fn open(&mut self) -> Result<bool, Exit> {
+        self.object = self.b == b'{';
+        self.st = self.m.open_fast(self.object);
+        self.i += 1;
+        self.b = self.next(self.st)?;
+        if self.b == if self.object { b'}' } else { b']' } {
+            self.close()?;
+            return Ok(false);
+        }
+        if self.object {
+            self.key(St::ObjFirst)?;
+        }
+        Ok(true)
+    }
+
+    /// Close the innermost container, whose closing byte is at `i`; hand back the
+    /// top-level value it completes.
+    #[inline(always)]
+    fn close(&mut self) -> Result<(), Exit> {
+        self.i += 1;
+        if let Some(step) = self.m.close(self.base + self.i as u64) {
+            let (step, at) = self.m.fast_done(step, self.i, self.entry);
+            self.done = step;
+            return Err(at);
+        }
+        self.object = self.m.top_is_object();
+        Ok(())
+    }
+
+    /// A value at `i`, whose first byte is `b`, in state `st` (`Value`, or `ArrFirst` for
+    /// an array's first). `None` when it was read whole (a comma or close comes next), or
+    /// `Some(value)` to go on with `value` as [`Tokens::open`] gives it (a container was
+    /// opened), or `Some(true)` when a run of scalars ended before a value. Numbers and
+    /// nulls in an array are taken a block at a time where SIMD classifies them.
+    #[inline(always)]
+    fn value(&mut self, num_max: usize) -> Result<Option<bool>, Exit> {
+        let (b, i, st) = (self.b, self.i, self.st);
+        if scan::SIMD_SCALARS
+            && self.scalars >= 3
+            && !self.object
+            && matches!(b, b'-' | b'0'..=b'9' | b'n')
+            && self.lim - i >= 32
+            && self.m.limits.max_number_bytes >= 64
+        {
+            if let Some((j, close)) = scalar_run(self.input, i) {
+                self.i = j;
+                self.st = St::Value;
+                if close {
+                    return Ok(None);
+                }
+                self.b = self.next(St::Value)?;
+                return Ok(Some(true));
+            }
+        }
+        match b {
+            b'"' => {
+                self.scalars = 0;
+                self.string(false)?;
+            }
+            b'{' | b'[' => {
+                if self.m.depth >= self.m.limits.max_depth {
+                    return self.stop(st, i, i);
+                }
+                self.scalars = 0;
+                return self.open().map(Some);
+            }
+            b'-' | b'0'..=b'9' => {
+                self.scalars = self.scalars.wrapping_add(1);
+                match scan_number(self.input, i, self.lim) {
+                    Some(j) if j - i <= num_max => self.i = j,
+                    _ => return self.stop(st, i, self.lim.min(i + num_max + 1)),
+                }
+            }
+            b't' | b'f' | b'n' => match literal_len(self.input, i, self.lim, b) {
+                Ok(len) => {
+                    self.i += len;
+                    self.scalars = self.scalars.wrapping_add(1);
+                }
+                Err(len) => return self.stop(st, i, self.lim.min(i + len)),
+            },
+            _ => return self.stop(st, i, i),
+        }
+        Ok(None)
+    }
+
+    /// After a value: a comma and what follows it (a key and its colon in an object), or
+    /// as many closing bytes as come.
+    #[inline(always)]
+    fn after_value(&mut self) -> Result<(), Exit> {
+        loop {
+            let c = self.next(St::After)?;
+            if c == b',' {
+                self.i += 1;
+                if self.object {
+                    // Compact JSON's key quote right after the comma, without the
+                    // whitespace test of `next`.
+                    self.b = match self.input.get(self.i) {
+                        Some(b'"') => b'"',
+                        _ => self.next(St::Key)?,
+                    };
+                    return self.key(St::Key);
+                }
+                self.st = St::Value;
+                self.b = self.next(St::Value)?;
+                return Ok(());
+            }
+            if c != if self.object { b'}' } else { b']' } {
+                return self.stop(St::After, self.i, self.i);
+            }
+            self.close()?;
+            self.scalars = 0;
+        }
+    }
+}
+
+/// The literal (`true`, `false`, `null`) whose first byte `b` is at `i`: `Ok(len)` when it
+/// is there whole below `lim`, else `Err(len)`. Compared as one 4-byte word (and the `e` of
+/// `false`), not with a call to `memcmp`.
+#[inline(always)]
+fn literal_len(input: &[u8], i: usize, lim: usize, b: u8) -> Result<usize, usize> {
+    let (head, len) = match b {
+        b't' => (*b"true", 4),
+        b'f' => (*b"fals", 5),
+        _ => (*b"null", 4),
+    };
+    let word = |at: usize| {
+        input
+            .get(at..at + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map(u32::from_ne_bytes)
+    };
+    if lim - i >= len
+        && word(i) == Some(u32::from_ne_bytes(head))
+        && (len == 4 || input[i + 4] == b'e')
+    {
+        Ok(len)
+    } else {
+        Err(len)
+    }
+}
+
+impl Machine {
     /// The common short string, looked at inline: when the string whose opening quote is
     /// at `i` closes within the 16 bytes after it, all plain ASCII and inside the string
     /// limit, the index after its closing quote. Else `None` (nothing changed):
