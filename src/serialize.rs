@@ -7,7 +7,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::assemble::Event;
+use crate::assemble::{Event, Failure, ToolCall};
 use crate::classify::Verdict;
 
 /// Bodies larger than this are given as a string, not re-read as JSON: a tree of an
@@ -74,30 +74,8 @@ impl Serialize for Event {
                 m.serialize_entry("type", "reasoning_details")?;
                 m.serialize_entry("details", &json_or_string(raw))?;
             }
-            Event::ToolCall(c) => {
-                m.serialize_entry("type", "tool_call")?;
-                m.serialize_entry("index", &c.index)?;
-                m.serialize_entry("part", &c.part)?;
-                m.serialize_entry("id", &c.id)?;
-                m.serialize_entry("name", &c.name)?;
-                // Strictly valid JSON (the splitter's), so this parse cannot fail.
-                let args: serde_json::Value =
-                    serde_json::from_slice(&c.arguments).unwrap_or_default();
-                m.serialize_entry("arguments", &args)?;
-            }
-            Event::ToolCallFailed(f) => {
-                m.serialize_entry("type", "tool_call_error")?;
-                m.serialize_entry("index", &f.index)?;
-                m.serialize_entry("id", &f.id)?;
-                m.serialize_entry("name", &f.name)?;
-                m.serialize_entry("kind", f.kind.as_str())?;
-                m.serialize_entry("offset", &f.offset)?;
-                m.serialize_entry("raw", &String::from_utf8_lossy(&f.raw))?;
-                match f.detail {
-                    Some(d) => m.serialize_entry("detail", d.as_str())?,
-                    None => m.serialize_entry("detail", &f.message)?,
-                }
-            }
+            Event::ToolCall(c) => tool_call_entries(&mut m, c)?,
+            Event::ToolCallFailed(f) => failure_entries(&mut m, f)?,
             Event::Duplicate { index, id, name } => {
                 m.serialize_entry("type", "duplicate")?;
                 m.serialize_entry("index", index)?;
@@ -140,6 +118,35 @@ impl Serialize for Event {
         }
         m.end()
     }
+}
+
+/// A [`ToolCall`]'s entries (see the table on `Event`'s impl).
+fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::Error> {
+    m.serialize_entry("type", "tool_call")?;
+    m.serialize_entry("index", &c.index)?;
+    m.serialize_entry("part", &c.part)?;
+    m.serialize_entry("id", &c.id)?;
+    m.serialize_entry("name", &c.name)?;
+    // Strictly valid JSON (the splitter's), so this parse cannot fail.
+    let args: serde_json::Value = serde_json::from_slice(&c.arguments).unwrap_or_default();
+    m.serialize_entry("arguments", &args)?;
+    Ok(())
+}
+
+/// A [`Failure`]'s entries (see the table on `Event`'s impl).
+fn failure_entries<M: SerializeMap>(m: &mut M, f: &Failure) -> Result<(), M::Error> {
+    m.serialize_entry("type", "tool_call_error")?;
+    m.serialize_entry("index", &f.index)?;
+    m.serialize_entry("id", &f.id)?;
+    m.serialize_entry("name", &f.name)?;
+    m.serialize_entry("kind", f.kind.as_str())?;
+    m.serialize_entry("offset", &f.offset)?;
+    m.serialize_entry("raw", &String::from_utf8_lossy(&f.raw))?;
+    match f.detail {
+        Some(d) => m.serialize_entry("detail", d.as_str())?,
+        None => m.serialize_entry("detail", &f.message)?,
+    }
+    Ok(())
 }
 
 /// `{"reason", "action", "retryable", "should_fallback", "should_compress",

@@ -145,32 +145,7 @@ impl ErrorBody {
             }
         }
         match err {
-            Some(Value::Object(e)) => {
-                self.add_code(e.get("type"));
-                self.add_code(e.get("code"));
-                self.add_code(e.get("status"));
-                if let Some(Value::Array(details)) = e.get("details") {
-                    for d in details {
-                        self.add_code(d.get("reason"));
-                        if let Some(Value::Array(vs)) = d.get("violations") {
-                            for violation in vs {
-                                self.add_code(violation.get("quotaId"));
-                            }
-                        }
-                        if let Some(Value::String(delay)) = d.get("retryDelay") {
-                            self.retry_delay = self.retry_delay.or(parse_delay(delay));
-                        }
-                    }
-                }
-                match e.get("message") {
-                    Some(Value::String(m)) => self.add_text(m),
-                    Some(other @ (Value::Array(_) | Value::Object(_))) => {
-                        self.add_text(&other.to_string())
-                    }
-                    _ => {}
-                }
-                self.retry_delay = self.retry_delay.or(seconds(e.get("retry_after")));
-            }
+            Some(Value::Object(e)) => self.read_error_object(e),
             Some(Value::String(m)) => self.add_text(m),
             _ => {}
         }
@@ -180,8 +155,51 @@ impl ErrorBody {
             }
         }
         self.add_code(top.get("code"));
-        // Gemini: a candidate that ended in MALFORMED_FUNCTION_CALL or SAFETY, or a blocked
-        // prompt, arrives as a normal payload.
+        self.read_gemini_payload(top);
+        for key in ["message", "Message", "detail", "msg", "error_description"] {
+            match top.get(key) {
+                Some(Value::String(m)) => self.add_text(m),
+                Some(other @ (Value::Array(_) | Value::Object(_)))
+                    if key == "detail" || key == "message" =>
+                {
+                    self.add_text(&other.to_string())
+                }
+                _ => {}
+            }
+        }
+        self.retry_delay = self.retry_delay.or(seconds(top.get("retry_after")));
+    }
+
+    /// An `error` object: its type, code and status, Google's details (reasons, quota ids,
+    /// the retry delay), its message and `retry_after`.
+    fn read_error_object(&mut self, e: &serde_json::Map<String, Value>) {
+        self.add_code(e.get("type"));
+        self.add_code(e.get("code"));
+        self.add_code(e.get("status"));
+        if let Some(Value::Array(details)) = e.get("details") {
+            for d in details {
+                self.add_code(d.get("reason"));
+                if let Some(Value::Array(vs)) = d.get("violations") {
+                    for violation in vs {
+                        self.add_code(violation.get("quotaId"));
+                    }
+                }
+                if let Some(Value::String(delay)) = d.get("retryDelay") {
+                    self.retry_delay = self.retry_delay.or(parse_delay(delay));
+                }
+            }
+        }
+        match e.get("message") {
+            Some(Value::String(m)) => self.add_text(m),
+            Some(other @ (Value::Array(_) | Value::Object(_))) => self.add_text(&other.to_string()),
+            _ => {}
+        }
+        self.retry_delay = self.retry_delay.or(seconds(e.get("retry_after")));
+    }
+
+    /// Gemini's failures inside a normal payload: a candidate that ended in
+    /// MALFORMED_FUNCTION_CALL or SAFETY, or a blocked prompt.
+    fn read_gemini_payload(&mut self, top: &serde_json::Map<String, Value>) {
         if let Some(Value::Array(cands)) = top.get("candidates") {
             for c in cands {
                 if let Some(Value::String(r)) = c.get("finishReason") {
@@ -195,18 +213,6 @@ impl ErrorBody {
         {
             self.codes.push(b.to_ascii_lowercase());
         }
-        for key in ["message", "Message", "detail", "msg", "error_description"] {
-            match top.get(key) {
-                Some(Value::String(m)) => self.add_text(m),
-                Some(other @ (Value::Array(_) | Value::Object(_)))
-                    if key == "detail" || key == "message" =>
-                {
-                    self.add_text(&other.to_string())
-                }
-                _ => {}
-            }
-        }
-        self.retry_delay = self.retry_delay.or(seconds(top.get("retry_after")));
     }
 }
 

@@ -527,62 +527,8 @@ fn partial_value(b: &[u8], i: &mut usize) -> Shown {
         return Shown::Nothing;
     };
     match first {
-        b'{' => {
-            *i += 1;
-            let mut map = serde_json::Map::new();
-            loop {
-                skip_ws(b, i);
-                match b.get(*i) {
-                    None => return Shown::Partial(J::Object(map)),
-                    Some(b'}') => {
-                        *i += 1;
-                        return Shown::Complete(J::Object(map));
-                    }
-                    Some(b',') => *i += 1,
-                    Some(_) => {
-                        let (key, closed) = partial_string(b, i);
-                        skip_ws(b, i);
-                        if !closed || *i >= b.len() {
-                            return Shown::Partial(J::Object(map));
-                        }
-                        *i += 1; // the colon
-                        match partial_value(b, i) {
-                            Shown::Nothing => return Shown::Partial(J::Object(map)),
-                            Shown::Partial(v) => {
-                                map.insert(key, v);
-                                return Shown::Partial(J::Object(map));
-                            }
-                            Shown::Complete(v) => {
-                                map.insert(key, v);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        b'[' => {
-            *i += 1;
-            let mut items = Vec::new();
-            loop {
-                skip_ws(b, i);
-                match b.get(*i) {
-                    None => return Shown::Partial(J::Array(items)),
-                    Some(b']') => {
-                        *i += 1;
-                        return Shown::Complete(J::Array(items));
-                    }
-                    Some(b',') => *i += 1,
-                    Some(_) => match partial_value(b, i) {
-                        Shown::Nothing => return Shown::Partial(J::Array(items)),
-                        Shown::Partial(v) => {
-                            items.push(v);
-                            return Shown::Partial(J::Array(items));
-                        }
-                        Shown::Complete(v) => items.push(v),
-                    },
-                }
-            }
-        }
+        b'{' => partial_object(b, i),
+        b'[' => partial_array(b, i),
         b'"' => {
             let (s, closed) = partial_string(b, i);
             if closed {
@@ -591,42 +537,111 @@ fn partial_value(b: &[u8], i: &mut usize) -> Shown {
                 Shown::Partial(J::String(s))
             }
         }
-        b't' | b'f' | b'n' => {
-            let lit: &[u8] = match first {
-                b't' => b"true",
-                b'f' => b"false",
-                _ => b"null",
-            };
-            if b.len() - *i < lit.len() {
-                *i = b.len();
-                return Shown::Nothing;
-            }
-            *i += lit.len();
-            Shown::Complete(match first {
-                b't' => J::Bool(true),
-                b'f' => J::Bool(false),
-                _ => J::Null,
-            })
-        }
-        b'-' | b'0'..=b'9' => {
-            let start = *i;
-            while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                *i += 1;
-            }
-            if *i == b.len() {
-                return Shown::Nothing; // more digits may come
-            }
-            // A number serde_json cannot hold (beyond f64's range) is null.
-            Shown::Complete(
-                std::str::from_utf8(&b[start..*i])
-                    .ok()
-                    .and_then(|t| serde_json::from_str(t).ok())
-                    .unwrap_or(J::Null),
-            )
-        }
+        b't' | b'f' | b'n' => partial_literal(b, i, first),
+        b'-' | b'0'..=b'9' => partial_number(b, i),
         // Not a value's first byte: nothing shown (the splitter refuses what follows).
         _ => Shown::Nothing,
     }
+}
+
+/// The object whose `{` is at `b[*i]`: its members so far.
+fn partial_object(b: &[u8], i: &mut usize) -> Shown {
+    use serde_json::Value as J;
+    *i += 1;
+    let mut map = serde_json::Map::new();
+    loop {
+        skip_ws(b, i);
+        match b.get(*i) {
+            None => return Shown::Partial(J::Object(map)),
+            Some(b'}') => {
+                *i += 1;
+                return Shown::Complete(J::Object(map));
+            }
+            Some(b',') => *i += 1,
+            Some(_) => {
+                let (key, closed) = partial_string(b, i);
+                skip_ws(b, i);
+                if !closed || *i >= b.len() {
+                    return Shown::Partial(J::Object(map));
+                }
+                *i += 1; // the colon
+                match partial_value(b, i) {
+                    Shown::Nothing => return Shown::Partial(J::Object(map)),
+                    Shown::Partial(v) => {
+                        map.insert(key, v);
+                        return Shown::Partial(J::Object(map));
+                    }
+                    Shown::Complete(v) => {
+                        map.insert(key, v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The array whose `[` is at `b[*i]`: its items so far.
+fn partial_array(b: &[u8], i: &mut usize) -> Shown {
+    use serde_json::Value as J;
+    *i += 1;
+    let mut items = Vec::new();
+    loop {
+        skip_ws(b, i);
+        match b.get(*i) {
+            None => return Shown::Partial(J::Array(items)),
+            Some(b']') => {
+                *i += 1;
+                return Shown::Complete(J::Array(items));
+            }
+            Some(b',') => *i += 1,
+            Some(_) => match partial_value(b, i) {
+                Shown::Nothing => return Shown::Partial(J::Array(items)),
+                Shown::Partial(v) => {
+                    items.push(v);
+                    return Shown::Partial(J::Array(items));
+                }
+                Shown::Complete(v) => items.push(v),
+            },
+        }
+    }
+}
+
+/// The literal whose first byte `first` is at `b[*i]`: shown once whole.
+fn partial_literal(b: &[u8], i: &mut usize, first: u8) -> Shown {
+    use serde_json::Value as J;
+    let lit: &[u8] = match first {
+        b't' => b"true",
+        b'f' => b"false",
+        _ => b"null",
+    };
+    if b.len() - *i < lit.len() {
+        *i = b.len();
+        return Shown::Nothing;
+    }
+    *i += lit.len();
+    Shown::Complete(match first {
+        b't' => J::Bool(true),
+        b'f' => J::Bool(false),
+        _ => J::Null,
+    })
+}
+
+/// The number at `b[*i]`: shown once a byte after it has come (more digits may).
+fn partial_number(b: &[u8], i: &mut usize) -> Shown {
+    let start = *i;
+    while *i < b.len() && matches!(b[*i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+        *i += 1;
+    }
+    if *i == b.len() {
+        return Shown::Nothing; // more digits may come
+    }
+    // A number serde_json cannot hold (beyond f64's range) is null.
+    Shown::Complete(
+        std::str::from_utf8(&b[start..*i])
+            .ok()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(serde_json::Value::Null),
+    )
 }
 
 /// The string at `b[*i]` (its opening quote): its text so far and whether it closed. An

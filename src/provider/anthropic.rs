@@ -99,71 +99,8 @@ impl Decoder {
         };
         let kind = event_kind(ev.kind.as_deref(), event);
         match kind.as_str() {
-            "content_block_start" => {
-                let Some(block) = ev.content_block else {
-                    return;
-                };
-                if block.kind.as_deref() == Some("redacted_thinking") {
-                    if let Some(data) = block.data {
-                        out.push(Delta::RedactedReasoning {
-                            choice: 0,
-                            data: data.into_owned(),
-                        });
-                    }
-                } else if block.kind.as_deref() == Some("tool_use") {
-                    let index = ev.index.unwrap_or(0);
-                    if self.tool_blocks.len() < super::MAX_OPEN_BLOCKS {
-                        self.tool_blocks.insert(index);
-                    }
-                    // The `input: {}` placeholder is not the arguments: they stream next.
-                    out.push(Delta::Call {
-                        choice: 0,
-                        index: Some(index),
-                        id: non_empty(block.id),
-                        name: non_empty(block.name),
-                        arguments: None,
-                        complete: false,
-                    });
-                }
-            }
-            "content_block_delta" => {
-                let Some(d) = ev.delta else { return };
-                match d.kind.as_deref() {
-                    Some("text_delta") => {
-                        if let Some(t) = d.text.filter(|t| !t.is_empty()) {
-                            out.push(Delta::Text {
-                                choice: 0,
-                                text: t.into_owned(),
-                            });
-                        }
-                    }
-                    Some("thinking_delta") => {
-                        if let Some(t) = d.thinking.filter(|t| !t.is_empty()) {
-                            out.push(Delta::Reasoning {
-                                choice: 0,
-                                text: t.into_owned(),
-                            });
-                        }
-                    }
-                    Some("signature_delta") => {
-                        if let Some(s) = d.signature {
-                            out.push(Delta::ReasoningSignature {
-                                choice: 0,
-                                signature: s.into_owned(),
-                            });
-                        }
-                    }
-                    Some("input_json_delta") => out.push(Delta::Call {
-                        choice: 0,
-                        index: ev.index,
-                        id: None,
-                        name: None,
-                        arguments: d.partial_json.map(Cow::into_owned),
-                        complete: false,
-                    }),
-                    _ => {}
-                }
-            }
+            "content_block_start" => self.block_start(ev, out),
+            "content_block_delta" => block_delta(ev, out),
             "content_block_stop" => {
                 let index = ev.index.unwrap_or(0);
                 if self.tool_blocks.remove(&index) {
@@ -195,5 +132,75 @@ impl Decoder {
             }
             _ => {} // message_start, ping and anything new
         }
+    }
+
+    /// `content_block_start`: a tool call begins (its id and name), or a redacted thinking
+    /// block comes whole.
+    fn block_start(&mut self, ev: Event<'_>, out: &mut Vec<Delta>) {
+        let Some(block) = ev.content_block else {
+            return;
+        };
+        if block.kind.as_deref() == Some("redacted_thinking") {
+            if let Some(data) = block.data {
+                out.push(Delta::RedactedReasoning {
+                    choice: 0,
+                    data: data.into_owned(),
+                });
+            }
+        } else if block.kind.as_deref() == Some("tool_use") {
+            let index = ev.index.unwrap_or(0);
+            if self.tool_blocks.len() < super::MAX_OPEN_BLOCKS {
+                self.tool_blocks.insert(index);
+            }
+            // The `input: {}` placeholder is not the arguments: they stream next.
+            out.push(Delta::Call {
+                choice: 0,
+                index: Some(index),
+                id: non_empty(block.id),
+                name: non_empty(block.name),
+                arguments: None,
+                complete: false,
+            });
+        }
+    }
+}
+
+/// `content_block_delta`: text, thinking, a signature or a call's arguments.
+fn block_delta(ev: Event<'_>, out: &mut Vec<Delta>) {
+    let Some(d) = ev.delta else { return };
+    match d.kind.as_deref() {
+        Some("text_delta") => {
+            if let Some(t) = d.text.filter(|t| !t.is_empty()) {
+                out.push(Delta::Text {
+                    choice: 0,
+                    text: t.into_owned(),
+                });
+            }
+        }
+        Some("thinking_delta") => {
+            if let Some(t) = d.thinking.filter(|t| !t.is_empty()) {
+                out.push(Delta::Reasoning {
+                    choice: 0,
+                    text: t.into_owned(),
+                });
+            }
+        }
+        Some("signature_delta") => {
+            if let Some(s) = d.signature {
+                out.push(Delta::ReasoningSignature {
+                    choice: 0,
+                    signature: s.into_owned(),
+                });
+            }
+        }
+        Some("input_json_delta") => out.push(Delta::Call {
+            choice: 0,
+            index: ev.index,
+            id: None,
+            name: None,
+            arguments: d.partial_json.map(Cow::into_owned),
+            complete: false,
+        }),
+        _ => {}
     }
 }

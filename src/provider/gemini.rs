@@ -191,65 +191,84 @@ impl Decoder {
         }
     }
 
+    /// A call whose arguments stream as `partialArgs` (or will): its builder, and the call's
+    /// start with the arguments' opening text.
+    fn start_partial(
+        &mut self,
+        c: u32,
+        index: u32,
+        id: Option<Cow<'_, str>>,
+        name: Option<Cow<'_, str>>,
+        out: &mut Vec<Delta>,
+    ) {
+        let (builder, open) = Builder::start();
+        self.partial.insert(
+            c,
+            Partial {
+                index,
+                builder,
+                failed: false,
+            },
+        );
+        out.push(Delta::Call {
+            choice: c,
+            index: Some(index),
+            id: non_empty(id),
+            name: non_empty(name),
+            arguments: Some(open),
+            complete: false,
+        });
+    }
+
+    /// The `partialArgs` entries of choice `c`'s streaming call, each turned into the
+    /// arguments' next text (or the call's failure, after which the rest is ignored).
+    fn partial_entries(&mut self, c: u32, entries: Vec<PartialArg<'_>>, out: &mut Vec<Delta>) {
+        for e in entries {
+            let Some(p) = self.partial.get_mut(&c).filter(|p| !p.failed) else {
+                return;
+            };
+            let value = if let Some(s) = e.string_value {
+                Scalar::Str(s.into_owned())
+            } else if let Some(n) = e.number_value {
+                Scalar::Num(n.get().to_string())
+            } else if let Some(b) = e.bool_value {
+                Scalar::Bool(b)
+            } else {
+                let _ = e.null_value;
+                Scalar::Null
+            };
+            let path = e.json_path.as_deref().unwrap_or("");
+            let index = p.index;
+            match p.builder.entry(path, value, e.will_continue == Some(true)) {
+                Ok(text) => out.push(Delta::Call {
+                    choice: c,
+                    index: Some(index),
+                    id: None,
+                    name: None,
+                    arguments: Some(text),
+                    complete: false,
+                }),
+                Err(message) => {
+                    p.failed = true;
+                    out.push(Delta::CallFailed {
+                        choice: c,
+                        index: Some(index),
+                        message,
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
     fn function_call(&mut self, c: u32, f: FunctionCall<'_>, out: &mut Vec<Delta>) {
         let streaming = f.will_continue == Some(true);
         if let Some(entries) = f.partial_args {
             if !self.partial.contains_key(&c) {
                 let index = self.next_index(c);
-                let (builder, open) = Builder::start();
-                self.partial.insert(
-                    c,
-                    Partial {
-                        index,
-                        builder,
-                        failed: false,
-                    },
-                );
-                out.push(Delta::Call {
-                    choice: c,
-                    index: Some(index),
-                    id: non_empty(f.id),
-                    name: non_empty(f.name),
-                    arguments: Some(open),
-                    complete: false,
-                });
+                self.start_partial(c, index, f.id, f.name, out);
             }
-            for e in entries {
-                let Some(p) = self.partial.get_mut(&c).filter(|p| !p.failed) else {
-                    return;
-                };
-                let value = if let Some(s) = e.string_value {
-                    Scalar::Str(s.into_owned())
-                } else if let Some(n) = e.number_value {
-                    Scalar::Num(n.get().to_string())
-                } else if let Some(b) = e.bool_value {
-                    Scalar::Bool(b)
-                } else {
-                    let _ = e.null_value;
-                    Scalar::Null
-                };
-                let path = e.json_path.as_deref().unwrap_or("");
-                let index = p.index;
-                match p.builder.entry(path, value, e.will_continue == Some(true)) {
-                    Ok(text) => out.push(Delta::Call {
-                        choice: c,
-                        index: Some(index),
-                        id: None,
-                        name: None,
-                        arguments: Some(text),
-                        complete: false,
-                    }),
-                    Err(message) => {
-                        p.failed = true;
-                        out.push(Delta::CallFailed {
-                            choice: c,
-                            index: Some(index),
-                            message,
-                        });
-                        return;
-                    }
-                }
-            }
+            self.partial_entries(c, entries, out);
             return;
         }
         if f.args.is_none() && f.name.is_none() && f.id.is_none() {
@@ -263,23 +282,7 @@ impl Decoder {
         self.end_partial(c, out);
         let index = self.next_index(c);
         if streaming && f.args.is_none() {
-            let (builder, open) = Builder::start();
-            self.partial.insert(
-                c,
-                Partial {
-                    index,
-                    builder,
-                    failed: false,
-                },
-            );
-            out.push(Delta::Call {
-                choice: c,
-                index: Some(index),
-                id: non_empty(f.id),
-                name: non_empty(f.name),
-                arguments: Some(open),
-                complete: false,
-            });
+            self.start_partial(c, index, f.id, f.name, out);
             return;
         }
         out.push(Delta::Call {

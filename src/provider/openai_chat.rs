@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::template::{Templates, GAPS};
 use super::{error_delta, non_empty, parse, utf8, Delta, FinishReason};
-use crate::json::cursor::{Bad, Cursor};
+use crate::json::cursor::{Bad, Cursor, Str};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -444,17 +444,7 @@ fn read_message(
             }
             text = t.filter(|s| !s.raw.is_empty());
         } else if k == "reasoning_content" || k == "reasoning" {
-            // A string is reasoning text; any other value is skipped.
-            let text = if c.peek() == Some(b'"') {
-                let t = c.string()?;
-                if !t.raw.is_empty() {
-                    strings.hole(c.offset(), t.raw);
-                }
-                Some(t.cow())
-            } else {
-                c.skip()?;
-                None
-            };
+            let text = read_reasoning(c, strings)?;
             if k == "reasoning" {
                 reasoning = text;
             } else {
@@ -470,26 +460,66 @@ fn read_message(
         } else if k == "extra_content" {
             signature = read_extra_content(c)?;
         } else if k == "reasoning_details" && c.peek() == Some(b'[') {
-            // One delta for the array (as it stands), if it holds an object.
-            let start = c.offset();
-            let mut any = false;
-            let mut e = c.array()?;
-            while c.element(&mut e)? {
-                any |= c.peek() == Some(b'{');
-                c.skip()?;
-            }
-            if any {
-                details.push(&text_all[start..c.offset()]);
-            }
+            details.extend(read_details(c, text_all)?);
         } else {
             c.skip()?;
         }
     }
-    // In front of the calls, whatever the key order: the reasoning, its details, the
-    // delta's own signature, then the text. Put there in one move (inserting each in turn
-    // would move the calls once per detail).
+    let front = front_of_calls(
+        reasoning_text(reasoning_content, reasoning),
+        details,
+        signature,
+        text,
+    );
+    if !front.is_empty() {
+        out.splice(mark..mark, front);
+    }
+    Ok(())
+}
+
+/// A message's `reasoning_content` or `reasoning`: a string is reasoning text (its bytes a
+/// hole in the template); any other value is skipped.
+#[inline]
+fn read_reasoning<'a>(
+    c: &mut Cursor<'a>,
+    strings: &mut Strings,
+) -> Result<Option<Cow<'a, str>>, Bad> {
+    if c.peek() != Some(b'"') {
+        c.skip()?;
+        return Ok(None);
+    }
+    let t = c.string()?;
+    if !t.raw.is_empty() {
+        strings.hole(c.offset(), t.raw);
+    }
+    Ok(Some(t.cow()))
+}
+
+/// A message's `reasoning_details` array, as it stands, if it holds an object.
+#[inline]
+fn read_details<'a>(c: &mut Cursor<'a>, text_all: &'a str) -> Result<Option<&'a str>, Bad> {
+    let start = c.offset();
+    let mut any = false;
+    let mut e = c.array()?;
+    while c.element(&mut e)? {
+        any |= c.peek() == Some(b'{');
+        c.skip()?;
+    }
+    Ok(any.then(|| &text_all[start..c.offset()]))
+}
+
+/// The deltas that go in front of a message's calls, whatever the key order: the
+/// reasoning, its details, the delta's own signature, then the text. Put there in one move
+/// (inserting each in turn would move the calls once per detail).
+#[inline]
+fn front_of_calls(
+    reasoning: Option<Cow<'_, str>>,
+    details: Vec<&str>,
+    signature: Option<Cow<'_, str>>,
+    text: Option<Str<'_>>,
+) -> Vec<Delta> {
     let mut front = Vec::with_capacity(details.len() + 3);
-    if let Some(text) = reasoning_text(reasoning_content, reasoning) {
+    if let Some(text) = reasoning {
         front.push(Delta::Reasoning {
             choice: 0,
             text: text.into_owned(),
@@ -508,10 +538,7 @@ fn read_message(
             text: text.cow().into_owned(),
         });
     }
-    if !front.is_empty() {
-        out.splice(mark..mark, front);
-    }
-    Ok(())
+    front
 }
 
 fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>, strings: &mut Strings) -> Result<(), Bad> {
