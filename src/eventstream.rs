@@ -353,60 +353,7 @@ fn decode(whole: Bytes, at: u64) -> Result<Message, Error> {
         i += name_len;
         let ty = whole[i];
         i += 1;
-        let fixed = |i: usize, k: usize| (i + k <= headers_end).then(|| &whole[i..i + k]);
-        let (value, used) = match ty {
-            0 => (HeaderValue::Bool(true), 0),
-            1 => (HeaderValue::Bool(false), 0),
-            2 => (HeaderValue::Byte(fixed(i, 1).ok_or_else(bad)?[0] as i8), 1),
-            3 => {
-                let b = fixed(i, 2).ok_or_else(bad)?;
-                (HeaderValue::Short(i16::from_be_bytes([b[0], b[1]])), 2)
-            }
-            4 => {
-                let b = fixed(i, 4).ok_or_else(bad)?;
-                (
-                    HeaderValue::Int(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-                    4,
-                )
-            }
-            5 | 8 => {
-                let b = fixed(i, 8).ok_or_else(bad)?;
-                let mut a = [0; 8];
-                a.copy_from_slice(b);
-                let v = i64::from_be_bytes(a);
-                (
-                    if ty == 5 {
-                        HeaderValue::Long(v)
-                    } else {
-                        HeaderValue::Timestamp(v)
-                    },
-                    8,
-                )
-            }
-            6 | 7 => {
-                let b = fixed(i, 2).ok_or_else(bad)?;
-                let len = usize::from(u16::from_be_bytes([b[0], b[1]]));
-                if i + 2 + len > headers_end {
-                    return Err(bad());
-                }
-                let s = whole.slice(i + 2..i + 2 + len);
-                (
-                    if ty == 6 {
-                        HeaderValue::Bytes(s)
-                    } else {
-                        HeaderValue::String(s)
-                    },
-                    2 + len,
-                )
-            }
-            9 => {
-                let b = fixed(i, 16).ok_or_else(bad)?;
-                let mut a = [0; 16];
-                a.copy_from_slice(b);
-                (HeaderValue::Uuid(a), 16)
-            }
-            _ => return Err(bad()),
-        };
+        let (value, used) = header_value(&whole, ty, i, headers_end).ok_or_else(bad)?;
         i += used;
         headers.push((name, value));
     }
@@ -414,6 +361,65 @@ fn decode(whole: Bytes, at: u64) -> Result<Message, Error> {
         headers,
         payload: whole.slice(headers_end..n - 4),
         offset: at,
+    })
+}
+
+/// The value of a header of type `ty` whose value starts at `whole[i]` and must end by
+/// `end`, and its length; `None` for an unknown type or a value past `end`.
+fn header_value(whole: &Bytes, ty: u8, i: usize, end: usize) -> Option<(HeaderValue, usize)> {
+    let fixed = |k: usize| (i + k <= end).then(|| &whole[i..i + k]);
+    Some(match ty {
+        0 => (HeaderValue::Bool(true), 0),
+        1 => (HeaderValue::Bool(false), 0),
+        2 => (HeaderValue::Byte(fixed(1)?[0] as i8), 1),
+        3 => {
+            let b = fixed(2)?;
+            (HeaderValue::Short(i16::from_be_bytes([b[0], b[1]])), 2)
+        }
+        4 => {
+            let b = fixed(4)?;
+            (
+                HeaderValue::Int(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+                4,
+            )
+        }
+        5 | 8 => {
+            let b = fixed(8)?;
+            let mut a = [0; 8];
+            a.copy_from_slice(b);
+            let v = i64::from_be_bytes(a);
+            (
+                if ty == 5 {
+                    HeaderValue::Long(v)
+                } else {
+                    HeaderValue::Timestamp(v)
+                },
+                8,
+            )
+        }
+        6 | 7 => {
+            let b = fixed(2)?;
+            let len = usize::from(u16::from_be_bytes([b[0], b[1]]));
+            if i + 2 + len > end {
+                return None;
+            }
+            let s = whole.slice(i + 2..i + 2 + len);
+            (
+                if ty == 6 {
+                    HeaderValue::Bytes(s)
+                } else {
+                    HeaderValue::String(s)
+                },
+                2 + len,
+            )
+        }
+        9 => {
+            let b = fixed(16)?;
+            let mut a = [0; 16];
+            a.copy_from_slice(b);
+            (HeaderValue::Uuid(a), 16)
+        }
+        _ => return None,
     })
 }
 

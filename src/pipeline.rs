@@ -466,52 +466,59 @@ impl Stream {
         false
     }
 
+    /// The SSE framing's end: what its decoder still yields, and an event cut off by the
+    /// end of the stream.
+    fn finish_sse(&mut self, d: sse::Decoder, out: &mut Vec<Event>) {
+        let total = d.offset();
+        // `finish` takes the decoder: what it still yields is handled here.
+        let mut items = Vec::new();
+        let end = d.finish(&mut items);
+        for item in items {
+            self.sse_item(item, out);
+        }
+        // An event cut off by the end of the stream is not dispatched (WHATWG), but
+        // what it carried is decoded so that an error sent just before a dropped
+        // connection is not lost. The stream is incomplete either way.
+        if let Err(partial) = end {
+            if let Some(s) = partial.skipped {
+                self.sse_items = true;
+                self.skipped(s, out);
+            }
+            if !partial.data.is_empty() {
+                self.sse_items = true;
+                let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
+                let at = total - partial.discarded;
+                self.cut_at = Some(at);
+                self.payload(ty, partial.data, at, out);
+            }
+        }
+        if !self.sse_items && total > 0 {
+            self.dropped(DropReason::NotAnEventStream, 0, total, out);
+        }
+    }
+
+    /// The NDJSON framing's end: the last line, cut off by the end of the stream.
+    fn finish_ndjson(&mut self, d: ndjson::Decoder, out: &mut Vec<Event>) {
+        // What `finish` yields is the last line, cut off by the end of the stream.
+        d.finish(&mut self.nd_items);
+        for item in &self.nd_items {
+            if let ndjson::Item::Error(e) = item {
+                if e.kind() != ndjson::ErrorKind::LineTooLong {
+                    self.cut_at = Some(e.line_offset());
+                }
+            }
+        }
+        self.lines(out);
+    }
+
     /// End of stream: closes open calls (truncated if the stream ended without its
     /// format's terminal marker), reports what was dropped, and appends [`Event::End`]:
     /// `complete` only if the terminal marker came and nothing was lost, interrupted or
     /// sent after it.
     pub fn finish(mut self, out: &mut Vec<Event>) {
         match std::mem::replace(&mut self.framer, Framer::Undecided) {
-            Framer::Sse(d) => {
-                let total = d.offset();
-                // `finish` takes the decoder: what it still yields is handled here.
-                let mut items = Vec::new();
-                let end = d.finish(&mut items);
-                for item in items {
-                    self.sse_item(item, out);
-                }
-                // An event cut off by the end of the stream is not dispatched (WHATWG), but
-                // what it carried is decoded so that an error sent just before a dropped
-                // connection is not lost. The stream is incomplete either way.
-                if let Err(partial) = end {
-                    if let Some(s) = partial.skipped {
-                        self.sse_items = true;
-                        self.skipped(s, out);
-                    }
-                    if !partial.data.is_empty() {
-                        self.sse_items = true;
-                        let ty = (!partial.event.is_empty()).then_some(&partial.event[..]);
-                        let at = total - partial.discarded;
-                        self.cut_at = Some(at);
-                        self.payload(ty, partial.data, at, out);
-                    }
-                }
-                if !self.sse_items && total > 0 {
-                    self.dropped(DropReason::NotAnEventStream, 0, total, out);
-                }
-            }
-            Framer::Ndjson(d) => {
-                // What `finish` yields is the last line, cut off by the end of the stream.
-                d.finish(&mut self.nd_items);
-                for item in &self.nd_items {
-                    if let ndjson::Item::Error(e) = item {
-                        if e.kind() != ndjson::ErrorKind::LineTooLong {
-                            self.cut_at = Some(e.line_offset());
-                        }
-                    }
-                }
-                self.lines(out);
-            }
+            Framer::Sse(d) => self.finish_sse(d, out),
+            Framer::Ndjson(d) => self.finish_ndjson(d, out),
             #[cfg(feature = "bedrock")]
             Framer::EventStream(d) => {
                 // A message cut by the end of the stream is lost (its checksum is at its

@@ -94,6 +94,29 @@ struct Chunk<'a> {
     bytes: Cow<'a, str>,
 }
 
+/// A `reasoningContent` delta: its text, signature and redacted content, each when not
+/// empty.
+fn reasoning_deltas(r: Reasoning<'_>, out: &mut Vec<Delta>) {
+    if let Some(t) = r.text.filter(|t| !t.is_empty()) {
+        out.push(Delta::Reasoning {
+            choice: 0,
+            text: t.into_owned(),
+        });
+    }
+    if let Some(s) = r.signature.filter(|s| !s.is_empty()) {
+        out.push(Delta::ReasoningSignature {
+            choice: 0,
+            signature: s.into_owned(),
+        });
+    }
+    if let Some(data) = r.redacted_content.filter(|d| !d.is_empty()) {
+        out.push(Delta::RedactedReasoning {
+            choice: 0,
+            data: data.into_owned(),
+        });
+    }
+}
+
 impl Decoder {
     /// Decode one message's payload; `event` is its `:event-type` (for an exception, its
     /// `:exception-type`; for an error message, `error:` and its `:error-code`).
@@ -131,24 +154,7 @@ impl Decoder {
                     self.tool_use(index, t, out);
                 }
                 if let Some(r) = d.reasoning_content {
-                    if let Some(t) = r.text.filter(|t| !t.is_empty()) {
-                        out.push(Delta::Reasoning {
-                            choice: 0,
-                            text: t.into_owned(),
-                        });
-                    }
-                    if let Some(s) = r.signature.filter(|s| !s.is_empty()) {
-                        out.push(Delta::ReasoningSignature {
-                            choice: 0,
-                            signature: s.into_owned(),
-                        });
-                    }
-                    if let Some(data) = r.redacted_content.filter(|d| !d.is_empty()) {
-                        out.push(Delta::RedactedReasoning {
-                            choice: 0,
-                            data: data.into_owned(),
-                        });
-                    }
+                    reasoning_deltas(r, out);
                 }
             }
             b"contentBlockStop" => {

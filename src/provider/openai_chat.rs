@@ -620,54 +620,7 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
     for choice in chunk.choices.unwrap_or_default() {
         let c = choice.index.unwrap_or(0);
         if let Some(delta) = choice.delta {
-            let reasoning = reasoning_text(
-                string_value(delta.reasoning_content),
-                string_value(delta.reasoning),
-            );
-            if let Some(text) = reasoning {
-                out.push(Delta::Reasoning {
-                    choice: c,
-                    text: text.into_owned(),
-                });
-            }
-            if let Some(raw) = reasoning_details(delta.reasoning_details) {
-                out.push(Delta::ReasoningDetail {
-                    choice: c,
-                    raw: raw.to_string(),
-                });
-            }
-            if let Some(signature) = thought_signature(delta.extra_content) {
-                out.push(Delta::ReasoningSignature {
-                    choice: c,
-                    signature,
-                });
-            }
-            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                out.push(Delta::Text {
-                    choice: c,
-                    text: text.into_owned(),
-                });
-            }
-            for call in delta.tool_calls.unwrap_or_default() {
-                let (name, arguments) = match call.function {
-                    Some(f) => (non_empty(f.name), arguments_text(f.arguments)),
-                    None => (None, None),
-                };
-                if let Some(signature) = thought_signature(call.extra_content) {
-                    out.push(Delta::ReasoningSignature {
-                        choice: c,
-                        signature,
-                    });
-                }
-                out.push(Delta::Call {
-                    choice: c,
-                    index: call.index,
-                    id: non_empty(call.id),
-                    name,
-                    arguments,
-                    complete: false,
-                });
-            }
+            reference_message(c, delta, out);
         }
         if let Some(raw) = choice.finish_reason {
             out.push(Delta::Finish {
@@ -683,6 +636,58 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
                 raw: u.get().to_string(),
             });
         }
+    }
+}
+
+/// [`decode_reference`]'s reading of one choice's delta.
+fn reference_message(c: u32, delta: Message<'_>, out: &mut Vec<Delta>) {
+    let reasoning = reasoning_text(
+        string_value(delta.reasoning_content),
+        string_value(delta.reasoning),
+    );
+    if let Some(text) = reasoning {
+        out.push(Delta::Reasoning {
+            choice: c,
+            text: text.into_owned(),
+        });
+    }
+    if let Some(raw) = reasoning_details(delta.reasoning_details) {
+        out.push(Delta::ReasoningDetail {
+            choice: c,
+            raw: raw.to_string(),
+        });
+    }
+    if let Some(signature) = thought_signature(delta.extra_content) {
+        out.push(Delta::ReasoningSignature {
+            choice: c,
+            signature,
+        });
+    }
+    if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+        out.push(Delta::Text {
+            choice: c,
+            text: text.into_owned(),
+        });
+    }
+    for call in delta.tool_calls.unwrap_or_default() {
+        let (name, arguments) = match call.function {
+            Some(f) => (non_empty(f.name), arguments_text(f.arguments)),
+            None => (None, None),
+        };
+        if let Some(signature) = thought_signature(call.extra_content) {
+            out.push(Delta::ReasoningSignature {
+                choice: c,
+                signature,
+            });
+        }
+        out.push(Delta::Call {
+            choice: c,
+            index: call.index,
+            id: non_empty(call.id),
+            name,
+            arguments,
+            complete: false,
+        });
     }
 }
 

@@ -583,6 +583,26 @@ impl<'s, 'v> Run<'s, 'v> {
         }
     }
 
+    /// `required` and `dependentRequired`: the properties missing.
+    fn required(&mut self, f: u32, node: &Node, o: &serde_json::Map<String, Value>) {
+        for r in &node.required {
+            if !o.contains_key(r) {
+                self.fail(f, "required", format!("missing required property `{r}`"));
+            }
+        }
+        for (k, needs) in &node.dependent_required {
+            if o.contains_key(k) {
+                for r in needs.iter().filter(|r| !o.contains_key(*r)) {
+                    self.fail(
+                        f,
+                        "dependentRequired",
+                        format!("property `{k}` requires property `{r}`, which is missing"),
+                    );
+                }
+            }
+        }
+    }
+
     fn object(
         &mut self,
         f: u32,
@@ -600,22 +620,7 @@ impl<'s, 'v> Run<'s, 'v> {
             ("minProperties", "maxProperties"),
             "properties",
         );
-        for r in &node.required {
-            if !o.contains_key(r) {
-                self.fail(f, "required", format!("missing required property `{r}`"));
-            }
-        }
-        for (k, needs) in &node.dependent_required {
-            if o.contains_key(k) {
-                for r in needs.iter().filter(|r| !o.contains_key(*r)) {
-                    self.fail(
-                        f,
-                        "dependentRequired",
-                        format!("property `{k}` requires property `{r}`, which is missing"),
-                    );
-                }
-            }
-        }
+        self.required(f, node, o);
         let mut unexpected = Vec::new();
         for (k, v) in o {
             let declared = node.properties.iter().find(|(name, _)| name == k);
@@ -638,30 +643,11 @@ impl<'s, 'v> Run<'s, 'v> {
             }
         }
         if !unexpected.is_empty() {
-            let allowed: Vec<&str> = node.properties.iter().map(|(k, _)| k.as_str()).collect();
-            let message = format!(
-                "unexpected {} {}; allowed: {}",
-                if unexpected.len() == 1 {
-                    "property"
-                } else {
-                    "properties"
-                },
-                unexpected
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if allowed.is_empty() {
-                    "none".to_string()
-                } else {
-                    allowed
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
+            self.fail(
+                f,
+                "additionalProperties",
+                unexpected_message(&unexpected, node),
             );
-            self.fail(f, "additionalProperties", message);
         }
         for (k, s) in &node.dependent_schemas {
             if o.contains_key(k) {
@@ -669,6 +655,28 @@ impl<'s, 'v> Run<'s, 'v> {
             }
         }
     }
+}
+
+/// `additionalProperties: false`'s one message for the properties not declared, naming the
+/// allowed ones.
+fn unexpected_message(unexpected: &[&str], node: &Node) -> String {
+    let quoted = |names: &mut dyn Iterator<Item = &str>| {
+        names
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let allowed = quoted(&mut node.properties.iter().map(|(k, _)| k.as_str()));
+    format!(
+        "unexpected {} {}; allowed: {}",
+        if unexpected.len() == 1 {
+            "property"
+        } else {
+            "properties"
+        },
+        quoted(&mut unexpected.iter().copied()),
+        if allowed.is_empty() { "none" } else { &allowed }
+    )
 }
 
 /// The name of a type set, as a message says it: `string`, `number`, `string or null`.

@@ -7,77 +7,34 @@ use toolstream::classify::{
     Verdict,
 };
 
+/// The failure the arguments describe.
+#[derive(Default)]
+struct Args {
+    provider: Option<Provider>,
+    status: Option<u16>,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    phase: Option<Phase>,
+    transport: Option<String>,
+    attempt: u32,
+    json: bool,
+}
+
 /// Classify what the arguments describe; the text to print, or a usage error.
 pub(crate) fn run(args: &[String]) -> Result<String, String> {
-    let mut provider = Provider::Other;
-    let mut status: Option<u16> = None;
-    let mut headers: Vec<(String, String)> = Vec::new();
-    let mut body: Option<Vec<u8>> = None;
-    let mut phase: Option<Phase> = None;
-    let mut transport: Option<String> = None;
-    let mut attempt = 0u32;
-    let mut json = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match a.as_str() {
-            "--provider" => {
-                let v = value("--provider")?;
-                provider = Provider::from_name(&v).ok_or(format!("unknown provider '{v}'"))?;
-            }
-            "--status" => {
-                let v = value("--status")?;
-                status = Some(v.parse().map_err(|_| format!("bad status '{v}'"))?);
-            }
-            "--header" => {
-                let v = value("--header")?;
-                let (n, val) = v
-                    .split_once(':')
-                    .ok_or(format!("header '{v}' is not 'Name: value'"))?;
-                headers.push((n.trim().to_string(), val.trim().to_string()));
-            }
-            "--body" => body = Some(value("--body")?.into_bytes()),
-            "--body-file" => {
-                let v = value("--body-file")?;
-                body = Some(std::fs::read(&v).map_err(|e| format!("cannot read {v}: {e}"))?);
-            }
-            "-" => {
-                let mut b = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut b)
-                    .map_err(|e| format!("cannot read stdin: {e}"))?;
-                body = Some(b);
-            }
-            "--phase" => {
-                phase = Some(match value("--phase")?.as_str() {
-                    "before_output" => Phase::BeforeOutput,
-                    "after_output" => Phase::AfterOutput,
-                    other => return Err(format!("bad phase '{other}'")),
-                })
-            }
-            "--transport" => transport = Some(value("--transport")?),
-            "--attempt" => {
-                let v = value("--attempt")?;
-                attempt = v.parse().map_err(|_| format!("bad attempt '{v}'"))?;
-            }
-            "--json" => json = true,
-            other => return Err(format!("unknown option '{other}'")),
-        }
-    }
+    let a = parse(args)?;
     let policy = Policy::default();
-    let body = body.unwrap_or_default();
-    let verdict = if let Some(msg) = transport {
-        classify_transport(&msg, attempt, &policy)
-    } else if let Some(phase) = phase {
-        classify_stream_error(provider, &body, phase, attempt, &policy)
+    let provider = a.provider.unwrap_or(Provider::Other);
+    let verdict = if let Some(msg) = a.transport {
+        classify_transport(&msg, a.attempt, &policy)
+    } else if let Some(phase) = a.phase {
+        classify_stream_error(provider, &a.body, phase, a.attempt, &policy)
     } else {
-        let status =
-            status.ok_or("give --status (HTTP error), --phase (stream error) or --transport")?;
-        let h: Vec<(&str, &str)> = headers
+        let status = a
+            .status
+            .ok_or("give --status (HTTP error), --phase (stream error) or --transport")?;
+        let h: Vec<(&str, &str)> = a
+            .headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
@@ -86,13 +43,71 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
                 provider,
                 status,
                 headers: &h,
-                body: &body,
-                attempt,
+                body: &a.body,
+                attempt: a.attempt,
             },
             &policy,
         )
     };
-    Ok(render(&verdict, json))
+    Ok(render(&verdict, a.json))
+}
+
+/// The options, read in order; a usage error names the one at fault.
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--provider" => {
+                let v = value("--provider")?;
+                a.provider =
+                    Some(Provider::from_name(&v).ok_or(format!("unknown provider '{v}'"))?);
+            }
+            "--status" => {
+                let v = value("--status")?;
+                a.status = Some(v.parse().map_err(|_| format!("bad status '{v}'"))?);
+            }
+            "--header" => {
+                let v = value("--header")?;
+                let (n, val) = v
+                    .split_once(':')
+                    .ok_or(format!("header '{v}' is not 'Name: value'"))?;
+                a.headers
+                    .push((n.trim().to_string(), val.trim().to_string()));
+            }
+            "--body" => a.body = value("--body")?.into_bytes(),
+            "--body-file" => {
+                let v = value("--body-file")?;
+                a.body = std::fs::read(&v).map_err(|e| format!("cannot read {v}: {e}"))?;
+            }
+            "-" => {
+                a.body.clear();
+                std::io::stdin()
+                    .read_to_end(&mut a.body)
+                    .map_err(|e| format!("cannot read stdin: {e}"))?;
+            }
+            "--phase" => {
+                a.phase = Some(match value("--phase")?.as_str() {
+                    "before_output" => Phase::BeforeOutput,
+                    "after_output" => Phase::AfterOutput,
+                    other => return Err(format!("bad phase '{other}'")),
+                })
+            }
+            "--transport" => a.transport = Some(value("--transport")?),
+            "--attempt" => {
+                let v = value("--attempt")?;
+                a.attempt = v.parse().map_err(|_| format!("bad attempt '{v}'"))?;
+            }
+            "--json" => a.json = true,
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    Ok(a)
 }
 
 /// The verdict as the text to print: one JSON line, or one field per line.
