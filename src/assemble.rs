@@ -30,7 +30,8 @@
 //! * an undecodable payload, or bytes the layers below had to drop, fail every open call
 //!   with kind [`FailureKind::Interrupted`] ([`ToolCallAssembler::interrupt`]);
 //! * "has tool calls" is what was seen, not what `finish_reason` says;
-//! * Gemini's `MALFORMED_FUNCTION_CALL` is a failure event, not a silent stop.
+//! * A call the provider could not parse ([`FinishReason::MalformedCall`], Gemini's
+//!   `MALFORMED_FUNCTION_CALL`) is a failure event, not a silent stop.
 
 use bytes::Bytes;
 
@@ -743,7 +744,8 @@ impl ToolCallAssembler {
     }
 
     /// A choice finished: its open calls close (cut off when the reason is the output
-    /// limit), and Gemini's MALFORMED_FUNCTION_CALL becomes a failure.
+    /// limit), and a call the provider could not parse
+    /// ([`FinishReason::MalformedCall`]) becomes a failure.
     fn finish_delta(
         &mut self,
         choice: u32,
@@ -758,7 +760,7 @@ impl ToolCallAssembler {
                 self.close(s, ended_cleanly, out);
             }
         }
-        if raw == "MALFORMED_FUNCTION_CALL" {
+        if reason == FinishReason::MalformedCall {
             let ordinal = self.slots.len() as u32;
             out.push(Event::ToolCallFailed(Failure {
                 index: ordinal,
@@ -766,9 +768,10 @@ impl ToolCallAssembler {
                 name: String::new(),
                 kind: FailureKind::Syntax,
                 detail: None,
-                message: "the provider could not parse the model's function call \
-                          (MALFORMED_FUNCTION_CALL); no call was delivered"
-                    .into(),
+                message: format!(
+                    "the provider could not parse the model's function call ({raw}); \
+                     no call was delivered"
+                ),
                 offset: 0,
                 raw: Bytes::new(),
             }));

@@ -220,6 +220,9 @@ pub enum FinishReason {
     ContentFilter,
     /// An error ended generation.
     Error,
+    /// The provider could not parse the model's tool call and delivered none (Gemini's
+    /// `MALFORMED_FUNCTION_CALL`): the assembler reports it as a failed call.
+    MalformedCall,
     /// Anything else (the raw value is kept).
     Other,
 }
@@ -233,6 +236,7 @@ impl FinishReason {
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::ContentFilter => "content_filter",
             FinishReason::Error => "error",
+            FinishReason::MalformedCall => "malformed_call",
             FinishReason::Other => "other",
         }
     }
@@ -259,7 +263,8 @@ impl FinishReason {
             | "SPII"
             | "content_filtered"
             | "guardrail_intervened" => FinishReason::ContentFilter,
-            "error" | "failed" | "MALFORMED_FUNCTION_CALL" => FinishReason::Error,
+            "error" | "failed" => FinishReason::Error,
+            "MALFORMED_FUNCTION_CALL" => FinishReason::MalformedCall,
             _ => FinishReason::Other,
         }
     }
