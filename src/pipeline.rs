@@ -278,9 +278,8 @@ impl Stream {
 
     #[cfg(feature = "bedrock")]
     /// The AWS event stream messages decoded so far, each as one framed payload: an
-    /// event by its `:event-type`, an exception by its `:exception-type` (payload
-    /// `{"message": ...}`), an error message as `error:` and its `:error-code` (its
-    /// `:error-message` made the payload's message).
+    /// event by its `:event-type`, an exception by its `:exception-type`, an error message
+    /// as the Bedrock decoder frames it ([`provider::bedrock::error_message`]).
     fn event_messages(&mut self, out: &mut Vec<Event>) {
         let mut messages = std::mem::take(&mut self.messages);
         for m in messages.drain(..) {
@@ -288,12 +287,8 @@ impl Stream {
             if kind == b"error" {
                 let code = m.str_header(":error-code").unwrap_or(b"error");
                 let message = m.str_header(":error-message").unwrap_or_default();
-                let payload = serde_json::json!({
-                    "message": String::from_utf8_lossy(message),
-                })
-                .to_string();
-                let name = [&b"error:"[..], code].concat();
-                self.payload(Some(&name), Bytes::from(payload), m.offset(), out);
+                let (name, payload) = provider::bedrock::error_message(code, message);
+                self.payload(Some(&name), payload, m.offset(), out);
                 continue;
             }
             let name = if kind == b"exception" {

@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -241,6 +242,15 @@ impl Decoder {
                 .decode(None, &inner, out),
         }
     }
+}
+
+/// An AWS event stream *error* message (`:message-type: error`, which carries its
+/// `:error-code` and `:error-message` in headers and no payload of its own) framed as
+/// [`Decoder::decode`] reads it: the name `error:` and the code, and the payload
+/// `{"message": ...}`.
+pub fn error_message(code: &[u8], message: &[u8]) -> (Vec<u8>, Bytes) {
+    let payload = serde_json::json!({ "message": String::from_utf8_lossy(message) }).to_string();
+    ([&b"error:"[..], code].concat(), Bytes::from(payload))
 }
 
 /// An exception message: its type (from the header) and message (from the payload), as
