@@ -49,12 +49,76 @@ enum Framer {
     EventStream(eventstream::Decoder),
 }
 
-/// The AWS event stream decoder for the pipeline: a message may be as large as an SSE
-/// event.
+/// What each framing may buffer, set per framing: the SSE line and event, the NDJSON
+/// line, the AWS event stream message. Each over-limit line, event or message is dropped
+/// and reported ([`Event::Dropped`]).
+///
+/// The default is the SSE decoder's (8 MiB lines, 16 MiB events), NDJSON lines as long as
+/// an SSE line and event stream messages as long as an SSE event; `From<sse::Limits>`
+/// derives the other two from the SSE limits the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramingLimits {
+    sse: sse::Limits,
+    ndjson_line: u64,
+    event_stream_message: u64,
+}
+
+impl Default for FramingLimits {
+    fn default() -> Self {
+        sse::Limits::default().into()
+    }
+}
+
+impl From<sse::Limits> for FramingLimits {
+    fn from(sse: sse::Limits) -> Self {
+        FramingLimits {
+            sse,
+            ndjson_line: sse.line_bytes(),
+            event_stream_message: sse.event_bytes(),
+        }
+    }
+}
+
+impl FramingLimits {
+    /// The SSE line and event limits (the other framings' are left as they are).
+    pub fn sse(mut self, limits: sse::Limits) -> Self {
+        self.sse = limits;
+        self
+    }
+    /// Maximum bytes of one NDJSON line, without its line end (at least 1).
+    pub fn ndjson_line_bytes(mut self, n: u64) -> Self {
+        self.ndjson_line = n.max(1);
+        self
+    }
+    /// Maximum bytes of one AWS event stream message, prelude and checksums included (at
+    /// least the 16 bytes of those).
+    pub fn event_stream_message_bytes(mut self, n: u64) -> Self {
+        self.event_stream_message = n.max(16);
+        self
+    }
+    /// The SSE limits.
+    pub fn sse_limits(&self) -> sse::Limits {
+        self.sse
+    }
+    /// The NDJSON line limit.
+    pub fn ndjson_line(&self) -> u64 {
+        self.ndjson_line
+    }
+    /// The AWS event stream message limit.
+    pub fn event_stream_message(&self) -> u64 {
+        self.event_stream_message
+    }
+    /// Payloads held before the format shows: at most as many bytes as one SSE event.
+    fn pending_bytes(&self) -> u64 {
+        self.sse.event_bytes()
+    }
+}
+
+/// The AWS event stream decoder for the pipeline.
 #[cfg(feature = "bedrock")]
-fn event_stream_decoder(framing: sse::Limits) -> eventstream::Decoder {
+fn event_stream_decoder(framing: FramingLimits) -> eventstream::Decoder {
     eventstream::Decoder::with_limits(
-        eventstream::Limits::default().max_message_bytes(framing.event_bytes()),
+        eventstream::Limits::default().max_message_bytes(framing.event_stream_message),
     )
 }
 
@@ -73,7 +137,7 @@ type Pending = (Option<Bytes>, Bytes, u64);
 #[derive(Clone, Debug)]
 pub struct Stream {
     framer: Framer,
-    framing: sse::Limits,
+    framing: FramingLimits,
     /// Bytes seen while the framing is undecided (whitespace only).
     /// (Copied into one buffer: a million one-byte chunks must not cost a handle each.)
     held: Vec<u8>,
@@ -118,15 +182,20 @@ impl Stream {
 
     /// A pipeline with an assembler policy.
     pub fn with_policy(format: Option<Format>, policy: Policy) -> Self {
-        Self::with_limits(format, policy, sse::Limits::default())
+        Self::with_limits(format, policy, FramingLimits::default())
     }
 
-    /// A pipeline with an assembler policy and framing limits (the SSE line and event
-    /// limits; NDJSON lines use the SSE line limit, AWS event stream messages the event
-    /// limit).
-    pub fn with_limits(format: Option<Format>, policy: Policy, framing: sse::Limits) -> Self {
+    /// A pipeline with an assembler policy and framing limits: a [`FramingLimits`], or
+    /// [`sse::Limits`] alone (NDJSON lines then as long as an SSE line, AWS event stream
+    /// messages as an SSE event).
+    pub fn with_limits(
+        format: Option<Format>,
+        policy: Policy,
+        framing: impl Into<FramingLimits>,
+    ) -> Self {
+        let framing = framing.into();
         let framer = match format.map(Format::framing) {
-            Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing)),
+            Some(Framing::Sse) => Framer::Sse(sse::Decoder::with_limits(framing.sse)),
             Some(Framing::Ndjson) => Framer::Ndjson(ndjson_decoder(framing)),
             #[cfg(feature = "bedrock")]
             Some(Framing::EventStream) => Framer::EventStream(event_stream_decoder(framing)),
@@ -207,7 +276,7 @@ impl Stream {
             } else if matches!(first, b'{' | b'[') {
                 Framer::Ndjson(ndjson_decoder(self.framing))
             } else {
-                Framer::Sse(sse::Decoder::with_limits(self.framing))
+                Framer::Sse(sse::Decoder::with_limits(self.framing.sse))
             };
             let held = std::mem::take(&mut self.held);
             if !held.is_empty() {
@@ -309,7 +378,7 @@ impl Stream {
                 ndjson::Item::Value(v) => self.payload(None, v.bytes().clone(), v.offset(), out),
                 ndjson::Item::Error(e) if e.kind() == ndjson::ErrorKind::LineTooLong => {
                     // Reported once the line passes the limit: at least this much of it.
-                    let bytes = self.framing.line_bytes() + 1;
+                    let bytes = self.framing.ndjson_line + 1;
                     self.dropped(DropReason::LineTooLong, e.offset(), bytes, out)
                 }
                 ndjson::Item::Error(e) if self.cut_at == Some(e.line_offset()) => {
@@ -393,7 +462,7 @@ impl Stream {
                 // the event limit in bytes) the payloads are read as OpenAI chat, the
                 // lingua franca.
                 None if self.pending.len() < MAX_PENDING
-                    && (self.pending_len + data.len()) as u64 <= self.framing.event_bytes() =>
+                    && (self.pending_len + data.len()) as u64 <= self.framing.pending_bytes() =>
                 {
                     self.pending_len += data.len();
                     self.pending
@@ -555,7 +624,7 @@ impl Stream {
     }
 }
 
-/// The NDJSON decoder for the pipeline: lines as long as an SSE line.
-fn ndjson_decoder(framing: sse::Limits) -> ndjson::Decoder {
-    ndjson::Decoder::with_limits(framing.line_bytes(), crate::json::Limits::default())
+/// The NDJSON decoder for the pipeline.
+fn ndjson_decoder(framing: FramingLimits) -> ndjson::Decoder {
+    ndjson::Decoder::with_limits(framing.ndjson_line, crate::json::Limits::default())
 }

@@ -102,3 +102,40 @@ fn error_kinds_are_reported() {
     assert_eq!(&e.raw()[..], b"{\"a\":01}");
     assert!(e.to_string().contains("line 1, byte 6"), "{e}");
 }
+
+/// The pipeline's NDJSON line limit is its own: a line over it is dropped and reported,
+/// whatever the SSE line limit, and an SSE line limit below the line leaves it alone.
+#[test]
+fn the_pipelines_ndjson_line_limit_is_set_apart_from_the_sse_ones() {
+    use toolstream::assemble::{DropReason, Event, Policy};
+    use toolstream::pipeline::{FramingLimits, Stream};
+    use toolstream::provider::Format;
+    let line = format!(
+        "{{\"message\":{{\"role\":\"assistant\",\"content\":\"{}\"}},\"done\":false}}\n",
+        "x".repeat(100)
+    );
+    let run = |limits: FramingLimits| {
+        let mut s = Stream::with_limits(Some(Format::Ollama), Policy::default(), limits);
+        let mut out = Vec::new();
+        s.push(bytes::Bytes::from(line.clone()), &mut out);
+        s.finish(&mut out);
+        out
+    };
+    let dropped = |events: &[Event]| {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Dropped(d) => Some((d.reason, d.bytes)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let ndjson_small = run(FramingLimits::default().ndjson_line_bytes(64));
+    assert_eq!(dropped(&ndjson_small), [(DropReason::LineTooLong, 65)]);
+    let sse_small =
+        run(FramingLimits::default().sse(toolstream::sse::Limits::default().max_line_bytes(64)));
+    assert_eq!(dropped(&sse_small), []);
+    assert!(sse_small
+        .iter()
+        .any(|e| matches!(e, Event::Text { text, .. } if text.len() == 100)));
+}
