@@ -7,25 +7,15 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use super::error::{Error, Fail, Truncation};
 use super::machine::{Machine, Step, FAST_MIN};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
-use crate::scan;
+
+mod batch;
+use batch::{Batch, HOLD_MAX};
 
 /// Chunks up to this long are first taken by the short-chunk path
 /// ([`Machine::run_short`]). Longer ones go straight to the token path: at 16–32 bytes the
 /// short path ran fewer instructions but was slower in wall time (interleaved runs against
 /// the byte loop, 0.57–0.59× against 0.65–0.70×).
 const SHORT: usize = FAST_MIN - 1;
-
-/// Chunks up to this long may be held back unread (see [`Splitter::push`]).
-const HOLD_MAX: usize = 1024;
-
-/// One-byte chunks that wait are first stored here, so many bytes (a plain store each),
-/// then appended to the buffer together.
-const STAGE: usize = 32;
-
-/// Held-back bytes are read once there are this many (16 KiB: at 64-byte chunks 0.58x ->
-/// 0.61x the whole buffer's speed against 4 KiB, in two alternating interleaved rounds;
-/// the buffer holds the value's bytes anyway, and the waiting ones stay in cache).
-const HOLD_BATCH: usize = 16384;
 
 /// The bytes of a chunk of 1 to 16 bytes as two little-endian words, the bytes past the
 /// chunk zero: read with overlapping loads, no loop and no call.
@@ -149,55 +139,9 @@ pub struct Splitter {
     m: Machine,
     /// The bytes of a value that started in an earlier chunk.
     buf: BytesMut,
-    /// Where in `buf` the bytes the machine has not read yet begin (held back by
-    /// [`Splitter::push`]; see there). Meaningful when `hold_end` is not zero: then the
-    /// machine is inside a container and alive, and the value cannot end in these bytes.
-    hold_from: usize,
-    /// Zero when no bytes wait; else the length of `buf` at which they are read.
-    hold_end: usize,
-    /// The value limit plus one: with bytes waiting, `buf` and the stage never hold more
-    /// than the value limit (a wait ends a full stage short of it), so a push that leaves
-    /// bytes unread never leaves more buffered than the limit allows.
-    hold_cap: usize,
-    /// One-byte chunks that wait, after `buf`'s waiting bytes (`stage_len` of them).
-    stage: [u8; STAGE],
-    stage_len: usize,
-    /// Strings and nesting followed through the waiting bytes, so that a chunk longer
-    /// than 16 bytes may wait even when it holds a `}` or `]`, if that cannot end the
-    /// value (see [`Tracker`]); valid while `buf` is `tracked_to` long (`usize::MAX`:
-    /// not valid, as in a wait that does not follow its chunks, see
-    /// [`Splitter::may_hold_long`]; a short chunk that waits untracked leaves it behind).
-    track: Tracker,
-    tracked_to: usize,
-    /// The start of the value whose waits follow every chunk longer than 16 bytes (see
-    /// [`Splitter::may_hold_long`]); `u64::MAX` for none.
-    follow_value: u64,
+    /// Chunks that wait unread, and what tells whether one may (see [`Batch`]).
+    batch: Batch,
     failed: Option<Error>,
-}
-
-/// Strings and nesting through bytes that wait unread, from where the machine stood when
-/// they began to wait ([`scan::track`]: exact on every valid prefix; where the bytes are
-/// not valid, the machine finds the error when it reads them). It only answers "can the
-/// top-level value end here?": yes exactly where the depth outside strings falls to zero.
-#[derive(Clone, Copy, Debug)]
-struct Tracker(scan::Track);
-
-impl Tracker {
-    fn new(m: &Machine) -> Self {
-        let (in_string, escaped) = m.string_state();
-        Tracker(scan::Track {
-            in_string: if in_string { u64::MAX } else { 0 },
-            escape: u64::from(escaped),
-            depth: m.depth() as u64,
-        })
-    }
-
-    /// Follow `chunk`; false (and the tracker left anywhere) if the top-level value may
-    /// end in it.
-    #[inline]
-    fn follow(&mut self, chunk: &[u8]) -> bool {
-        scan::track(chunk, &mut self.0)
-    }
 }
 
 impl Splitter {
@@ -211,16 +155,7 @@ impl Splitter {
         Splitter {
             m: Machine::new(mode, limits),
             buf: BytesMut::new(),
-            hold_from: 0,
-            hold_end: 0,
-            hold_cap: usize::try_from(limits.max_value_bytes)
-                .unwrap_or(usize::MAX)
-                .saturating_add(1),
-            stage: [0; STAGE],
-            stage_len: 0,
-            track: Tracker(scan::Track::default()),
-            tracked_to: usize::MAX,
-            follow_value: u64::MAX,
+            batch: Batch::new(&limits),
             failed: None,
         }
     }
@@ -267,24 +202,21 @@ impl Splitter {
         }
         if chunk.len() == 1 {
             let b = chunk[0];
-            if b | 0x20 != b'}' && self.may_hold() {
+            if b | 0x20 != b'}' && self.batch.may_hold(&self.m, self.buf.len()) {
                 // The chunk is done with: dropped before the stores (its reference count's
                 // atomic then runs before them, and no path after them drops it):
                 // 1-byte chunks 0.89x -> 0.99x the byte loop, 4 % fewer instructions.
                 drop(chunk);
-                let n = self.stage_len;
-                if n < STAGE {
-                    self.stage[n] = b;
-                    self.stage_len = n + 1;
+                if self.batch.stage(b) {
                     return Ok(());
                 }
-                self.flush_full_stage(b);
-                if self.buf.len() < self.hold_end {
+                self.batch.flush_full_stage(&mut self.buf, b);
+                if !self.batch.due(self.buf.len()) {
                     return Ok(());
                 }
                 return self.catch_up();
             }
-            if self.hold_end > 0 {
+            if self.batch.waiting() {
                 // (Not `catch_up_with`, which reads the closer with the waiting bytes as
                 // the longer chunks do: 14 M instructions fewer on 2 MiB, but slower in
                 // wall time at every chunk size, 1 B 0.80-0.83x against 0.90x the byte
@@ -300,13 +232,16 @@ impl Splitter {
             }
             return self.push_long::<false>(chunk, out);
         }
-        if self.stage_len > 0 {
-            self.flush_stage();
+        if self.batch.staged() {
+            self.batch.flush_stage(&mut self.buf);
         }
         if chunk.len() <= 16 {
             let n = chunk.len();
             let (lo, hi) = words(&chunk);
-            if !word_has_closer(lo) && !word_has_closer(hi) && self.may_hold() {
+            if !word_has_closer(lo)
+                && !word_has_closer(hi)
+                && self.batch.may_hold(&self.m, self.buf.len())
+            {
                 // Its bytes are in the words: dropped now, as above.
                 drop(chunk);
                 let len = self.buf.len();
@@ -315,19 +250,21 @@ impl Splitter {
                     self.buf.put_u64_le(hi);
                 }
                 self.buf.truncate(len + n);
-                if self.buf.len() < self.hold_end {
+                if !self.batch.due(self.buf.len()) {
                     return Ok(());
                 }
                 return self.catch_up();
             }
-        } else if chunk.len() <= HOLD_MAX && self.may_hold_long(&chunk) {
+        } else if chunk.len() <= HOLD_MAX
+            && self.batch.may_hold_long(&self.m, self.buf.len(), &chunk)
+        {
             append(&mut self.buf, &chunk);
-            if self.buf.len() < self.hold_end {
+            if !self.batch.due(self.buf.len()) {
                 return Ok(());
             }
             return self.catch_up();
         }
-        if self.hold_end > 0 {
+        if self.batch.waiting() {
             if chunk.len() <= HOLD_MAX {
                 return self.catch_up_with_bytes(&chunk, out);
             }
@@ -388,99 +325,12 @@ impl Splitter {
         self.run_short(rest)
     }
 
-    /// Whether a chunk with no `}` or `]` may wait unread: some already wait, or the
-    /// machine is inside a container (then this starts the wait).
-    #[inline(always)]
-    fn may_hold(&mut self) -> bool {
-        if self.hold_end > 0 {
-            return true;
-        }
-        if !self.m.in_container() {
-            return false;
-        }
-        let len = self.buf.len();
-        // Room for a full stage under the value limit, or no wait (near the limit the
-        // byte machine reads at once and finds it).
-        let end = len
-            .saturating_add(HOLD_BATCH)
-            .min(self.hold_cap.saturating_sub(STAGE));
-        if end <= len {
-            return false;
-        }
-        self.hold_from = len;
-        self.hold_end = end;
-        true
-    }
-
-    /// Move the staged one-byte chunks to the end of the buffer.
-    #[inline(never)]
-    fn flush_stage(&mut self) {
-        self.buf.extend_from_slice(&self.stage[..self.stage_len]);
-        self.stage_len = 0;
-    }
-
-    /// Move a full stage and then `b` to the end of the buffer: one reservation and a copy
-    /// of a length known here (no call to `memcpy`).
-    #[inline(never)]
-    fn flush_full_stage(&mut self, b: u8) {
-        self.buf.reserve(STAGE + 1);
-        self.buf.extend_from_slice(&self.stage);
-        self.buf.put_u8(b);
-        self.stage_len = 0;
-    }
-
-    /// [`Splitter::may_hold`] for a chunk longer than 16 bytes: it has no `}` or `]`, or
-    /// its closers may not end the value, as far as the tracker can tell.
-    ///
-    /// Following the bytes costs several times the test for a closer, and most chunks of
-    /// long strings and number arrays have none, so a value's waits begin with the test
-    /// alone (a chunk with a closer then ends the wait). Once a closer ended a wait
-    /// without ending the value (an edit list has one every few dozen bytes), its later
-    /// waits follow every chunk from their start.
-    #[inline]
-    fn may_hold_long(&mut self, chunk: &[u8]) -> bool {
-        if self.hold_end == 0 {
-            if !self.may_hold() {
-                return false;
-            }
-            if self.follow_value == self.m.value_start() {
-                self.track = Tracker::new(&self.m);
-                self.tracked_to = self.buf.len();
-            }
-        }
-        if self.tracked_to == self.buf.len() {
-            if self.track.follow(chunk) {
-                self.tracked_to += chunk.len();
-                true
-            } else {
-                false
-            }
-        } else {
-            !scan::has_closer(chunk)
-        }
-    }
-
-    /// How many bytes wait unread.
-    #[inline(always)]
-    fn held(&self) -> usize {
-        if self.hold_end > 0 {
-            self.buf.len() - self.hold_from + self.stage_len
-        } else {
-            0
-        }
-    }
-
     /// Read the bytes held back by [`Splitter::push`], from the splitter's buffer, where
     /// they lie back to back: a run of short chunks is read as one. Returns the span of
     /// the value they end, if they end it; else they were all read.
     #[inline(always)]
     fn read_held(&mut self) -> Result<Option<(u64, u64)>, Error> {
-        if self.stage_len > 0 {
-            self.flush_stage();
-        }
-        let mut pos = self.hold_from;
-        self.hold_end = 0;
-        self.tracked_to = usize::MAX;
+        let mut pos = self.batch.start_read(&mut self.buf);
         pos += self.m.run_string(&self.buf[pos..]);
         if pos == self.buf.len() {
             return Ok(None);
@@ -509,7 +359,7 @@ impl Splitter {
     ///
     /// No value can end in them: the machine was inside a container when the first came,
     /// and a top-level value ends there only at a `}` or `]` that closes its outermost
-    /// container. A chunk waits only if it holds no `}` or `]`, or if the [`Tracker`],
+    /// container. A chunk waits only if it holds no `}` or `]`, or if the tracker ([`Batch`]),
     /// exact on every valid prefix, saw the depth outside strings stay above zero; and
     /// the machine ends a value only after a valid prefix. So this either
     /// reads them all or fails at the first wrong byte.
@@ -544,15 +394,15 @@ impl Splitter {
     /// the rest on its own, so that a value inside a [`Bytes`] chunk is a slice of it.
     #[inline(never)]
     fn catch_up_with(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<usize, Error> {
-        if self.stage_len > 0 {
-            self.flush_stage();
+        if self.batch.staged() {
+            self.batch.flush_stage(&mut self.buf);
         }
         // The buffer holds the open value from its first byte; `chunk` follows it.
         let base = self.m.value_start() + self.buf.len() as u64;
         self.buf.extend_from_slice(chunk);
         let Some((start, end)) = self.read_held()? else {
             // A closer that did not end the value: its later waits follow their chunks.
-            self.follow_value = self.m.value_start();
+            self.batch.follow(self.m.value_start());
             return Ok(chunk.len());
         };
         let bytes = self.buf.split_to((end - start) as usize).freeze();
@@ -632,17 +482,17 @@ impl Splitter {
     #[inline]
     pub fn push_slice(&mut self, chunk: &[u8], out: &mut Vec<Value>) -> Result<(), Error> {
         if chunk.len() > 16 && chunk.len() <= HOLD_MAX {
-            if self.stage_len > 0 {
-                self.flush_stage();
+            if self.batch.staged() {
+                self.batch.flush_stage(&mut self.buf);
             }
-            if self.may_hold_long(chunk) {
+            if self.batch.may_hold_long(&self.m, self.buf.len(), chunk) {
                 append(&mut self.buf, chunk);
-                if self.buf.len() < self.hold_end {
+                if !self.batch.due(self.buf.len()) {
                     return Ok(());
                 }
                 return self.catch_up();
             }
-            if self.hold_end > 0 {
+            if self.batch.waiting() {
                 let taken = self.catch_up_with(chunk, out)?;
                 if taken == chunk.len() {
                     return Ok(());
@@ -663,7 +513,7 @@ impl Splitter {
         chunk: &[u8],
         out: &mut Vec<Value>,
     ) -> Result<(), Error> {
-        if self.hold_end > 0 {
+        if self.batch.waiting() {
             self.catch_up()?;
         }
         let k = self.run_short(chunk);
@@ -768,9 +618,7 @@ impl Splitter {
             detail: f.detail,
         };
         self.buf = BytesMut::new();
-        self.hold_end = 0;
-        self.stage_len = 0;
-        self.tracked_to = usize::MAX;
+        self.batch.clear();
         self.failed = Some(e.clone());
         e
     }
@@ -784,7 +632,7 @@ impl Splitter {
     /// [`Error::truncation`] saying what was open and [`Error::raw`] holding everything of
     /// the value that arrived; or the error the splitter was fused with.
     pub fn finish(mut self) -> Result<Option<Value>, Error> {
-        if self.hold_end > 0 {
+        if self.batch.waiting() {
             self.catch_up()?;
         }
         if let Some(e) = self.failed.take() {
@@ -818,7 +666,7 @@ impl Splitter {
     /// splitter (see [`Splitter::error`]; the next push returns it) and the view is then
     /// of a stream that failed (between values, depth as it stood at the error).
     pub fn state(&mut self) -> State<'_> {
-        if self.hold_end > 0 {
+        if self.batch.waiting() {
             // An error in them fuses the splitter: `error` and the next push return it.
             let _ = self.catch_up();
         }
@@ -828,7 +676,7 @@ impl Splitter {
     /// Total bytes taken so far (the absolute offset of the next byte), those that wait
     /// unread included.
     pub fn offset(&self) -> u64 {
-        self.m.offset() + self.held() as u64
+        self.m.offset() + self.batch.held(self.buf.len()) as u64
     }
 
     /// Number of values emitted so far.
@@ -838,7 +686,7 @@ impl Splitter {
 
     /// Bytes held for a value that spans chunks (bounded by the value limit).
     pub fn buffered(&self) -> usize {
-        self.buf.len() + self.stage_len
+        self.buf.len() + self.batch.stage_len()
     }
 
     /// The error the splitter is fused with, if any (not yet one in bytes that wait
@@ -893,7 +741,8 @@ impl fmt::Debug for State<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{word_has_closer, words, Tracker};
+    use super::batch::Tracker;
+    use super::{word_has_closer, words};
     use crate::json::machine::{Machine, Step};
     use crate::json::{Limits, Mode};
 
