@@ -12,9 +12,8 @@ mod batch;
 use batch::{Batch, HOLD_MAX};
 
 /// Chunks up to this long are first taken by the short-chunk path
-/// ([`Machine::run_short`]). Longer ones go straight to the token path: at 16–32 bytes the
-/// short path ran fewer instructions but was slower in wall time (interleaved runs against
-/// the byte loop, 0.57–0.59× against 0.65–0.70×).
+/// ([`Machine::run_short`]). Longer ones go straight to the token path, which is faster
+/// in wall time from here on though it runs more instructions.
 const SHORT: usize = FAST_MIN - 1;
 
 /// The bytes of a chunk of 1 to 16 bytes as two little-endian words, the bytes past the
@@ -204,8 +203,7 @@ impl Splitter {
             let b = chunk[0];
             if b | 0x20 != b'}' && self.batch.may_hold(&self.m, self.buf.len()) {
                 // The chunk is done with: dropped before the stores (its reference count's
-                // atomic then runs before them, and no path after them drops it):
-                // 1-byte chunks 0.89x -> 0.99x the byte loop, 4 % fewer instructions.
+                // atomic then runs before them, and no path after them drops it).
                 drop(chunk);
                 if self.batch.stage(b) {
                     return Ok(());
@@ -218,15 +216,14 @@ impl Splitter {
             }
             if self.batch.waiting() {
                 // (Not `catch_up_with`, which reads the closer with the waiting bytes as
-                // the longer chunks do: 14 M instructions fewer on 2 MiB, but slower in
-                // wall time at every chunk size, 1 B 0.80-0.83x against 0.90x the byte
-                // loop, in alternating interleaved rounds; code layout.)
+                // the longer chunks do: fewer instructions, but slower in wall time at
+                // every chunk size, through code layout.)
                 self.catch_up()?;
             }
             // The short-chunk loop specialized for one byte: a single dispatch on the state.
             // Its own branch that returns, here: inside `Self::run_short` the same
             // specialization gained nothing in wall time, and as a second call beside the
-            // generic one it slowed the whole buffer (code layout; see BENCHMARKS.md).
+            // generic one it slowed the whole buffer (code layout).
             if self.run_short(&chunk[..1]) == 1 {
                 return Ok(());
             }
@@ -374,7 +371,7 @@ impl Splitter {
     /// [`Splitter::catch_up_with`] for [`Splitter::push`]: the rest of the chunk after the
     /// value is pushed on its own, so that a value inside it is a slice of it. Out of line,
     /// as `catch_up_with` is: `push` calling itself would no longer inline into its
-    /// caller (1-byte chunks 1.05x -> 0.72x the byte loop in wall time when it did).
+    /// caller, which costs tiny chunks most.
     #[inline(never)]
     fn catch_up_with_bytes(&mut self, chunk: &Bytes, out: &mut Vec<Value>) -> Result<(), Error> {
         let taken = self.catch_up_with(chunk, out)?;

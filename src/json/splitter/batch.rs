@@ -23,7 +23,8 @@ pub(super) const HOLD_MAX: usize = 1024;
 const STAGE: usize = 32;
 
 /// Held-back bytes are read once there are this many: the buffer holds the value's bytes
-/// anyway, and the waiting ones stay in cache (BENCHMARKS.md has the runs that chose it).
+/// anyway, and the waiting ones stay in cache (the runs that chose it are in the commit
+/// that set it).
 const HOLD_BATCH: usize = 16384;
 
 /// Strings and nesting through bytes that wait unread, from where the machine stood when
