@@ -1,4 +1,28 @@
 //! [`Splitter`]: the byte-owning layer over the state machine.
+//!
+//! # How it works
+//!
+//! The [`Machine`] reads bytes and says where values begin and end; it owns no bytes. The
+//! splitter owns them: a value that lies inside one pushed [`Bytes`] chunk comes out as a
+//! slice of it (no copy), and the bytes of a value still open at the end of a chunk are
+//! appended to one buffer, from which the value comes out when its last byte arrives. The
+//! buffer is bounded by the value limit.
+//!
+//! Each chunk takes the cheapest path that can read it, in this order:
+//!
+//! 1. **It waits** ([`batch`]): inside an open container, a chunk that cannot hold the
+//!    byte that ends the top-level value is appended to the buffer unread; the waiting
+//!    chunks are read later back to back, in one pass.
+//! 2. **The short-chunk path** ([`Machine::run_short`]): a chunk of at most [`SHORT`] bytes
+//!    inside a value, in one tight loop with no call.
+//! 3. **The string run** ([`Machine::run_string`]): a chunk that starts inside a string's
+//!    content, read by the string scanner as far as the string goes on.
+//! 4. **The machine** ([`Machine::feed_with`]): its token path for runs of whole tokens,
+//!    its byte loop for the rest.
+//!
+//! Every path stops before a byte it cannot take and leaves the machine as the byte loop
+//! would have, so errors, offsets and values are the byte loop's whatever the cut. After
+//! an error the splitter is fused: every later call returns the same error.
 
 use std::fmt;
 
