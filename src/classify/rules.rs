@@ -8,9 +8,9 @@
 use super::body::ErrorBody;
 use super::{Provider, Reason};
 
-/// What a rule looks at.
+/// What a rule looks at: a condition on the failure's codes, message or status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Test {
+pub enum Condition {
     /// A structured code equals this (lower-case).
     Code(&'static str),
     /// A structured code contains this (lower-case).
@@ -31,7 +31,7 @@ pub enum Test {
     StatusRange(u16, u16),
 }
 
-/// One rule: if `test` matches (and the provider is one of `providers`, when not empty),
+/// One rule: if `condition` holds (and the provider is one of `providers`, when not empty),
 /// the reason is `reason`.
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
@@ -39,8 +39,8 @@ pub struct Rule {
     pub id: &'static str,
     /// Providers the rule applies to; empty means all.
     pub providers: &'static [Provider],
-    /// The test.
-    pub test: Test,
+    /// What must hold of the failure.
+    pub condition: Condition,
     /// The reason it decides.
     pub reason: Reason,
     /// What the caller can change for the request to succeed, when the rule knows
@@ -48,22 +48,22 @@ pub struct Rule {
     pub hint: Option<&'static str>,
 }
 
-const fn r(id: &'static str, test: Test, reason: Reason) -> Rule {
+const fn r(id: &'static str, condition: Condition, reason: Reason) -> Rule {
     Rule {
         id,
         providers: &[],
-        test,
+        condition,
         reason,
         hint: None,
     }
 }
 
 /// A rule for a request the caller must change: [`Reason::ReasoningReplay`] and how.
-const fn fix(id: &'static str, test: Test, hint: &'static str) -> Rule {
+const fn fix(id: &'static str, condition: Condition, hint: &'static str) -> Rule {
     Rule {
         id,
         providers: &[],
-        test,
+        condition,
         reason: Reason::ReasoningReplay,
         hint: Some(hint),
     }
@@ -118,11 +118,11 @@ was made by another organization, model or conversation, and send the request ag
 
 /// A request the caller must change in another way than its reasoning: [`Reason::RequestRepair`]
 /// and how.
-const fn repair(id: &'static str, test: Test, hint: &'static str) -> Rule {
+const fn repair(id: &'static str, condition: Condition, hint: &'static str) -> Rule {
     Rule {
         id,
         providers: &[],
-        test,
+        condition,
         reason: Reason::RequestRepair,
         hint: Some(hint),
     }
@@ -170,19 +170,24 @@ const HINT_THINKING_BUDGET: &str = "Set thinking.budget_tokens to at least 1024 
 max_tokens (raise max_tokens, or lower the budget), or send the request with thinking \
 disabled.";
 
-const fn p(id: &'static str, providers: &'static [Provider], test: Test, reason: Reason) -> Rule {
+const fn p(
+    id: &'static str,
+    providers: &'static [Provider],
+    condition: Condition,
+    reason: Reason,
+) -> Rule {
     Rule {
         id,
         providers,
-        test,
+        condition,
         reason,
         hint: None,
     }
 }
 
+use Condition::*;
 use Provider as P;
 use Reason as R;
-use Test::*;
 
 /// Structured codes in the body, most specific first.
 pub static CODE_RULES: &[Rule] = &[
@@ -1258,7 +1263,7 @@ fn matches(rule: &Rule, provider: Provider, status: Option<u16>, body: &ErrorBod
     if !rule.providers.is_empty() && !rule.providers.contains(&provider) {
         return false;
     }
-    match rule.test {
+    match rule.condition {
         Code(c) => body.codes.iter().any(|x| x == c),
         CodeContains(c) => body.codes.iter().any(|x| x.contains(c)),
         Message(m) => body.haystack.contains(m),

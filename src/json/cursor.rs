@@ -20,7 +20,7 @@ use super::{Limits, Mode};
 
 /// Why the text is not what the reader expected: a byte offset into it and a short reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Bad {
+pub(crate) struct CursorError {
     /// Offset of the offending byte (the text's length when it ended too soon).
     pub(crate) offset: usize,
     /// What was expected or wrong.
@@ -102,8 +102,8 @@ impl<'a> Cursor<'a> {
     }
 
     #[cold]
-    fn bad<T>(&self, what: &'static str) -> Result<T, Bad> {
-        Err(Bad {
+    fn bad<T>(&self, what: &'static str) -> Result<T, CursorError> {
+        Err(CursorError {
             offset: self.i,
             what,
         })
@@ -132,7 +132,7 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), Bad> {
+    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), CursorError> {
         if self.peek() == Some(byte) {
             self.i += 1;
             Ok(())
@@ -143,7 +143,7 @@ impl<'a> Cursor<'a> {
 
     /// Consume `null` if it comes next.
     #[inline]
-    pub(crate) fn null(&mut self) -> Result<bool, Bad> {
+    pub(crate) fn null(&mut self) -> Result<bool, CursorError> {
         if self.peek() != Some(b'n') {
             return Ok(false);
         }
@@ -174,7 +174,7 @@ impl<'a> Cursor<'a> {
 
     /// Open an object.
     #[inline]
-    pub(crate) fn object(&mut self) -> Result<Members, Bad> {
+    pub(crate) fn object(&mut self) -> Result<Members, CursorError> {
         self.expect(b'{', "expected an object")?;
         Ok(Members { first: true })
     }
@@ -182,7 +182,7 @@ impl<'a> Cursor<'a> {
     /// The next member's key (the cursor is then at its value), or `None` after the
     /// closing `}`.
     #[inline(always)]
-    pub(crate) fn key(&mut self, m: &mut Members) -> Result<Option<Str<'a>>, Bad> {
+    pub(crate) fn key(&mut self, m: &mut Members) -> Result<Option<Str<'a>>, CursorError> {
         let mut c = self.peek();
         if c == Some(b'}') {
             self.i += 1;
@@ -211,7 +211,7 @@ impl<'a> Cursor<'a> {
 
     /// Open an array.
     #[inline]
-    pub(crate) fn array(&mut self) -> Result<Elements, Bad> {
+    pub(crate) fn array(&mut self) -> Result<Elements, CursorError> {
         self.expect(b'[', "expected an array")?;
         Ok(Elements { first: true })
     }
@@ -219,7 +219,7 @@ impl<'a> Cursor<'a> {
     /// Whether another element follows (the cursor is then at it); false after the
     /// closing `]`.
     #[inline]
-    pub(crate) fn element(&mut self, e: &mut Elements) -> Result<bool, Bad> {
+    pub(crate) fn element(&mut self, e: &mut Elements) -> Result<bool, CursorError> {
         match self.peek() {
             Some(b']') => {
                 self.i += 1;
@@ -235,7 +235,7 @@ impl<'a> Cursor<'a> {
 
     /// A string value.
     #[inline]
-    pub(crate) fn string(&mut self) -> Result<Str<'a>, Bad> {
+    pub(crate) fn string(&mut self) -> Result<Str<'a>, CursorError> {
         if self.peek() != Some(b'"') {
             return self.bad("expected a string");
         }
@@ -245,7 +245,7 @@ impl<'a> Cursor<'a> {
     /// The string whose opening quote is at the cursor. Always inlined: returned through
     /// memory, the result was a store-forwarding stall in every key (perf annotate).
     #[inline(always)]
-    fn string_here(&mut self) -> Result<Str<'a>, Bad> {
+    fn string_here(&mut self) -> Result<Str<'a>, CursorError> {
         let b = self.s.as_bytes();
         let start = self.i + 1;
         // The text is a `&str`: UTF-8 was checked once, for all of it.
@@ -270,7 +270,7 @@ impl<'a> Cursor<'a> {
 
     /// A string, or `None` for `null`.
     #[inline]
-    pub(crate) fn opt_string(&mut self) -> Result<Option<Str<'a>>, Bad> {
+    pub(crate) fn opt_string(&mut self) -> Result<Option<Str<'a>>, CursorError> {
         if self.null()? {
             Ok(None)
         } else {
@@ -281,7 +281,7 @@ impl<'a> Cursor<'a> {
     /// A non-negative integer that fits a `u32` (no fraction, no exponent), or `None` for
     /// `null`.
     #[inline]
-    pub(crate) fn opt_u32(&mut self) -> Result<Option<u32>, Bad> {
+    pub(crate) fn opt_u32(&mut self) -> Result<Option<u32>, CursorError> {
         if self.null()? {
             return Ok(None);
         }
@@ -304,7 +304,7 @@ impl<'a> Cursor<'a> {
 
     /// Skip one value of any kind, validated; returns its raw text.
     #[inline]
-    pub(crate) fn skip(&mut self) -> Result<&'a str, Bad> {
+    pub(crate) fn skip(&mut self) -> Result<&'a str, CursorError> {
         let Some(first) = self.peek() else {
             return self.bad("expected a value");
         };
@@ -337,7 +337,7 @@ impl<'a> Cursor<'a> {
 
     /// Skip the object or array at the cursor with the splitter's machine.
     #[inline(never)]
-    fn skip_container(&mut self) -> Result<(), Bad> {
+    fn skip_container(&mut self) -> Result<(), CursorError> {
         let b = self.s.as_bytes();
         let start = self.i;
         let mut m = Machine::new(Mode::Any, Limits::default());
@@ -358,7 +358,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Only whitespace may remain.
-    pub(crate) fn end(&mut self) -> Result<(), Bad> {
+    pub(crate) fn end(&mut self) -> Result<(), CursorError> {
         if self.peek().is_some() {
             return self.bad("trailing bytes after the value");
         }
@@ -424,7 +424,7 @@ mod tests {
 
     /// Skip every value of `text` through the cursor; the result must match serde_json's
     /// verdict on the same text.
-    fn skip_all(text: &str) -> Result<(), Bad> {
+    fn skip_all(text: &str) -> Result<(), CursorError> {
         let mut c = Cursor::new(text);
         c.skip()?;
         c.end()
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn members_and_elements_enforce_commas_and_keys() {
-        let read = |text: &str| -> Result<Vec<String>, Bad> {
+        let read = |text: &str| -> Result<Vec<String>, CursorError> {
             let mut c = Cursor::new(text);
             let mut m = c.object()?;
             let mut keys = Vec::new();

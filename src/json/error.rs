@@ -145,7 +145,7 @@ impl std::error::Error for Error {}
 
 /// The machine-level failure before the wrapper attaches bytes and indices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Fail {
+pub(crate) struct ErrorAt {
     pub(crate) kind: ErrorKind,
     pub(crate) offset: u64,
     pub(crate) detail: &'static str,

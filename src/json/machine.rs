@@ -6,7 +6,7 @@
 //! whether it is an array or an object: one bit. Everything else — "inside a string",
 //! "after a backslash", "third hex digit of a `\u` escape", "two UTF-8 continuation bytes
 //! still due, the next one in `0xA0..=0xBF`", "after the exponent sign" — is a small
-//! lexical state ([`St`]) plus a few counters. All of it lives in [`Machine`], so a chunk
+//! lexical state ([`ByteState`]) plus a few counters. All of it lives in [`Machine`], so a chunk
 //! may end on any byte and the next chunk resumes exactly where the last one stopped.
 //!
 //! [`Machine::feed`] consumes bytes until one of three things happens:
@@ -20,7 +20,7 @@
 //!
 //! A number has no closing byte, so a number ends at the first byte that cannot continue
 //! it. That byte is not consumed: the machine leaves the number state and the byte is
-//! examined again in the state after the number (at the top level, [`St::AfterScalar`],
+//! examined again in the state after the number (at the top level, [`ByteState::AfterScalar`],
 //! which like serde_json's stream reader insists on whitespace or `{`, `[`, `"` after a
 //! top-level number or literal, so `1true` and `truefalse` are errors, not two values).
 //! A number that is still open when the stream ends is completed by [`Machine::finish`].
@@ -44,7 +44,7 @@
 //! (`short.rs`): the in-value transitions that cannot end the value or fail, in one inline
 //! loop, stopping before any byte that needs this machine.
 
-use super::error::Fail;
+use super::error::ErrorAt;
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
 mod fast;
@@ -63,14 +63,14 @@ pub(crate) enum Step {
     NeedMore,
     /// A top-level value spans `start..end` (absolute offsets).
     Value { start: u64, end: u64 },
-    /// The byte at `Fail::offset` could not be accepted.
-    Fail(Fail),
+    /// The byte at `ErrorAt::offset` could not be accepted.
+    Fail(ErrorAt),
 }
 
 /// Lexical states. See the module comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum St {
-    // The between-tokens states come first (see `St::between_tokens`).
+pub(crate) enum ByteState {
+    // The between-tokens states come first (see `ByteState::between_tokens`).
     /// Between top-level values.
     Top,
     /// A value must come (after `:` or after `,` in an array).
@@ -119,29 +119,34 @@ pub(crate) enum St {
     Dead,
 }
 
-impl St {
+impl ByteState {
     /// The states [`Machine::fast`] starts from.
     #[inline]
     fn between_tokens(self) -> bool {
-        (self as u8) <= St::After as u8
+        (self as u8) <= ByteState::After as u8
     }
     fn is_number(self) -> bool {
         matches!(
             self,
-            St::NumMinus
-                | St::NumZero
-                | St::NumInt
-                | St::NumDot
-                | St::NumFrac
-                | St::NumE
-                | St::NumESign
-                | St::NumExp
+            ByteState::NumMinus
+                | ByteState::NumZero
+                | ByteState::NumInt
+                | ByteState::NumDot
+                | ByteState::NumFrac
+                | ByteState::NumE
+                | ByteState::NumESign
+                | ByteState::NumExp
         )
     }
     fn is_string(self) -> bool {
         matches!(
             self,
-            St::Str | St::Esc | St::Hex | St::LowEsc | St::LowU | St::Utf8
+            ByteState::Str
+                | ByteState::Esc
+                | ByteState::Hex
+                | ByteState::LowEsc
+                | ByteState::LowU
+                | ByteState::Utf8
         )
     }
 }
@@ -207,13 +212,13 @@ fn utf8_lead(b: u8) -> Option<(u8, u8, u8)> {
 /// The state after the fourth hex digit of a `\u` escape of `cp` (`low`: the escape is the
 /// second half of a surrogate pair), or what is wrong with it.
 #[inline]
-fn after_unicode_escape(cp: u16, low: bool) -> Result<St, &'static str> {
+fn after_unicode_escape(cp: u16, low: bool) -> Result<ByteState, &'static str> {
     let is_high = (0xD800..=0xDBFF).contains(&cp);
     let is_low = (0xDC00..=0xDFFF).contains(&cp);
     match (low, is_high, is_low) {
-        (true, _, true) | (false, false, false) => Ok(St::Str),
+        (true, _, true) | (false, false, false) => Ok(ByteState::Str),
         (true, _, false) => Err("high surrogate not followed by a low surrogate"),
-        (false, true, _) => Ok(St::LowEsc),
+        (false, true, _) => Ok(ByteState::LowEsc),
         (false, false, true) => Err("unpaired low surrogate"),
     }
 }
@@ -222,7 +227,7 @@ fn after_unicode_escape(cp: u16, low: bool) -> Result<St, &'static str> {
 #[derive(Clone, Copy)]
 enum NumStep {
     /// The byte continues the number in this state.
-    Next(St),
+    Next(ByteState),
     /// The number ended before the byte (which belongs to what follows).
     End,
     /// The byte cannot follow: what is wrong.
@@ -230,22 +235,26 @@ enum NumStep {
 }
 
 #[inline(always)]
-fn number_step(st: St, b: u8) -> NumStep {
+fn number_step(st: ByteState, b: u8) -> NumStep {
     use NumStep::*;
     match (st, b) {
-        (St::NumMinus, b'0') => Next(St::NumZero),
-        (St::NumMinus, b'1'..=b'9') => Next(St::NumInt),
-        (St::NumMinus, _) => Bad("expected a digit after '-'"),
-        (St::NumZero, b'0'..=b'9') => Bad("leading zero in number"),
-        (St::NumZero | St::NumInt, b'.') => Next(St::NumDot),
-        (St::NumZero | St::NumInt | St::NumFrac, b'e' | b'E') => Next(St::NumE),
-        (St::NumInt, b'0'..=b'9') => Next(St::NumInt),
-        (St::NumDot, b'0'..=b'9') => Next(St::NumFrac),
-        (St::NumDot, _) => Bad("expected a digit after '.'"),
-        (St::NumFrac, b'0'..=b'9') => Next(St::NumFrac),
-        (St::NumE, b'+' | b'-') => Next(St::NumESign),
-        (St::NumE | St::NumESign | St::NumExp, b'0'..=b'9') => Next(St::NumExp),
-        (St::NumE | St::NumESign, _) => Bad("expected a digit in the exponent"),
+        (ByteState::NumMinus, b'0') => Next(ByteState::NumZero),
+        (ByteState::NumMinus, b'1'..=b'9') => Next(ByteState::NumInt),
+        (ByteState::NumMinus, _) => Bad("expected a digit after '-'"),
+        (ByteState::NumZero, b'0'..=b'9') => Bad("leading zero in number"),
+        (ByteState::NumZero | ByteState::NumInt, b'.') => Next(ByteState::NumDot),
+        (ByteState::NumZero | ByteState::NumInt | ByteState::NumFrac, b'e' | b'E') => {
+            Next(ByteState::NumE)
+        }
+        (ByteState::NumInt, b'0'..=b'9') => Next(ByteState::NumInt),
+        (ByteState::NumDot, b'0'..=b'9') => Next(ByteState::NumFrac),
+        (ByteState::NumDot, _) => Bad("expected a digit after '.'"),
+        (ByteState::NumFrac, b'0'..=b'9') => Next(ByteState::NumFrac),
+        (ByteState::NumE, b'+' | b'-') => Next(ByteState::NumESign),
+        (ByteState::NumE | ByteState::NumESign | ByteState::NumExp, b'0'..=b'9') => {
+            Next(ByteState::NumExp)
+        }
+        (ByteState::NumE | ByteState::NumESign, _) => Bad("expected a digit in the exponent"),
         // NumZero, NumInt, NumFrac, NumExp and a byte that cannot continue: the end.
         _ => End,
     }
@@ -268,7 +277,7 @@ static SIMPLE_ESCAPE: [bool; 256] = {
 pub(crate) struct Machine {
     mode: Mode,
     limits: Limits,
-    st: St,
+    st: ByteState,
     /// Absolute offset of the next byte to examine.
     pos: u64,
     /// One bit per open container, 1 = object. Level `d` is bit `d % 64` of word `d / 64`.
@@ -296,14 +305,14 @@ pub(crate) struct Machine {
     pub(crate) examined: u64,
 }
 
-type Out = Result<Option<Step>, Fail>;
+type Out = Result<Option<Step>, ErrorAt>;
 
 impl Machine {
     pub(crate) fn new(mode: Mode, limits: Limits) -> Self {
         Machine {
             mode,
             limits,
-            st: St::Start,
+            st: ByteState::Start,
             pos: 0,
             stack: Vec::new(),
             depth: 0,
@@ -342,7 +351,12 @@ impl Machine {
     pub(crate) fn in_value(&self) -> bool {
         !matches!(
             self.st,
-            St::Start | St::Bom1 | St::Bom2 | St::Top | St::AfterScalar | St::Dead
+            ByteState::Start
+                | ByteState::Bom1
+                | ByteState::Bom2
+                | ByteState::Top
+                | ByteState::AfterScalar
+                | ByteState::Dead
         )
     }
 
@@ -351,15 +365,15 @@ impl Machine {
     /// `Splitter::push`).
     #[inline(always)]
     pub(crate) fn in_container(&self) -> bool {
-        self.depth > 0 && self.st != St::Dead
+        self.depth > 0 && self.st != ByteState::Dead
     }
 
     /// Where the machine stands for a tracker of strings: inside a string's content, and
     /// whether the next byte is escaped (it follows a backslash that starts an escape).
     pub(crate) fn string_state(&self) -> (bool, bool) {
         match self.st {
-            St::Str | St::Hex | St::LowEsc | St::Utf8 => (true, false),
-            St::Esc | St::LowU => (true, true),
+            ByteState::Str | ByteState::Hex | ByteState::LowEsc | ByteState::Utf8 => (true, false),
+            ByteState::Esc | ByteState::LowU => (true, true),
             _ => (false, false),
         }
     }
@@ -393,15 +407,18 @@ impl Machine {
 
     pub(crate) fn lexical(&self) -> Lexical {
         match self.st {
-            St::Start | St::Bom1 | St::Bom2 | St::Top | St::AfterScalar | St::Dead => {
-                Lexical::BetweenValues
-            }
-            St::Value => Lexical::ExpectingValue,
-            St::ArrFirst => Lexical::ArrayStart,
-            St::ObjFirst => Lexical::ObjectStart,
-            St::Key => Lexical::ExpectingKey,
-            St::Colon => Lexical::ExpectingColon,
-            St::After => Lexical::AfterValue,
+            ByteState::Start
+            | ByteState::Bom1
+            | ByteState::Bom2
+            | ByteState::Top
+            | ByteState::AfterScalar
+            | ByteState::Dead => Lexical::BetweenValues,
+            ByteState::Value => Lexical::ExpectingValue,
+            ByteState::ArrFirst => Lexical::ArrayStart,
+            ByteState::ObjFirst => Lexical::ObjectStart,
+            ByteState::Key => Lexical::ExpectingKey,
+            ByteState::Colon => Lexical::ExpectingColon,
+            ByteState::After => Lexical::AfterValue,
             s if s.is_string() => {
                 if self.in_key {
                     Lexical::InKey
@@ -409,7 +426,7 @@ impl Machine {
                     Lexical::InString
                 }
             }
-            St::Lit => Lexical::InLiteral,
+            ByteState::Lit => Lexical::InLiteral,
             _ => Lexical::InNumber,
         }
     }
@@ -421,10 +438,10 @@ impl Machine {
     }
 
     #[cold]
-    fn fail(&mut self, kind: ErrorKind, offset: u64, detail: &'static str) -> Fail {
+    fn fail(&mut self, kind: ErrorKind, offset: u64, detail: &'static str) -> ErrorAt {
         self.failed_in_value = self.in_value();
-        self.st = St::Dead;
-        Fail {
+        self.st = ByteState::Dead;
+        ErrorAt {
             kind,
             offset,
             detail,
@@ -433,7 +450,7 @@ impl Machine {
 
     /// Push a container (`object` or array) opened at `off`.
     #[inline]
-    fn open(&mut self, object: bool, off: u64) -> Result<(), Fail> {
+    fn open(&mut self, object: bool, off: u64) -> Result<(), ErrorAt> {
         if self.depth >= self.limits.max_depth {
             return Err(self.fail(ErrorKind::DepthLimit, off, "nesting too deep"));
         }
@@ -446,7 +463,11 @@ impl Machine {
     #[inline]
     fn value_done(&mut self, end: u64, scalar: bool) -> Option<Step> {
         if self.depth == 0 {
-            self.st = if scalar { St::AfterScalar } else { St::Top };
+            self.st = if scalar {
+                ByteState::AfterScalar
+            } else {
+                ByteState::Top
+            };
             self.values += 1;
             self.value_limit = u64::MAX;
             self.check_at = self.value_limit.min(self.str_limit);
@@ -455,7 +476,7 @@ impl Machine {
                 end,
             })
         } else {
-            self.st = St::After;
+            self.st = ByteState::After;
             None
         }
     }
@@ -466,28 +487,28 @@ impl Machine {
         match b {
             b'{' => {
                 self.open(true, off)?;
-                self.st = St::ObjFirst;
+                self.st = ByteState::ObjFirst;
             }
             b'[' => {
                 self.open(false, off)?;
-                self.st = St::ArrFirst;
+                self.st = ByteState::ArrFirst;
             }
             b'"' => {
-                self.st = St::Str;
+                self.st = ByteState::Str;
                 self.in_key = false;
                 self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
                 self.check_at = self.value_limit.min(self.str_limit);
             }
             b'-' | b'0'..=b'9' => {
                 self.st = match b {
-                    b'-' => St::NumMinus,
-                    b'0' => St::NumZero,
-                    _ => St::NumInt,
+                    b'-' => ByteState::NumMinus,
+                    b'0' => ByteState::NumZero,
+                    _ => ByteState::NumInt,
                 };
                 self.num_limit = off.saturating_add(self.limits.max_number_bytes);
             }
             b't' | b'f' | b'n' => {
-                self.st = St::Lit;
+                self.st = ByteState::Lit;
                 self.lit = match b {
                     b't' => 0,
                     b'f' => 1,
@@ -557,7 +578,7 @@ impl Machine {
             // `consume` is false only when a number ends at `b`, which is examined again.
             let mut consume = true;
             let r = match self.st {
-                St::Str => {
+                ByteState::Str => {
                     if b != b'"' && b >= 0x20 {
                         let j = self.string_content_end(input, i, off);
                         if j > i {
@@ -571,34 +592,39 @@ impl Machine {
                     }
                     self.string_byte(b, off)
                 }
-                St::Top | St::Start => self.top_byte(b, off),
-                St::Bom1 | St::Bom2 => self.bom_byte(b, off),
-                St::AfterScalar => self.after_scalar_byte(b, off),
-                St::Value => self.value_byte(b, off),
-                St::ArrFirst => self.array_first_byte(b, off),
-                St::ObjFirst | St::Key => self.key_byte(b, off),
-                St::Colon => self.colon_byte(b, off),
-                St::After => self.after_value_byte(b, off),
-                St::Esc => self.escape_byte(b, off),
-                St::Hex => self.hex_digit(b, off),
-                St::LowEsc | St::LowU => self.low_surrogate_byte(b, off),
-                St::Utf8 => self.utf8_byte(b, off),
-                St::Lit => self.literal_byte(b, off),
-                St::Dead => Err(Fail {
+                ByteState::Top | ByteState::Start => self.top_byte(b, off),
+                ByteState::Bom1 | ByteState::Bom2 => self.bom_byte(b, off),
+                ByteState::AfterScalar => self.after_scalar_byte(b, off),
+                ByteState::Value => self.value_byte(b, off),
+                ByteState::ArrFirst => self.array_first_byte(b, off),
+                ByteState::ObjFirst | ByteState::Key => self.key_byte(b, off),
+                ByteState::Colon => self.colon_byte(b, off),
+                ByteState::After => self.after_value_byte(b, off),
+                ByteState::Esc => self.escape_byte(b, off),
+                ByteState::Hex => self.hex_digit(b, off),
+                ByteState::LowEsc | ByteState::LowU => self.low_surrogate_byte(b, off),
+                ByteState::Utf8 => self.utf8_byte(b, off),
+                ByteState::Lit => self.literal_byte(b, off),
+                ByteState::Dead => Err(ErrorAt {
                     kind: ErrorKind::Syntax,
                     offset: off,
                     detail: "splitter already failed",
                 }),
-                St::NumMinus
-                | St::NumZero
-                | St::NumInt
-                | St::NumDot
-                | St::NumFrac
-                | St::NumE
-                | St::NumESign
-                | St::NumExp => match self.number_byte(b, off) {
+                ByteState::NumMinus
+                | ByteState::NumZero
+                | ByteState::NumInt
+                | ByteState::NumDot
+                | ByteState::NumFrac
+                | ByteState::NumE
+                | ByteState::NumESign
+                | ByteState::NumExp => match self.number_byte(b, off) {
                     // Digits run on: take them in one go (bounded by both limits).
-                    Ok(true) if matches!(self.st, St::NumInt | St::NumFrac | St::NumExp) => {
+                    Ok(true)
+                        if matches!(
+                            self.st,
+                            ByteState::NumInt | ByteState::NumFrac | ByteState::NumExp
+                        ) =>
+                    {
                         let j = self.digits_end(input, i, off);
                         #[cfg(test)]
                         {
@@ -685,13 +711,13 @@ impl Machine {
     #[inline(always)]
     fn top_byte(&mut self, b: u8, off: u64) -> Out {
         if is_ws(b) {
-            self.st = St::Top;
+            self.st = ByteState::Top;
             Ok(None)
         } else if b == 0xEF && off == 0 {
-            self.st = St::Bom1;
+            self.st = ByteState::Bom1;
             Ok(None)
         } else {
-            self.st = St::Top;
+            self.st = ByteState::Top;
             self.begin_top(b, off)
         }
     }
@@ -699,14 +725,18 @@ impl Machine {
     /// Inside a byte order mark.
     #[inline(always)]
     fn bom_byte(&mut self, b: u8, off: u64) -> Out {
-        let want = if self.st == St::Bom1 { 0xBB } else { 0xBF };
+        let want = if self.st == ByteState::Bom1 {
+            0xBB
+        } else {
+            0xBF
+        };
         if b != want {
             return Err(self.fail(ErrorKind::Syntax, off, "incomplete byte order mark"));
         }
-        self.st = if self.st == St::Bom1 {
-            St::Bom2
+        self.st = if self.st == ByteState::Bom1 {
+            ByteState::Bom2
         } else {
-            St::Top
+            ByteState::Top
         };
         Ok(None)
     }
@@ -716,10 +746,10 @@ impl Machine {
     #[inline(always)]
     fn after_scalar_byte(&mut self, b: u8, off: u64) -> Out {
         if is_ws(b) {
-            self.st = St::Top;
+            self.st = ByteState::Top;
             Ok(None)
         } else if matches!(b, b'{' | b'[' | b'"') {
-            self.st = St::Top;
+            self.st = ByteState::Top;
             self.begin_top(b, off)
         } else {
             Err(self.fail(
@@ -759,15 +789,15 @@ impl Machine {
         if is_ws(b) {
             Ok(None)
         } else if b == b'"' {
-            self.st = St::Str;
+            self.st = ByteState::Str;
             self.in_key = true;
             self.str_limit = off.saturating_add(1 + self.limits.max_string_bytes);
             self.check_at = self.value_limit.min(self.str_limit);
             Ok(None)
-        } else if b == b'}' && self.st == St::ObjFirst {
+        } else if b == b'}' && self.st == ByteState::ObjFirst {
             self.depth -= 1;
             Ok(self.value_done(off + 1, false))
-        } else if self.st == St::ObjFirst {
+        } else if self.st == ByteState::ObjFirst {
             Err(self.fail(ErrorKind::Syntax, off, "expected a string key or '}'"))
         } else {
             Err(self.fail(ErrorKind::Syntax, off, "expected a string key"))
@@ -780,7 +810,7 @@ impl Machine {
         if is_ws(b) {
             Ok(None)
         } else if b == b':' {
-            self.st = St::Value;
+            self.st = ByteState::Value;
             Ok(None)
         } else {
             Err(self.fail(ErrorKind::Syntax, off, "expected ':' after an object key"))
@@ -794,7 +824,11 @@ impl Machine {
         match b {
             b' ' | b'\t' | b'\n' | b'\r' => Ok(None),
             b',' => {
-                self.st = if object { St::Key } else { St::Value };
+                self.st = if object {
+                    ByteState::Key
+                } else {
+                    ByteState::Value
+                };
                 Ok(None)
             }
             b'}' if object => {
@@ -815,11 +849,11 @@ impl Machine {
     fn escape_byte(&mut self, b: u8, off: u64) -> Out {
         match b {
             b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                self.st = St::Str;
+                self.st = ByteState::Str;
                 Ok(None)
             }
             b'u' => {
-                self.st = St::Hex;
+                self.st = ByteState::Hex;
                 self.hex = 0;
                 self.hex_n = 0;
                 self.low = false;
@@ -832,11 +866,11 @@ impl Machine {
     /// After a high surrogate: `\` then `u` must come.
     #[inline(always)]
     fn low_surrogate_byte(&mut self, b: u8, off: u64) -> Out {
-        if self.st == St::LowEsc && b == b'\\' {
-            self.st = St::LowU;
+        if self.st == ByteState::LowEsc && b == b'\\' {
+            self.st = ByteState::LowU;
             Ok(None)
-        } else if self.st == St::LowU && b == b'u' {
-            self.st = St::Hex;
+        } else if self.st == ByteState::LowU && b == b'u' {
+            self.st = ByteState::Hex;
             self.hex = 0;
             self.hex_n = 0;
             self.low = true;
@@ -860,7 +894,7 @@ impl Machine {
         self.utf8_lo = 0x80;
         self.utf8_hi = 0xBF;
         if self.utf8_need == 0 {
-            self.st = St::Str;
+            self.st = ByteState::Str;
         }
         Ok(None)
     }
@@ -882,7 +916,7 @@ impl Machine {
 
     /// The value and string limits, for a byte at or past `check_at`.
     #[cold]
-    fn limit_check(&mut self, b: u8, off: u64) -> Option<Fail> {
+    fn limit_check(&mut self, b: u8, off: u64) -> Option<ErrorAt> {
         if off >= self.value_limit && !(self.depth == 0 && self.st.is_number()) {
             return Some(self.fail(
                 ErrorKind::ValueTooLarge,
@@ -890,7 +924,8 @@ impl Machine {
                 "value exceeds max_value_bytes",
             ));
         }
-        if off >= self.str_limit && self.st.is_string() && !(self.st == St::Str && b == b'"') {
+        if off >= self.str_limit && self.st.is_string() && !(self.st == ByteState::Str && b == b'"')
+        {
             return Some(self.fail(
                 ErrorKind::StringTooLong,
                 off,
@@ -908,14 +943,14 @@ impl Machine {
                 self.str_limit = u64::MAX;
                 self.check_at = self.value_limit.min(self.str_limit);
                 if self.in_key {
-                    self.st = St::Colon;
+                    self.st = ByteState::Colon;
                     Ok(None)
                 } else {
                     Ok(self.value_done(off + 1, false))
                 }
             }
             b'\\' => {
-                self.st = St::Esc;
+                self.st = ByteState::Esc;
                 Ok(None)
             }
             0x00..=0x1F => Err(self.fail(
@@ -927,7 +962,7 @@ impl Machine {
                 let Some((need, lo, hi)) = utf8_lead(b) else {
                     return Err(self.fail(ErrorKind::InvalidUtf8, off, "invalid UTF-8 lead byte"));
                 };
-                self.st = St::Utf8;
+                self.st = ByteState::Utf8;
                 self.utf8_need = need;
                 self.utf8_lo = lo;
                 self.utf8_hi = hi;
@@ -962,7 +997,7 @@ impl Machine {
     /// A byte in a number state. `Ok(true)`: consumed; `Ok(false)`: the number ended
     /// before this byte.
     #[inline(always)]
-    fn number_byte(&mut self, b: u8, off: u64) -> Result<bool, Fail> {
+    fn number_byte(&mut self, b: u8, off: u64) -> Result<bool, ErrorAt> {
         let next = match number_step(self.st, b) {
             NumStep::Next(st) => st,
             NumStep::End => {
@@ -992,23 +1027,25 @@ impl Machine {
     }
 
     /// End of stream. A complete top-level number still open is returned as a value.
-    pub(crate) fn finish(&mut self) -> Result<Option<(u64, u64)>, Fail> {
+    pub(crate) fn finish(&mut self) -> Result<Option<(u64, u64)>, ErrorAt> {
         let end = self.pos;
         match self.st {
-            St::Start | St::Top | St::AfterScalar => Ok(None),
-            St::Dead => Err(Fail {
+            ByteState::Start | ByteState::Top | ByteState::AfterScalar => Ok(None),
+            ByteState::Dead => Err(ErrorAt {
                 kind: ErrorKind::Syntax,
                 offset: end,
                 detail: "splitter already failed",
             }),
-            St::NumZero | St::NumInt | St::NumFrac | St::NumExp if self.depth == 0 => {
-                self.st = St::Top;
+            ByteState::NumZero | ByteState::NumInt | ByteState::NumFrac | ByteState::NumExp
+                if self.depth == 0 =>
+            {
+                self.st = ByteState::Top;
                 self.values += 1;
                 self.value_limit = u64::MAX;
                 self.check_at = self.value_limit.min(self.str_limit);
                 Ok(Some((self.value_start, end)))
             }
-            St::Bom1 | St::Bom2 => Err(self.fail(
+            ByteState::Bom1 | ByteState::Bom2 => Err(self.fail(
                 ErrorKind::Truncated,
                 end,
                 "stream ended inside a byte order mark",
@@ -1029,7 +1066,7 @@ impl Machine {
 
 impl Machine {
     /// A chunk of at least a window that starts inside a string's content (the machine in
-    /// [`St::Str`], at a safe point): its string content read by the token path's scanner
+    /// [`ByteState::Str`], at a safe point): its string content read by the token path's scanner
     /// straight from the push, without entering the byte machine. Returns how many bytes
     /// were consumed (0 in any other state): the scan stops before the closing quote,
     /// before whatever the byte machine must look at itself (an escape or UTF-8 sequence
@@ -1038,7 +1075,7 @@ impl Machine {
     /// bytes itself.
     #[inline]
     pub(crate) fn run_string(&mut self, input: &[u8]) -> usize {
-        if self.st != St::Str {
+        if self.st != ByteState::Str {
             return 0;
         }
         // Inside a string `check_at` is the lower of the value and string limits.

@@ -28,7 +28,7 @@ use std::fmt;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
-use super::error::{Error, Fail, Truncation};
+use super::error::{Error, ErrorAt, Truncation};
 use super::machine::{Machine, Step, FAST_MIN};
 use super::{Container, ErrorKind, Lexical, Limits, Mode};
 
@@ -606,7 +606,7 @@ impl Splitter {
     }
 
     /// The raw bytes for a failure at `f.offset` inside `chunk`.
-    fn raw_for(&mut self, chunk: &Bytes, base: u64, f: Fail, in_value: bool) -> (Bytes, u64) {
+    fn raw_for(&mut self, chunk: &Bytes, base: u64, f: ErrorAt, in_value: bool) -> (Bytes, u64) {
         let at = (f.offset - base) as usize;
         let end = (at + 1).min(chunk.len());
         let start = self.m.value_start();
@@ -624,7 +624,7 @@ impl Splitter {
     #[cold]
     fn fuse(
         &mut self,
-        f: Fail,
+        f: ErrorAt,
         raw: Bytes,
         raw_offset: u64,
         truncation: Option<Truncation>,

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::json::cursor::{Bad, Cursor};
+use crate::json::cursor::{Cursor, CursorError};
 
 pub mod anthropic;
 #[cfg(feature = "bedrock")]
@@ -520,7 +520,7 @@ struct ErrorMembers {
 }
 
 impl ErrorMembers {
-    fn read(text: &str) -> Result<ErrorMembers, Bad> {
+    fn read(text: &str) -> Result<ErrorMembers, CursorError> {
         let mut c = Cursor::new(text);
         let mut e = ErrorMembers::default();
         if c.peek() == Some(b'"') {

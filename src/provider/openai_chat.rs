@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::template::{Templates, GAPS};
 use super::{error_delta, non_empty, utf8, Delta, FinishReason};
-use crate::json::cursor::{Bad, Cursor, Str};
+use crate::json::cursor::{Cursor, CursorError, Str};
 
 mod reference;
 pub(crate) use reference::arguments_text;
@@ -156,7 +156,7 @@ fn read_chunk(
     resumed: bool,
     out: &mut Vec<Delta>,
     strings: &mut Strings,
-) -> Result<Option<usize>, Bad> {
+) -> Result<Option<usize>, CursorError> {
     let mark = out.len();
     let mut c = Cursor::new(text);
     let (mut error, mut usage, mut groq_usage) = (None, None, None);
@@ -223,7 +223,7 @@ fn read_chunk(
 }
 
 /// A value's raw text, or `None` for `null`.
-fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Result<Option<&'a str>, Bad> {
+fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Result<Option<&'a str>, CursorError> {
     if c.null()? {
         Ok(None)
     } else {
@@ -233,7 +233,7 @@ fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Result<Option<&'a str>, Bad> {
 
 /// [`thought_signature`] with the cursor: the value of `extra_content`, whatever it is;
 /// the last `google` member, and in it the last `thought_signature`, decide.
-fn read_extra_content<'a>(c: &mut Cursor<'a>) -> Result<Option<Cow<'a, str>>, Bad> {
+fn read_extra_content<'a>(c: &mut Cursor<'a>) -> Result<Option<Cow<'a, str>>, CursorError> {
     if c.peek() != Some(b'{') {
         c.skip()?;
         return Ok(None);
@@ -275,7 +275,11 @@ fn signature_delta(signature: Cow<'_, str>) -> Delta {
 // Inlined into `read_chunk`, as the compiler did before the template's bookkeeping was
 // threaded through (a decoder per payload: 1.1 M fewer instructions on 2 MiB).
 #[inline(always)]
-fn read_choice(c: &mut Cursor<'_>, out: &mut Vec<Delta>, strings: &mut Strings) -> Result<(), Bad> {
+fn read_choice(
+    c: &mut Cursor<'_>,
+    out: &mut Vec<Delta>,
+    strings: &mut Strings,
+) -> Result<(), CursorError> {
     let mark = out.len();
     let (mut index, mut finish) = (None, None);
     let mut m = c.object()?;
@@ -311,7 +315,7 @@ fn read_message(
     c: &mut Cursor<'_>,
     out: &mut Vec<Delta>,
     strings: &mut Strings,
-) -> Result<(), Bad> {
+) -> Result<(), CursorError> {
     let mark = out.len();
     // The reasoning strings, by name, and the text: the last of each (a repeated key is
     // read as JSON parsers that keep one value read it: the last one counts).
@@ -370,7 +374,7 @@ fn read_message(
 fn read_reasoning<'a>(
     c: &mut Cursor<'a>,
     strings: &mut Strings,
-) -> Result<Option<Cow<'a, str>>, Bad> {
+) -> Result<Option<Cow<'a, str>>, CursorError> {
     if c.peek() != Some(b'"') {
         c.skip()?;
         return Ok(None);
@@ -384,7 +388,7 @@ fn read_reasoning<'a>(
 
 /// A message's `reasoning_details` array, as it stands, if it holds an object.
 #[inline]
-fn read_details<'a>(c: &mut Cursor<'a>, text_all: &'a str) -> Result<Option<&'a str>, Bad> {
+fn read_details<'a>(c: &mut Cursor<'a>, text_all: &'a str) -> Result<Option<&'a str>, CursorError> {
     let start = c.offset();
     let mut any = false;
     let mut e = c.array()?;
@@ -428,7 +432,11 @@ fn front_of_calls(
     front
 }
 
-fn read_call(c: &mut Cursor<'_>, out: &mut Vec<Delta>, strings: &mut Strings) -> Result<(), Bad> {
+fn read_call(
+    c: &mut Cursor<'_>,
+    out: &mut Vec<Delta>,
+    strings: &mut Strings,
+) -> Result<(), CursorError> {
     let (mut index, mut id, mut name, mut arguments) = (None, None, None, None);
     let mut signature = None;
     let mut m = c.object()?;

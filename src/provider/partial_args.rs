@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 /// One step of a `jsonPath`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Seg {
+enum PathStep {
     Key(String),
     Index(u64),
 }
@@ -23,7 +23,7 @@ pub(crate) const MAX_PATH_DEPTH: usize = 128;
 
 /// Parse `$.a.b[0].c` (also `$['a']`). `None` for anything else, and for a path deeper
 /// than [`MAX_PATH_DEPTH`].
-fn parse_path(path: &str) -> Option<Vec<Seg>> {
+fn parse_path(path: &str) -> Option<Vec<PathStep>> {
     let mut rest = path.strip_prefix('$')?;
     let mut segs = Vec::new();
     while !rest.is_empty() {
@@ -35,15 +35,15 @@ fn parse_path(path: &str) -> Option<Vec<Seg>> {
             if end == 0 {
                 return None;
             }
-            segs.push(Seg::Key(r[..end].to_string()));
+            segs.push(PathStep::Key(r[..end].to_string()));
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix("['") {
             let end = r.find("']")?;
-            segs.push(Seg::Key(r[..end].to_string()));
+            segs.push(PathStep::Key(r[..end].to_string()));
             rest = &r[end + 2..];
         } else if let Some(r) = rest.strip_prefix('[') {
             let end = r.find(']')?;
-            segs.push(Seg::Index(r[..end].parse().ok()?));
+            segs.push(PathStep::Index(r[..end].parse().ok()?));
             rest = &r[end + 1..];
         } else {
             return None;
@@ -55,7 +55,7 @@ fn parse_path(path: &str) -> Option<Vec<Seg>> {
 /// An open container below the root: its path segment and how many members it has.
 #[derive(Clone, Debug)]
 struct Open {
-    seg: Seg,
+    seg: PathStep,
     array: bool,
     members: u64,
 }
@@ -81,7 +81,7 @@ pub(crate) struct Builder {
     /// Open containers below the root, outermost first.
     open: Vec<Open>,
     /// The path of a string left open by `willContinue`.
-    open_string: Option<Vec<Seg>>,
+    open_string: Option<Vec<PathStep>>,
 }
 
 fn json_string_body(s: &str, out: &mut String) {
@@ -146,7 +146,7 @@ impl Builder {
         }
         // Open the containers the path enters.
         for i in keep..parents.len() {
-            let array = matches!(segs[i + 1], Seg::Index(_));
+            let array = matches!(segs[i + 1], PathStep::Index(_));
             self.member(&parents[i], path, &mut out)?;
             out.push(if array { '[' } else { '{' });
             self.open.push(Open {
@@ -175,13 +175,13 @@ impl Builder {
 
     /// Write the separator and key (or check the index) for a new member `seg` of the
     /// innermost open container.
-    fn member(&mut self, seg: &Seg, path: &str, out: &mut String) -> Result<(), String> {
+    fn member(&mut self, seg: &PathStep, path: &str, out: &mut String) -> Result<(), String> {
         let (array, members) = match self.open.last_mut() {
             Some(c) => (c.array, &mut c.members),
             None => (false, &mut self.root_members),
         };
         match (seg, array) {
-            (Seg::Key(k), false) => {
+            (PathStep::Key(k), false) => {
                 if *members > 0 {
                     out.push(',');
                 }
@@ -189,7 +189,7 @@ impl Builder {
                 json_string_body(k, out);
                 out.push_str("\":");
             }
-            (Seg::Index(i), true) => {
+            (PathStep::Index(i), true) => {
                 if *i != *members {
                     return Err(format!(
                         "jsonPath {path}: index {i} where {members} was expected"
@@ -199,10 +199,10 @@ impl Builder {
                     out.push(',');
                 }
             }
-            (Seg::Key(_), true) => {
+            (PathStep::Key(_), true) => {
                 return Err(format!("jsonPath {path}: a key inside an array"));
             }
-            (Seg::Index(_), false) => {
+            (PathStep::Index(_), false) => {
                 return Err(format!("jsonPath {path}: an index inside an object"));
             }
         }

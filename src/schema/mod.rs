@@ -146,7 +146,7 @@ impl Schema {
     pub fn validate(&self, instance: &Value) -> Vec<Violation> {
         match validate::validate(&self.nodes, instance, self.budget) {
             Ok(v) => v,
-            Err(validate::Stop::Budget) => vec![Violation {
+            Err(validate::NoAnswer::Budget) => vec![Violation {
                 path: String::new(),
                 keyword: "budget",
                 message: format!(
@@ -154,7 +154,7 @@ impl Schema {
                     self.budget
                 ),
             }],
-            Err(validate::Stop::Cycle(path)) => vec![Violation {
+            Err(validate::NoAnswer::Cycle(path)) => vec![Violation {
                 path,
                 keyword: "$ref",
                 message: "the schema refers back to itself for this value without end \

@@ -132,7 +132,7 @@ struct Run<'s, 'v> {
 
 /// Why a check gave no answer.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub(crate) enum NoAnswer {
     /// The budget of frames ran out.
     Budget,
     /// The schema applies itself to the value at this JSON Pointer without end (a `$ref`
@@ -146,7 +146,7 @@ pub(crate) fn validate(
     nodes: &[Node],
     instance: &Value,
     budget: usize,
-) -> Result<Vec<Violation>, Stop> {
+) -> Result<Vec<Violation>, NoAnswer> {
     let mut r = Run {
         nodes,
         frames: Vec::new(),
@@ -160,11 +160,11 @@ pub(crate) fn validate(
     r.add(Kind::Node(0), Inst::Value(instance), 0, NO_PARENT);
     while let Some(f) = r.stack.pop() {
         if r.frames.len() > r.budget {
-            return Err(Stop::Budget);
+            return Err(NoAnswer::Budget);
         }
         r.expand(f);
         if let Some(path) = r.cycle {
-            return Err(Stop::Cycle(r.pointer(path)));
+            return Err(NoAnswer::Cycle(r.pointer(path)));
         }
     }
     Ok(r.out)

@@ -27,7 +27,7 @@
 //! by the number limit and 5 bytes; strings hand over at their last safe point, not at their
 //! start).
 
-use super::{is_ws, utf8_lead, Machine, St, Step, HEX, SIMPLE_ESCAPE};
+use super::{is_ws, utf8_lead, ByteState, Machine, Step, HEX, SIMPLE_ESCAPE};
 use crate::json::Mode;
 use crate::scan;
 
@@ -916,7 +916,7 @@ struct Tokens<'m, 'a> {
     /// Where the path was entered (for the tests' count of bytes examined).
     entry: usize,
     /// The state to hand back in at the token at hand (kept only for that).
-    st: St,
+    st: ByteState,
     /// The byte at `i`, not whitespace.
     b: u8,
     /// Whether the innermost open container is an object (meaningful at depth > 0).
@@ -937,7 +937,7 @@ impl Machine {
     /// state saved, `pos` not updated) at the returned index.
     pub(super) fn fast(&mut self, whole: &[u8], base: u64, i: usize) -> (Option<Step>, usize) {
         let st = self.st;
-        let lim = if st == St::Top {
+        let lim = if st == ByteState::Top {
             whole.len()
         } else {
             self.value_limit
@@ -996,7 +996,7 @@ impl Tokens<'_, '_> {
     /// Hand the machine back at `at` in state `st`; `seen` is how far this path read
     /// (bytes it read past `at` will be examined again).
     #[inline(always)]
-    fn stop<T>(&mut self, st: St, at: usize, _seen: usize) -> Result<T, Exit> {
+    fn stop<T>(&mut self, st: ByteState, at: usize, _seen: usize) -> Result<T, Exit> {
         self.m.st = st;
         #[cfg(test)]
         {
@@ -1009,7 +1009,7 @@ impl Tokens<'_, '_> {
     /// `st` when the input (or the value limit) runs out first. A byte above the space is
     /// taken as it stands (compact JSON never pays for the whitespace loop).
     #[inline(always)]
-    fn next(&mut self, st: St) -> Result<u8, Exit> {
+    fn next(&mut self, st: ByteState) -> Result<u8, Exit> {
         match self.input.get(self.i) {
             Some(&b) if b > b' ' => Ok(b),
             _ => {
@@ -1029,14 +1029,14 @@ impl Tokens<'_, '_> {
     fn enter(&mut self) -> Result<bool, Exit> {
         let (b, i, st) = (self.b, self.i, self.st);
         match st {
-            St::Top => {
+            ByteState::Top => {
                 let ok = match b {
                     b'{' => true,
                     b'[' => self.m.mode == Mode::Any,
                     _ => false,
                 };
                 if !ok || self.m.limits.max_value_bytes == 0 {
-                    return self.stop(St::Top, i, i);
+                    return self.stop(ByteState::Top, i, i);
                 }
                 let off = self.base + i as u64;
                 let m = &mut *self.m;
@@ -1050,25 +1050,27 @@ impl Tokens<'_, '_> {
                 self.input = &self.whole[..self.lim];
                 self.open()
             }
-            St::ObjFirst | St::ArrFirst if b == if self.object { b'}' } else { b']' } => {
+            ByteState::ObjFirst | ByteState::ArrFirst
+                if b == if self.object { b'}' } else { b']' } =>
+            {
                 self.close()?;
                 Ok(false)
             }
-            St::ObjFirst | St::Key => {
+            ByteState::ObjFirst | ByteState::Key => {
                 self.key(st)?;
                 Ok(true)
             }
-            St::Colon => {
+            ByteState::Colon => {
                 if b != b':' {
                     return self.stop(st, i, i);
                 }
                 self.i += 1;
-                self.st = St::Value;
-                self.b = self.next(St::Value)?;
+                self.st = ByteState::Value;
+                self.b = self.next(ByteState::Value)?;
                 Ok(true)
             }
-            St::Value | St::ArrFirst => Ok(true),
-            St::After => Ok(false),
+            ByteState::Value | ByteState::ArrFirst => Ok(true),
+            ByteState::After => Ok(false),
             _ => self.stop(st, i, i),
         }
     }
@@ -1077,18 +1079,18 @@ impl Tokens<'_, '_> {
     /// `Key`), then its colon: `b` becomes the first byte of the value after it, `st`
     /// `Value`.
     #[inline(always)]
-    fn key(&mut self, st: St) -> Result<(), Exit> {
+    fn key(&mut self, st: ByteState) -> Result<(), Exit> {
         if self.b != b'"' {
             return self.stop(st, self.i, self.i);
         }
         self.string(true)?;
         // (Compact JSON's colon right after the key, without `next`'s test.)
-        if self.input.get(self.i) != Some(&b':') && self.next(St::Colon)? != b':' {
-            return self.stop(St::Colon, self.i, self.i);
+        if self.input.get(self.i) != Some(&b':') && self.next(ByteState::Colon)? != b':' {
+            return self.stop(ByteState::Colon, self.i, self.i);
         }
         self.i += 1;
-        self.st = St::Value;
-        self.b = self.next(St::Value)?;
+        self.st = ByteState::Value;
+        self.b = self.next(ByteState::Value)?;
         Ok(())
     }
 
@@ -1100,7 +1102,7 @@ impl Tokens<'_, '_> {
             Some(j) => j,
             None => match self.m.fast_string(input, self.base, i, lim, key) {
                 Ok(j) => j,
-                Err(at) => return self.stop(St::Str, at, lim.min(at + 12)),
+                Err(at) => return self.stop(ByteState::Str, at, lim.min(at + 12)),
             },
         };
         Ok(())
@@ -1120,7 +1122,7 @@ impl Tokens<'_, '_> {
             return Ok(false);
         }
         if self.object {
-            self.key(St::ObjFirst)?;
+            self.key(ByteState::ObjFirst)?;
         }
         Ok(true)
     }
@@ -1156,11 +1158,11 @@ impl Tokens<'_, '_> {
         {
             if let Some((j, close)) = scalar_run(self.input, i) {
                 self.i = j;
-                self.st = St::Value;
+                self.st = ByteState::Value;
                 if close {
                     return Ok(None);
                 }
-                self.b = self.next(St::Value)?;
+                self.b = self.next(ByteState::Value)?;
                 return Ok(Some(true));
             }
         }
@@ -1200,7 +1202,7 @@ impl Tokens<'_, '_> {
     #[inline(always)]
     fn after_value(&mut self) -> Result<(), Exit> {
         loop {
-            let c = self.next(St::After)?;
+            let c = self.next(ByteState::After)?;
             if c == b',' {
                 self.i += 1;
                 if self.object {
@@ -1208,16 +1210,16 @@ impl Tokens<'_, '_> {
                     // whitespace test of `next`.
                     self.b = match self.input.get(self.i) {
                         Some(b'"') => b'"',
-                        _ => self.next(St::Key)?,
+                        _ => self.next(ByteState::Key)?,
                     };
-                    return self.key(St::Key);
+                    return self.key(ByteState::Key);
                 }
-                self.st = St::Value;
-                self.b = self.next(St::Value)?;
+                self.st = ByteState::Value;
+                self.b = self.next(ByteState::Value)?;
                 return Ok(());
             }
             if c != if self.object { b'}' } else { b']' } {
-                return self.stop(St::After, self.i, self.i);
+                return self.stop(ByteState::After, self.i, self.i);
             }
             self.close()?;
             self.scalars = 0;
@@ -1385,12 +1387,12 @@ impl Machine {
 
     /// Open a container (the depth limit was checked): the state after its opening byte.
     #[inline]
-    pub(super) fn open_fast(&mut self, object: bool) -> St {
+    pub(super) fn open_fast(&mut self, object: bool) -> ByteState {
         self.push_level(object);
         if object {
-            St::ObjFirst
+            ByteState::ObjFirst
         } else {
-            St::ArrFirst
+            ByteState::ArrFirst
         }
     }
 

@@ -15,8 +15,8 @@
 //! a number's bytes below the number limit; an opening bracket within the depth limit.
 
 use super::{
-    after_unicode_escape, hex_val, is_ws, number_step, utf8_lead, Machine, NumStep, St, LITERALS,
-    PLAIN, SIMPLE_ESCAPE,
+    after_unicode_escape, hex_val, is_ws, number_step, utf8_lead, ByteState, Machine, NumStep,
+    LITERALS, PLAIN, SIMPLE_ESCAPE,
 };
 
 impl Machine {
@@ -45,7 +45,7 @@ impl Machine {
         while i < input.len() {
             let b = input[i];
             let next = match st {
-                St::Str => {
+                ByteState::Str => {
                     if PLAIN[b as usize] {
                         i += 1;
                         while i < input.len() && PLAIN[input[i] as usize] {
@@ -55,31 +55,35 @@ impl Machine {
                     }
                     or_break!(self.short_string_byte(b))
                 }
-                St::Esc => or_break!(self.short_escape(b)),
-                St::Utf8 => or_break!(self.short_utf8(b)),
-                St::Hex => or_break!(self.short_hex(b)),
-                St::LowEsc if b == b'\\' => St::LowU,
-                St::LowU if b == b'u' => self.start_hex(true),
-                St::Colon => match b {
-                    b':' => St::Value,
+                ByteState::Esc => or_break!(self.short_escape(b)),
+                ByteState::Utf8 => or_break!(self.short_utf8(b)),
+                ByteState::Hex => or_break!(self.short_hex(b)),
+                ByteState::LowEsc if b == b'\\' => ByteState::LowU,
+                ByteState::LowU if b == b'u' => self.start_hex(true),
+                ByteState::Colon => match b {
+                    b':' => ByteState::Value,
                     _ if is_ws(b) => st,
                     _ => break,
                 },
-                St::ObjFirst | St::Key if b == b'"' => {
+                ByteState::ObjFirst | ByteState::Key if b == b'"' => {
                     self.in_key = true;
                     input = self.open_string(input, base, i);
-                    St::Str
+                    ByteState::Str
                 }
-                St::ObjFirst | St::Key => or_break!(self.short_key(st, b)),
-                St::Value | St::ArrFirst if b == b'"' => {
+                ByteState::ObjFirst | ByteState::Key => or_break!(self.short_key(st, b)),
+                ByteState::Value | ByteState::ArrFirst if b == b'"' => {
                     self.in_key = false;
                     input = self.open_string(input, base, i);
-                    St::Str
+                    ByteState::Str
                 }
-                St::Value | St::ArrFirst => or_break!(self.short_value(st, b, base + i as u64)),
-                St::After => or_break!(self.short_after(b)),
-                St::Lit => or_break!(self.short_literal(b)),
-                St::NumInt | St::NumFrac | St::NumExp if b.is_ascii_digit() => {
+                ByteState::Value | ByteState::ArrFirst => {
+                    or_break!(self.short_value(st, b, base + i as u64))
+                }
+                ByteState::After => or_break!(self.short_after(b)),
+                ByteState::Lit => or_break!(self.short_literal(b)),
+                ByteState::NumInt | ByteState::NumFrac | ByteState::NumExp
+                    if b.is_ascii_digit() =>
+                {
                     // A digit run, every byte below the number limit too.
                     let nlim =
                         (input.len() as u64).min(self.num_limit.saturating_sub(base)) as usize;
@@ -99,7 +103,7 @@ impl Machine {
                         // The number ended before `b`, inside a container: `b` is examined
                         // again after it.
                         self.num_limit = u64::MAX;
-                        st = St::After;
+                        st = ByteState::After;
                         continue;
                     }
                     _ => break,
@@ -122,32 +126,32 @@ impl Machine {
     /// byte machine must look (a closing quote that may end the top-level value, a bad
     /// byte).
     #[inline(always)]
-    fn short_string_byte(&mut self, b: u8) -> Option<St> {
+    fn short_string_byte(&mut self, b: u8) -> Option<ByteState> {
         match b {
-            b'\\' => Some(St::Esc),
+            b'\\' => Some(ByteState::Esc),
             b'"' if self.in_key => {
                 self.close_string();
-                Some(St::Colon)
+                Some(ByteState::Colon)
             }
             b'"' if self.depth > 0 => {
                 self.close_string();
-                Some(St::After)
+                Some(ByteState::After)
             }
             _ => {
                 let (need, lo, hi) = utf8_lead(b)?;
                 self.utf8_need = need;
                 self.utf8_lo = lo;
                 self.utf8_hi = hi;
-                Some(St::Utf8)
+                Some(ByteState::Utf8)
             }
         }
     }
 
     /// After `\\`.
     #[inline(always)]
-    fn short_escape(&mut self, b: u8) -> Option<St> {
+    fn short_escape(&mut self, b: u8) -> Option<ByteState> {
         if SIMPLE_ESCAPE[b as usize] {
-            Some(St::Str)
+            Some(ByteState::Str)
         } else if b == b'u' {
             Some(self.start_hex(false))
         } else {
@@ -157,16 +161,16 @@ impl Machine {
 
     /// A `\\u` escape begins (`low`: the second of a surrogate pair).
     #[inline(always)]
-    fn start_hex(&mut self, low: bool) -> St {
+    fn start_hex(&mut self, low: bool) -> ByteState {
         self.hex = 0;
         self.hex_n = 0;
         self.low = low;
-        St::Hex
+        ByteState::Hex
     }
 
     /// A continuation byte of a UTF-8 sequence.
     #[inline(always)]
-    fn short_utf8(&mut self, b: u8) -> Option<St> {
+    fn short_utf8(&mut self, b: u8) -> Option<ByteState> {
         if b < self.utf8_lo || b > self.utf8_hi {
             return None;
         }
@@ -174,20 +178,20 @@ impl Machine {
         self.utf8_lo = 0x80;
         self.utf8_hi = 0xBF;
         Some(if self.utf8_need == 0 {
-            St::Str
+            ByteState::Str
         } else {
-            St::Utf8
+            ByteState::Utf8
         })
     }
 
     /// A hex digit of a `\\u` escape.
     #[inline(always)]
-    fn short_hex(&mut self, b: u8) -> Option<St> {
+    fn short_hex(&mut self, b: u8) -> Option<ByteState> {
         let d = hex_val(b)?;
         let hex = (self.hex << 4) | d;
         let next = if self.hex_n < 3 {
             self.hex_n += 1;
-            St::Hex
+            ByteState::Hex
         } else {
             let next = after_unicode_escape(hex, self.low).ok()?;
             self.hex_n = 4;
@@ -200,11 +204,11 @@ impl Machine {
     /// Where a key may come (not its opening quote): an empty nested object's close, or
     /// whitespace.
     #[inline(always)]
-    fn short_key(&mut self, st: St, b: u8) -> Option<St> {
+    fn short_key(&mut self, st: ByteState, b: u8) -> Option<ByteState> {
         match b {
-            b'}' if st == St::ObjFirst && self.depth > 1 => {
+            b'}' if st == ByteState::ObjFirst && self.depth > 1 => {
                 self.depth -= 1;
-                Some(St::After)
+                Some(ByteState::After)
             }
             _ if is_ws(b) => Some(st),
             _ => None,
@@ -214,14 +218,14 @@ impl Machine {
     /// Where a value may come (not a string's opening quote), at offset `off`: a number,
     /// a literal or a container begins, an empty nested array closes, or whitespace.
     #[inline(always)]
-    fn short_value(&mut self, st: St, b: u8, off: u64) -> Option<St> {
+    fn short_value(&mut self, st: ByteState, b: u8, off: u64) -> Option<ByteState> {
         match b {
             b'1'..=b'9' | b'0' | b'-' => {
                 self.num_limit = off.saturating_add(self.limits.max_number_bytes);
                 Some(match b {
-                    b'-' => St::NumMinus,
-                    b'0' => St::NumZero,
-                    _ => St::NumInt,
+                    b'-' => ByteState::NumMinus,
+                    b'0' => ByteState::NumZero,
+                    _ => ByteState::NumInt,
                 })
             }
             b't' | b'f' | b'n' => {
@@ -231,12 +235,12 @@ impl Machine {
                     _ => 2,
                 };
                 self.lit_pos = 1;
-                Some(St::Lit)
+                Some(ByteState::Lit)
             }
             b'{' | b'[' if self.depth < self.limits.max_depth => Some(self.open_fast(b == b'{')),
-            b']' if st == St::ArrFirst && self.depth > 1 => {
+            b']' if st == ByteState::ArrFirst && self.depth > 1 => {
                 self.depth -= 1;
-                Some(St::After)
+                Some(ByteState::After)
             }
             _ if is_ws(b) => Some(st),
             _ => None,
@@ -246,18 +250,18 @@ impl Machine {
     /// After a value inside a container: a comma, a nested container's close, or
     /// whitespace.
     #[inline(always)]
-    fn short_after(&mut self, b: u8) -> Option<St> {
+    fn short_after(&mut self, b: u8) -> Option<ByteState> {
         match b {
             b',' => Some(if self.top_is_object() {
-                St::Key
+                ByteState::Key
             } else {
-                St::Value
+                ByteState::Value
             }),
             b'}' | b']' if self.depth > 1 && self.top_is_object() == (b == b'}') => {
                 self.depth -= 1;
-                Some(St::After)
+                Some(ByteState::After)
             }
-            _ if is_ws(b) => Some(St::After),
+            _ if is_ws(b) => Some(ByteState::After),
             _ => None,
         }
     }
@@ -265,16 +269,16 @@ impl Machine {
     /// Inside a literal: its next byte, up to its last, which only a nested literal takes
     /// here (a top-level one ends its value).
     #[inline(always)]
-    fn short_literal(&mut self, b: u8) -> Option<St> {
+    fn short_literal(&mut self, b: u8) -> Option<ByteState> {
         let lit = LITERALS[self.lit as usize];
         if b != lit[self.lit_pos as usize] {
             return None;
         }
         if self.lit_pos as usize + 1 == lit.len() {
-            return (self.depth > 0).then_some(St::After);
+            return (self.depth > 0).then_some(ByteState::After);
         }
         self.lit_pos += 1;
-        Some(St::Lit)
+        Some(ByteState::Lit)
     }
 
     /// A string opened at `input[i]` (the caller set `in_key`): set its limit and return
