@@ -6,7 +6,7 @@ use crate::common;
 
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};
-use toolstream::json::{reference, ErrorKind, Limits, Mode, Preview};
+use toolstream::json::{reference, Change, ErrorKind, Limits, Mode, PathStep, Preview};
 
 /// Push `text` cut at `cuts`; after every push the view (or the value it completed) must be
 /// what the reference reads from the bytes so far. Returns the completed values and the end.
@@ -291,6 +291,91 @@ proptest! {
             }
         }
     }
+}
+
+/// Push `text` cut at `cuts` with [`Preview::push_changes`]; after every push, the changes
+/// applied in order to the view the earlier ones built must give the view (or, once the
+/// value completed, the value). Returns the completed values.
+fn run_changes(text: &[u8], cuts: &[usize]) -> Vec<Json> {
+    let mut p = Preview::new(Mode::Any);
+    let (mut done, mut changes) = (Vec::new(), Vec::new());
+    let mut view: Option<Json> = None;
+    let mut prev = 0;
+    for &c in cuts.iter().chain(std::iter::once(&text.len())) {
+        let c = c.clamp(prev, text.len());
+        let before = done.len();
+        p.push_changes(&text[prev..c], &mut done, &mut changes)
+            .expect("valid JSON");
+        prev = c;
+        for ch in changes.drain(..) {
+            if let Change::Set { path, .. } = &ch {
+                if path.is_empty() {
+                    view = None;
+                }
+            }
+            ch.apply(&mut view);
+        }
+        if done.len() > before {
+            assert_eq!(
+                view.as_ref(),
+                done.last(),
+                "the changes built the completed value"
+            );
+            // Between values now: the next value's changes start from the root.
+            view = None;
+        } else {
+            assert_eq!(view.as_ref(), p.partial(), "the changes built the view");
+        }
+    }
+    // A top-level number completes only at the end.
+    done.extend(p.finish().expect("valid JSON"));
+    done
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The changes a push reports, applied in order, give the view after it, byte by byte
+    /// and at random cuts; the last ones complete serde_json's value.
+    #[test]
+    fn the_changes_applied_in_order_give_the_view(
+        v in arb_json(),
+        choices in prop::collection::vec(any::<u8>(), 0..64),
+        fracs in prop::collection::vec(any::<u16>(), 0..8),
+    ) {
+        let mut text = String::new();
+        write(&v, &mut choices.iter().copied().cycle(), &mut text);
+        let text = text.as_bytes();
+        let serde: Json = serde_json::from_slice(text).expect("the writer writes JSON");
+        let ones: Vec<usize> = (1..text.len()).collect();
+        prop_assert_eq!(run_changes(text, &ones), vec![serde.clone()]);
+        let mut cuts: Vec<usize> = fracs.iter().map(|&f| f as usize * (text.len() + 1) / 65536).collect();
+        cuts.sort_unstable();
+        prop_assert_eq!(run_changes(text, &cuts), vec![serde]);
+    }
+}
+
+/// A long string in small deltas: each push reports only the text it added, at the
+/// string's path (the cost of a change is the delta's, not the string's).
+#[test]
+fn a_growing_string_is_reported_as_its_appends() {
+    let text = format!(r#"{{"path":"a.rs","content":"{}"}}"#, "x".repeat(4096));
+    let mut p = Preview::new(Mode::Objects);
+    let (mut done, mut changes) = (Vec::new(), Vec::new());
+    let mut appended = 0;
+    for (i, d) in text.as_bytes().chunks(16).enumerate() {
+        p.push_changes(d, &mut done, &mut changes).unwrap();
+        for ch in changes.drain(..) {
+            if let Change::Append { path, text } = ch {
+                if path == [PathStep::Key("content".into())] {
+                    assert!(text.len() <= 16, "push {i} reported {} bytes", text.len());
+                    appended += text.len();
+                }
+            }
+        }
+    }
+    assert_eq!(appended, 4096);
+    assert_eq!(done.len(), 1);
 }
 
 /// The conformance suite's accepted files: whole and byte by byte, the completed value is

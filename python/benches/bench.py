@@ -12,8 +12,9 @@
    - toolstream.events.
 2. Previews: one arguments object (a 64 KiB string, a file being written) in 16-byte deltas,
    the view read after every delta: jiter's partial mode and partial-json-parser re-parse the
-   accumulated text each time (what user interfaces do); toolstream keeps a view each delta
-   extends.
+   accumulated text each time (what user interfaces do); toolstream reports what each delta
+   changed (Preview.update), applied to the interface's own model, or builds its view anew
+   (Preview.partial).
 """
 
 import json
@@ -161,7 +162,35 @@ def main():
             last = s.partial()
         return last
 
-    timings.append(("toolstream.Preview", best(ts_preview, rounds=3)[0]))
+    timings.append(("toolstream.Preview, partial() after each push", best(ts_preview, rounds=3)[0]))
+
+    def ts_update():
+        # A user interface's own model, kept from the changes: each string is its widget's
+        # pieces (a text widget appends; it does not rebuild the text per delta).
+        s = toolstream.Preview()
+        model = None
+        for d in deltas:
+            for op, path, v in s.update(d.encode()):
+                if isinstance(v, str):
+                    v = [v]
+                if not path:
+                    model = v
+                    continue
+                target = model
+                for step in path[:-1]:
+                    target = target[step]
+                last = path[-1]
+                if op == "append":
+                    target[last].extend(v)
+                elif isinstance(target, list):
+                    target.append(v)
+                else:
+                    target[last] = v
+        return model
+
+    got = ts_update()
+    assert "".join(got["content"]) == json.loads(text)["content"], "the same view"
+    timings.insert(0, ("toolstream.Preview, update() changes applied", best(ts_update, rounds=3)[0]))
     try:
         import jiter
 
@@ -197,7 +226,7 @@ def main():
     ts = timings[0][1]
     for name, t in timings[1:]:
         print()
-        print("toolstream.Preview / %s: %.0fx" % (name, t / ts))
+        print("toolstream.Preview.update / %s: %.0fx" % (name, t / ts))
 
 
 if __name__ == "__main__":

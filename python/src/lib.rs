@@ -11,8 +11,9 @@
 use bytes::Bytes;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use toolstream::assemble::{Event, Policy};
@@ -128,7 +129,7 @@ impl Stream {
             .ok_or_else(|| PyValueError::new_err("push after finish"))?;
         let chunk = Bytes::copy_from_slice(data);
         let mut events = Vec::new();
-        py.allow_threads(|| s.push(chunk, &mut events));
+        unlocked(py, chunk.len(), || s.push(chunk, &mut events));
         let out = PyList::empty(py);
         for e in &events {
             out.append(event_dict(py, e)?)?;
@@ -191,7 +192,7 @@ impl Splitter {
             .ok_or_else(|| PyValueError::new_err("push after finish"))?;
         let chunk = Bytes::copy_from_slice(data);
         let mut values = Vec::new();
-        let r = py.allow_threads(|| s.push(chunk, &mut values));
+        let r = unlocked(py, chunk.len(), || s.push(chunk, &mut values));
         let out = PyList::empty(py);
         for v in &values {
             out.append(PyBytes::new(py, v.bytes()))?;
@@ -218,6 +219,9 @@ impl Splitter {
 #[pyclass(module = "toolstream._toolstream")]
 struct Preview {
     inner: json::Preview,
+    /// The path of the last change and its Python tuple: a string growing delta after
+    /// delta reports the same path each time, built once.
+    last_path: Option<(Vec<json::PathStep>, Py<PyTuple>)>,
 }
 
 #[pymethods]
@@ -228,6 +232,7 @@ impl Preview {
         let mode = if any { Mode::Any } else { Mode::Objects };
         Preview {
             inner: json::Preview::new(mode),
+            last_path: None,
         }
     }
 
@@ -235,10 +240,41 @@ impl Preview {
     fn push<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
         let mut done = Vec::new();
         let p = &mut self.inner;
-        let r = py.allow_threads(|| p.push(data, &mut done));
+        let r = unlocked(py, data.len(), || p.push(data, &mut done));
         let out = PyList::empty(py);
         for v in &done {
             out.append(to_py(py, v)?)?;
+        }
+        r.map_err(|e| json_error(&e))?;
+        Ok(out)
+    }
+
+    /// Push bytes; what they changed in the view, in order, as tuples: `("set", path,
+    /// value)` (a value began: an object, array or string empty, a number or literal
+    /// whole) and `("append", path, text)` (text added to a string). A path is a tuple of
+    /// keys and indices, `()` for the root; a value that completes ends with its last
+    /// change (the next value starts again from `()`). The cost is what the bytes add,
+    /// not the view's size.
+    fn update<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let (mut done, mut changes) = (Vec::new(), Vec::new());
+        let p = &mut self.inner;
+        let r = unlocked(py, data.len(), || {
+            p.push_changes(data, &mut done, &mut changes)
+        });
+        let out = PyList::empty(py);
+        for c in changes {
+            let item = match c {
+                json::Change::Set { path, value } => {
+                    let path = self.py_path(py, path)?;
+                    (intern!(py, "set"), path, to_py(py, &value)?).into_pyobject(py)?
+                }
+                json::Change::Append { path, text } => {
+                    let path = self.py_path(py, path)?;
+                    (intern!(py, "append"), path, PyString::new(py, &text)).into_pyobject(py)?
+                }
+                _ => continue,
+            };
+            out.append(item)?;
         }
         r.map_err(|e| json_error(&e))?;
         Ok(out)
@@ -254,6 +290,46 @@ impl Preview {
         }
     }
 }
+
+impl Preview {
+    /// A view path as a tuple of keys (str) and indices (int); the last one's tuple again
+    /// when the path is the same.
+    fn py_path<'py>(
+        &mut self,
+        py: Python<'py>,
+        path: Vec<json::PathStep>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some((last, tuple)) = &self.last_path {
+            if *last == path {
+                return Ok(tuple.bind(py).clone());
+            }
+        }
+        let items: Vec<Bound<'py, PyAny>> = path
+            .iter()
+            .map(|s| match s {
+                json::PathStep::Key(k) => PyString::new(py, k).into_any(),
+                json::PathStep::Index(i) => PyInt::new(py, *i).into_any(),
+            })
+            .collect();
+        let tuple = PyTuple::new(py, items)?;
+        self.last_path = Some((path, tuple.clone().unbind()));
+        Ok(tuple)
+    }
+}
+
+/// Run `f` with the GIL released when `len` bytes are worth it: releasing and taking it
+/// back costs more than parsing a delta of a few dozen bytes, and other threads gain
+/// nothing from a pause that short.
+fn unlocked<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send) -> T {
+    if len >= UNLOCK_BYTES {
+        py.allow_threads(f)
+    } else {
+        f()
+    }
+}
+
+/// Pushes of this many bytes or more release the GIL while they are parsed.
+const UNLOCK_BYTES: usize = 4096;
 
 fn provider(name: &str) -> PyResult<Provider> {
     Provider::from_name(name)

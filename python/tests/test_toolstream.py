@@ -114,6 +114,64 @@ def test_preview_shows_arguments_while_they_arrive():
     assert p.push(b'in.rs"}') == [{"path": "src/main.rs"}]
 
 
+def apply(view, change):
+    """A user interface's own model, kept up to date from Preview.update's changes."""
+    op, path, v = change
+    if not path:
+        return v
+    target = view
+    for step in path[:-1]:
+        target = target[step]
+    last = path[-1]
+    if op == "set":
+        if isinstance(target, list):
+            assert last == len(target)
+            target.append(v)
+        else:
+            target[last] = v
+    else:
+        target[last] += v
+    return view
+
+
+def test_preview_update_reports_what_each_delta_changed():
+    p = toolstream.Preview()
+    assert p.update(b'{"path": "src/ma') == [("set", (), {}), ("set", ("path",), ""), ("append", ("path",), "src/ma")]
+    assert p.update(b"in.rs") == [("append", ("path",), "in.rs")]
+    assert p.update(b'", "n": [1, {"a": t') == [
+        ("set", ("n",), []),
+        ("set", ("n", 0), 1),
+        ("set", ("n", 1), {}),
+    ]
+    assert p.update(b"rue}]}") == [("set", ("n", 1, "a"), True)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+        max_leaves=20,
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=8),
+)
+def test_preview_changes_applied_in_order_give_the_view(value, cuts):
+    data = json.dumps({"v": value}).encode()
+    p = toolstream.Preview()
+    view = None
+    i, k = 0, 0
+    while i < len(data):
+        n = cuts[k % len(cuts)]
+        k += 1
+        done = []
+        for change in p.update(data[i : i + n]):
+            view = apply(view, change)
+        i += n
+        if i < len(data):
+            assert view == p.partial()
+    assert view == {"v": value}
+
+
 def test_repair_request():
     body = {"messages": [{"role": "assistant", "tool_calls": [
         {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x":1}{"x":2}'}}]}]}

@@ -23,7 +23,7 @@ pub mod reference;
 mod splitter;
 
 pub use error::{Error, ErrorKind};
-pub use preview::Preview;
+pub use preview::{Change, PathStep, Preview};
 pub use splitter::{Splitter, State, Value};
 
 /// Which top-level values a [`Splitter`] accepts.

@@ -55,6 +55,84 @@ pub struct Preview {
     builder: Builder,
 }
 
+/// One step of a path into a JSON value: an object member's key or an array element's
+/// index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathStep {
+    /// An object member, by its key.
+    Key(String),
+    /// An array element, by its index.
+    Index(usize),
+}
+
+/// One change to a [`Preview`]'s view ([`Preview::push_changes`]). Applying the changes in
+/// order to an empty view gives the view: `Set` puts `value` at `path` (an empty path is
+/// the root; in an object it adds or replaces the member, in an array it adds the element,
+/// whose index is always the array's length), and `Append` adds `text` to the string at
+/// `path`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Change {
+    /// A value began at `path`: an object, array or string as it starts (empty), or a
+    /// number, `true`, `false` or `null` whole.
+    Set {
+        /// Where.
+        path: Vec<PathStep>,
+        /// The value as it starts.
+        value: Json,
+    },
+    /// Text was added to the string at `path`.
+    Append {
+        /// Where.
+        path: Vec<PathStep>,
+        /// The text added (whole characters: an escape or a UTF-8 sequence cut by the chunk
+        /// end comes with the next chunk).
+        text: String,
+    },
+}
+
+impl Change {
+    /// Apply the change to `view` (the view as the changes before this one left it).
+    /// Changes that do not fit `view` (not from the same preview, or out of order) leave it
+    /// as it is.
+    pub fn apply(&self, view: &mut Option<Json>) {
+        match self {
+            Change::Set { path, value } => {
+                let Some((last, outer)) = path.split_last() else {
+                    *view = Some(value.clone());
+                    return;
+                };
+                match (view.as_mut().and_then(|v| at(v, outer)), last) {
+                    (Some(Json::Object(m)), PathStep::Key(k)) => {
+                        m.insert(k.clone(), value.clone());
+                    }
+                    (Some(Json::Array(a)), PathStep::Index(i)) if *i == a.len() => {
+                        a.push(value.clone());
+                    }
+                    _ => {}
+                }
+            }
+            Change::Append { path, text } => {
+                if let Some(Json::String(s)) = view.as_mut().and_then(|v| at(v, path)) {
+                    s.push_str(text);
+                }
+            }
+        }
+    }
+}
+
+/// The value at `path` inside `v`.
+fn at<'a>(mut v: &'a mut Json, path: &[PathStep]) -> Option<&'a mut Json> {
+    for step in path {
+        v = match (v, step) {
+            (Json::Object(m), PathStep::Key(k)) => m.get_mut(k)?,
+            (Json::Array(a), PathStep::Index(i)) => a.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
 impl Preview {
     /// A preview with the default [`Limits`].
     pub fn new(mode: Mode) -> Self {
@@ -91,6 +169,45 @@ impl Preview {
         }
         self.scratch.clear();
         checked
+    }
+
+    /// [`Preview::push`], and what the chunk changed in the view, in order, appended to
+    /// `changes`: a value that began (an object, array or string empty, a number or
+    /// literal whole) and text added to a string. Applied in order to a copy of the view
+    /// (see [`Change`]), they give [`Preview::partial`] after this chunk; a value that
+    /// completes comes out in `out` as with [`Preview::push`], and the next value's changes
+    /// start from its root (an empty path) again. This costs what the chunk adds, not the
+    /// view's size: the way to show a long string growing (a file being written) without
+    /// building it again for every fragment.
+    ///
+    /// ```
+    /// use toolstream::json::{Change, Mode, PathStep, Preview};
+    ///
+    /// let mut p = Preview::new(Mode::Objects);
+    /// let (mut done, mut changes) = (Vec::new(), Vec::new());
+    /// p.push_changes(br#"{"path": "src/ma"#, &mut done, &mut changes).unwrap();
+    /// changes.clear();
+    /// p.push_changes(b"in.rs", &mut done, &mut changes).unwrap();
+    /// assert_eq!(
+    ///     changes,
+    ///     [Change::Append { path: vec![PathStep::Key("path".into())], text: "in.rs".into() }]
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Preview::push`]; the changes of the bytes before the error are in `changes`.
+    pub fn push_changes(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<Json>,
+        changes: &mut Vec<Change>,
+    ) -> Result<(), Error> {
+        self.builder.record = true;
+        let r = self.push(chunk, out);
+        self.builder.record = false;
+        changes.append(&mut self.builder.changes);
+        r
     }
 
     /// The value in progress as it stands (see the type's docs for what shows), or `None`
@@ -163,11 +280,13 @@ enum Lex {
     InLiteral,
 }
 
-/// An open container: for an object, the key of the member being built.
+/// An open container: for an object, the key of the member being built; for an array,
+/// how many elements have begun (the one being built is the last).
 #[derive(Clone, Debug)]
 struct Frame {
     object: bool,
     key: String,
+    len: usize,
 }
 
 /// The string escape in progress.
@@ -207,6 +326,9 @@ pub(crate) struct Builder {
     /// The number or literal in progress.
     scalar: Vec<u8>,
     literal_left: u8,
+    /// Whether the changes to the tree are recorded in `changes` ([`Preview::push_changes`]).
+    record: bool,
+    changes: Vec<Change>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -317,6 +439,7 @@ impl Builder {
                 self.frames.push(Frame {
                     object: true,
                     key: String::new(),
+                    len: 0,
                 });
                 self.lex = Lex::Key;
             }
@@ -325,6 +448,7 @@ impl Builder {
                 self.frames.push(Frame {
                     object: false,
                     key: String::new(),
+                    len: 0,
                 });
                 self.lex = Lex::Value;
             }
@@ -352,6 +476,16 @@ impl Builder {
     /// A value begins: into the innermost container, or as the root.
     fn insert(&mut self, v: Json) {
         self.nodes += 1;
+        if let Some(f) = self.frames.last_mut().filter(|f| !f.object) {
+            f.len += 1;
+        }
+        if self.record {
+            let path = self.path();
+            self.changes.push(Change::Set {
+                path,
+                value: v.clone(),
+            });
+        }
         let Some((last, outer)) = self.frames.split_last() else {
             self.root = Some(v);
             return;
@@ -508,14 +642,34 @@ impl Builder {
                 _ => None,
             },
         };
+        let text = String::from_utf8_lossy(&self.text[..whole]);
         if let Some(Json::String(t)) = target {
-            match std::str::from_utf8(&self.text[..whole]) {
-                Ok(s) => t.push_str(s),
-                // Checked by the splitter; never taken on valid input.
-                Err(_) => t.push_str(&String::from_utf8_lossy(&self.text[..whole])),
-            }
+            // Checked by the splitter: lossless on valid input.
+            t.push_str(&text);
+        }
+        if self.record {
+            let text = text.into_owned();
+            self.changes.push(Change::Append {
+                path: self.path(),
+                text,
+            });
         }
         self.text.drain(..whole);
+    }
+
+    /// Where the value being built lies: each open container's member key or element
+    /// index, outermost first.
+    fn path(&self) -> Vec<PathStep> {
+        self.frames
+            .iter()
+            .map(|f| {
+                if f.object {
+                    PathStep::Key(f.key.clone())
+                } else {
+                    PathStep::Index(f.len.saturating_sub(1))
+                }
+            })
+            .collect()
     }
 }
 
