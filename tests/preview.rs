@@ -367,7 +367,7 @@ fn a_growing_string_is_reported_as_its_appends() {
         p.push_changes(d, &mut done, &mut changes).unwrap();
         for ch in changes.drain(..) {
             if let Change::Append { path, text } = ch {
-                if path == [PathStep::Key("content".into())] {
+                if *path == [PathStep::Key("content".into())] {
                     assert!(text.len() <= 16, "push {i} reported {} bytes", text.len());
                     appended += text.len();
                 }

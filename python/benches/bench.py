@@ -165,27 +165,28 @@ def main():
     timings.append(("toolstream.Preview, partial() after each push", best(ts_preview, rounds=3)[0]))
 
     def ts_update():
-        # A user interface's own model, kept from the changes: each string is its widget's
-        # pieces (a text widget appends; it does not rebuild the text per delta).
+        # A user interface's own model, kept from the changes: the structure as it grows,
+        # and each string its widget's pieces, found by path (a text widget appends; it
+        # does not rebuild the text for every delta).
         s = toolstream.Preview()
-        model = None
+        model, widgets = None, {}
         for d in deltas:
             for op, path, v in s.update(d.encode()):
+                if op == "append":
+                    widgets[path].append(v)
+                    continue
                 if isinstance(v, str):
-                    v = [v]
+                    v = widgets[path] = [v]
                 if not path:
                     model = v
                     continue
                 target = model
                 for step in path[:-1]:
                     target = target[step]
-                last = path[-1]
-                if op == "append":
-                    target[last].extend(v)
-                elif isinstance(target, list):
+                if isinstance(target, list):
                     target.append(v)
                 else:
-                    target[last] = v
+                    target[path[-1]] = v
         return model
 
     got = ts_update()

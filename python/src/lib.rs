@@ -8,6 +8,8 @@
 
 #![deny(missing_docs)]
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -221,7 +223,9 @@ struct Preview {
     inner: json::Preview,
     /// The path of the last change and its Python tuple: a string growing delta after
     /// delta reports the same path each time, built once.
-    last_path: Option<(Vec<json::PathStep>, Py<PyTuple>)>,
+    last_path: Option<(Arc<[json::PathStep]>, Py<PyTuple>)>,
+    /// The changes of a push, kept for the next one's (no allocation per push).
+    changes: Vec<json::Change>,
 }
 
 #[pymethods]
@@ -233,6 +237,7 @@ impl Preview {
         Preview {
             inner: json::Preview::new(mode),
             last_path: None,
+            changes: Vec::new(),
         }
     }
 
@@ -256,14 +261,15 @@ impl Preview {
     /// change (the next value starts again from `()`). The cost is what the bytes add,
     /// not the view's size.
     fn update<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
-        let (mut done, mut changes) = (Vec::new(), Vec::new());
+        let mut done = Vec::new();
+        let mut changes = std::mem::take(&mut self.changes);
         let p = &mut self.inner;
         let r = unlocked(py, data.len(), || {
             p.push_changes(data, &mut done, &mut changes)
         });
-        let out = PyList::empty(py);
-        for c in changes {
-            let item = match c {
+        let mut items = Vec::with_capacity(changes.len());
+        for c in changes.drain(..) {
+            items.push(match c {
                 json::Change::Set { path, value } => {
                     let path = self.py_path(py, path)?;
                     (intern!(py, "set"), path, to_py(py, &value)?).into_pyobject(py)?
@@ -273,11 +279,11 @@ impl Preview {
                     (intern!(py, "append"), path, PyString::new(py, &text)).into_pyobject(py)?
                 }
                 _ => continue,
-            };
-            out.append(item)?;
+            });
         }
+        self.changes = changes;
         r.map_err(|e| json_error(&e))?;
-        Ok(out)
+        PyList::new(py, items)
     }
 
     /// The view of the value in progress, or None. Built anew on each call (Python objects
@@ -297,10 +303,10 @@ impl Preview {
     fn py_path<'py>(
         &mut self,
         py: Python<'py>,
-        path: Vec<json::PathStep>,
+        path: Arc<[json::PathStep]>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         if let Some((last, tuple)) = &self.last_path {
-            if *last == path {
+            if Arc::ptr_eq(last, &path) || *last == path {
                 return Ok(tuple.bind(py).clone());
             }
         }

@@ -10,6 +10,8 @@
 //! valid JSON; the first invalid byte stops it with the splitter's [`Error`] (offset, kind,
 //! bytes), and the tree keeps what came before it.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Number, Value as Json};
 
 use super::{Error, Limits, Mode, Splitter, Value};
@@ -76,15 +78,15 @@ pub enum Change {
     /// A value began at `path`: an object, array or string as it starts (empty), or a
     /// number, `true`, `false` or `null` whole.
     Set {
-        /// Where.
-        path: Vec<PathStep>,
+        /// Where (shared between the changes at one place: cloning it is free).
+        path: Arc<[PathStep]>,
         /// The value as it starts.
         value: Json,
     },
     /// Text was added to the string at `path`.
     Append {
-        /// Where.
-        path: Vec<PathStep>,
+        /// Where (shared between the changes at one place: cloning it is free).
+        path: Arc<[PathStep]>,
         /// The text added (whole characters: an escape or a UTF-8 sequence cut by the chunk
         /// end comes with the next chunk).
         text: String,
@@ -190,7 +192,7 @@ impl Preview {
     /// p.push_changes(b"in.rs", &mut done, &mut changes).unwrap();
     /// assert_eq!(
     ///     changes,
-    ///     [Change::Append { path: vec![PathStep::Key("path".into())], text: "in.rs".into() }]
+    ///     [Change::Append { path: vec![PathStep::Key("path".into())].into(), text: "in.rs".into() }]
     /// );
     /// ```
     ///
@@ -329,6 +331,9 @@ pub(crate) struct Builder {
     /// Whether the changes to the tree are recorded in `changes` ([`Preview::push_changes`]).
     record: bool,
     changes: Vec<Change>,
+    /// The path of the value being built, while the open containers stay as they are (a
+    /// string growing push after push is reported at one shared path).
+    path: Option<Arc<[PathStep]>>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -441,6 +446,7 @@ impl Builder {
                     key: String::new(),
                     len: 0,
                 });
+                self.path = None;
                 self.lex = Lex::Key;
             }
             b'[' => {
@@ -450,6 +456,7 @@ impl Builder {
                     key: String::new(),
                     len: 0,
                 });
+                self.path = None;
                 self.lex = Lex::Value;
             }
             b'"' => {
@@ -478,6 +485,7 @@ impl Builder {
         self.nodes += 1;
         if let Some(f) = self.frames.last_mut().filter(|f| !f.object) {
             f.len += 1;
+            self.path = None;
         }
         if self.record {
             let path = self.path();
@@ -534,6 +542,7 @@ impl Builder {
 
     fn close(&mut self, out: &mut Vec<Json>) {
         self.frames.pop();
+        self.path = None;
         self.value_done(out);
     }
 
@@ -546,7 +555,7 @@ impl Builder {
                 continue;
             }
             let rest = &bytes[i..];
-            match memchr::memchr2(b'"', b'\\', rest) {
+            match quote_or_backslash(rest) {
                 None => {
                     self.text.extend_from_slice(rest);
                     return bytes.len();
@@ -619,6 +628,7 @@ impl Builder {
             if let Some(f) = self.frames.last_mut() {
                 f.key = key;
             }
+            self.path = None;
             self.lex = Lex::Colon;
         } else {
             self.flush_text();
@@ -642,34 +652,40 @@ impl Builder {
                 _ => None,
             },
         };
-        let text = String::from_utf8_lossy(&self.text[..whole]);
+        let text = match std::str::from_utf8(&self.text[..whole]) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            // Checked by the splitter; never taken on valid input.
+            Err(_) => String::from_utf8_lossy(&self.text[..whole]),
+        };
         if let Some(Json::String(t)) = target {
-            // Checked by the splitter: lossless on valid input.
             t.push_str(&text);
         }
         if self.record {
             let text = text.into_owned();
-            self.changes.push(Change::Append {
-                path: self.path(),
-                text,
-            });
+            let path = self.path();
+            self.changes.push(Change::Append { path, text });
         }
         self.text.drain(..whole);
     }
 
     /// Where the value being built lies: each open container's member key or element
     /// index, outermost first.
-    fn path(&self) -> Vec<PathStep> {
-        self.frames
-            .iter()
-            .map(|f| {
-                if f.object {
-                    PathStep::Key(f.key.clone())
-                } else {
-                    PathStep::Index(f.len.saturating_sub(1))
-                }
+    fn path(&mut self) -> Arc<[PathStep]> {
+        let frames = &self.frames;
+        self.path
+            .get_or_insert_with(|| {
+                frames
+                    .iter()
+                    .map(|f| {
+                        if f.object {
+                            PathStep::Key(f.key.clone())
+                        } else {
+                            PathStep::Index(f.len.saturating_sub(1))
+                        }
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
     }
 }
 
@@ -685,6 +701,17 @@ fn walk<'a>(root: &'a mut Option<Json>, frames: &[Frame]) -> Option<&'a mut Json
         };
     }
     Some(cur)
+}
+
+/// The first `"` or `\\` in `b`. A delta is a few dozen bytes at most, as a rule: a plain
+/// loop finds it there for less than the vector search's set-up costs.
+#[inline]
+fn quote_or_backslash(b: &[u8]) -> Option<usize> {
+    if b.len() < 64 {
+        b.iter().position(|&c| c == b'"' || c == b'\\')
+    } else {
+        memchr::memchr2(b'"', b'\\', b)
+    }
 }
 
 /// Bytes at the end of `b` that begin a UTF-8 sequence not yet complete (0 to 3).
