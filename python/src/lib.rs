@@ -42,7 +42,15 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
             } else if let Some(u) = n.as_u64() {
                 u.into_pyobject(py)?.into_any()
             } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+                // The literal (serde_json's arbitrary_precision keeps it): an integer of any
+                // size is a Python int and anything else a float, as `json.loads` decides.
+                let text = n.to_string();
+                let builtins = py.import("builtins")?;
+                if text.bytes().all(|b| b == b'-' || b.is_ascii_digit()) {
+                    builtins.getattr("int")?.call1((text,))?
+                } else {
+                    builtins.getattr("float")?.call1((text,))?
+                }
             }
         }
         Value::String(s) => s.into_pyobject(py)?.into_any(),

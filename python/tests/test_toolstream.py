@@ -14,7 +14,7 @@ import sys
 import threading
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import toolstream
@@ -155,6 +155,9 @@ def test_preview_update_reports_what_each_delta_changed():
     ),
     cuts=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=8),
 )
+# Integers beyond 64 bits stay exact ints, as json.loads gives them (not floats).
+@example(value=-9223372036854775809, cuts=[1])
+@example(value=[18446744073709551616, -(10**40)], cuts=[3, 1])
 def test_preview_changes_applied_in_order_give_the_view(value, cuts):
     data = json.dumps({"v": value}).encode()
     p = toolstream.Preview()
@@ -170,6 +173,25 @@ def test_preview_changes_applied_in_order_give_the_view(value, cuts):
         if i < len(data):
             assert view == p.partial()
     assert view == {"v": value}
+
+
+def test_numbers_are_what_json_loads_gives():
+    text = b'{"big": 123456789012345678901234567890, "neg": -9223372036854775809, "f": 1.5e3, "e": 1E2}'
+    (whole,) = toolstream.Preview().push(text)
+    assert whole == json.loads(text)
+    assert [type(v) for v in whole.values()] == [int, int, float, float]
+    assert list(whole) == ["big", "neg", "f", "e"]
+    p = toolstream.Preview()
+    p.push(text[:-1] + b" ")
+    assert p.partial() == json.loads(text)
+    args = json.dumps(json.dumps({"id": 2**70, "x": 0.1}))[1:-1]
+    sse = (
+        'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function",'
+        '"function":{"name":"f","arguments":"%s"}}]}}]}\n\ndata: [DONE]\n\n' % args
+    ).encode()
+    calls = [e for e in toolstream.events([sse], "openai") if e["type"] == "tool_call"]
+    assert calls[0]["arguments"] == {"id": 2**70, "x": 0.1}
+    assert type(calls[0]["arguments"]["id"]) is int
 
 
 def test_repair_request():
