@@ -113,6 +113,7 @@ pub mod scan;
 pub mod schema;
 mod serialize;
 pub mod sse;
+pub mod text_calls;
 
 // The README's Rust examples are compiled and run as doctests.
 #[cfg(doctest)]

@@ -84,6 +84,9 @@ mod splitter;
 #[path = "sse.rs"]
 mod sse;
 
+#[path = "text_calls.rs"]
+mod text_calls;
+
 /// Every file in `tests/` is a module of this binary (with `autotests = false`, a file
 /// left out would silently never run).
 #[test]

@@ -1,0 +1,682 @@
+//! Tool calls written into the assistant's text by models served without a tool parser:
+//! found while the text streams, taken out of it, and handed over as calls — only for the
+//! tools the request declared (fail-closed).
+//!
+//! # How it works
+//!
+//! An [`Extractor`] is fed the assistant's text deltas. Text passes through at once, except
+//! the few bytes at the end of a delta that could still be the start of a marker (at most
+//! one marker's length, held until the next delta says). A marker's first byte (`<` or `[`)
+//! is found with `memchr`, so plain text costs one search per delta. After an opening
+//! marker the call's bytes are collected, bounded by [`MAX_CALL_BYTES`], until the call
+//! ends: at its closing tag for the tagged families, or where its JSON value closes (the
+//! strict splitter says) for the others. Then the call is read by its family's rules:
+//!
+//! * its name must be one of the declared tools ([`Tools`]); otherwise the markup is
+//!   handed back as text, byte for byte (a model's look-alike, or a call to a tool nobody
+//!   declared, is never run);
+//! * its arguments must be one JSON object, strictly valid (checked by
+//!   [`Splitter`]); otherwise it is a [`Piece::Failed`] with the raw
+//!   bytes;
+//! * the XML families' parameter values are typed by the tool's declared JSON Schema: a
+//!   string parameter stays a string, an integer one becomes a number.
+//!
+//! Every byte of input comes out once, as text or inside a call or a failure, whatever the
+//! cuts between deltas: the same pieces whole, byte by byte or cut anywhere.
+//!
+//! # Families
+//!
+//! | [`Family`] | written as |
+//! |---|---|
+//! | `hermes` (Hermes, Qwen 2.5 and 3) | `<tool_call>{"name": "f", "arguments": {...}}</tool_call>` |
+//! | `qwen3_coder` | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
+//! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]`, or `[TOOL_CALLS]f[ARGS]{...}` |
+//! | `llama` (Llama 3.1–3.3) | `<\|python_tag\|>{"name": "f", "parameters": {...}}` |
+//!
+//! `hermes` and `qwen3_coder` share the opening tag: either payload is read after it.
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::json::{Mode, Splitter};
+
+/// The longest a call's markup may be, opening marker to closing one. Longer, it is a
+/// failure (its bytes kept in [`Piece::Failed::raw`]), and the text goes on after it.
+pub const MAX_CALL_BYTES: usize = 1 << 20;
+
+/// How a model family writes its calls into text (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Family {
+    /// `<tool_call>` and a JSON object (Hermes, Qwen 2.5 and 3).
+    Hermes,
+    /// `<tool_call>` and `<function=...>` with `<parameter=...>` (Qwen3-Coder).
+    Qwen3Coder,
+    /// `[TOOL_CALLS]` and a JSON array, or a name and `[ARGS]` (Mistral).
+    Mistral,
+    /// `<|python_tag|>` and a JSON object (Llama 3.1–3.3).
+    Llama,
+}
+
+impl Family {
+    /// Every family, in the order `auto` tries their markers.
+    pub const ALL: &'static [Family] = &[
+        Family::Hermes,
+        Family::Qwen3Coder,
+        Family::Mistral,
+        Family::Llama,
+    ];
+
+    /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Hermes => "hermes",
+            Family::Qwen3Coder => "qwen3_coder",
+            Family::Mistral => "mistral",
+            Family::Llama => "llama",
+        }
+    }
+
+    /// The family of a name, as [`Family::name`] spells it.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    fn opener(self) -> Opener {
+        match self {
+            Family::Hermes | Family::Qwen3Coder => Opener::ToolCallTag,
+            Family::Mistral => Opener::MistralToken,
+            Family::Llama => Opener::PythonTag,
+        }
+    }
+}
+
+/// The opening markers, each with how its call ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opener {
+    /// `<tool_call>`, ended by `</tool_call>`.
+    ToolCallTag,
+    /// `[TOOL_CALLS]`, ended where its JSON closes.
+    MistralToken,
+    /// `<|python_tag|>`, ended where its JSON closes.
+    PythonTag,
+}
+
+impl Opener {
+    fn text(self) -> &'static str {
+        match self {
+            Opener::ToolCallTag => "<tool_call>",
+            Opener::MistralToken => "[TOOL_CALLS]",
+            Opener::PythonTag => "<|python_tag|>",
+        }
+    }
+}
+
+const CLOSE_TAG: &str = "</tool_call>";
+
+/// The longest name Mistral's `name[ARGS]` form may have before `[ARGS]` (a search that
+/// starts again at every delta stays bounded by it).
+const MAX_NAME_BYTES: usize = 256;
+
+/// The tools a request declared: the allow-list, and each one's parameters schema (which
+/// types the XML families' values).
+#[derive(Clone, Debug, Default)]
+pub struct Tools {
+    schemas: HashMap<String, Value>,
+}
+
+impl Tools {
+    /// The tools of a request body: OpenAI's `tools[].function` (`name`, `parameters`),
+    /// Anthropic's `tools[]` (`name`, `input_schema`), or Gemini's
+    /// `tools[].functionDeclarations[]` (`name`, `parameters`).
+    pub fn from_request(body: &Value) -> Tools {
+        let mut schemas = HashMap::new();
+        let mut add = |name: Option<&Value>, schema: Option<&Value>| {
+            if let Some(Value::String(n)) = name {
+                schemas.insert(n.clone(), schema.cloned().unwrap_or(Value::Null));
+            }
+        };
+        for t in body["tools"].as_array().into_iter().flatten() {
+            if let Some(f) = t.get("function") {
+                add(f.get("name"), f.get("parameters"));
+            } else if let Some(decls) = t.get("functionDeclarations").and_then(Value::as_array) {
+                for d in decls {
+                    add(d.get("name"), d.get("parameters"));
+                }
+            } else {
+                add(t.get("name"), t.get("input_schema"));
+            }
+        }
+        Tools { schemas }
+    }
+
+    /// Tools by name alone (no schemas: the XML families' values stay strings).
+    pub fn from_names<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Tools {
+        Tools {
+            schemas: names.into_iter().map(|n| (n.into(), Value::Null)).collect(),
+        }
+    }
+
+    /// Whether `name` was declared.
+    pub fn contains(&self, name: &str) -> bool {
+        self.schemas.contains_key(name)
+    }
+
+    /// The declared JSON Schema type of parameter `param` of tool `name`, if it says one.
+    fn param_type(&self, name: &str, param: &str) -> Option<&str> {
+        self.schemas.get(name)?["properties"][param]["type"].as_str()
+    }
+}
+
+/// What the extractor hands over, in the order of the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Text with the calls taken out.
+    Text(String),
+    /// A call to a declared tool.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments: one strictly valid JSON object.
+        arguments: String,
+    },
+    /// Markup of a declared tool's call that could not be read (arguments that are not one
+    /// JSON object, a call cut off by the end of the text or over [`MAX_CALL_BYTES`]).
+    Failed {
+        /// The tool's name.
+        name: String,
+        /// What was wrong.
+        message: String,
+        /// The call's markup as it came.
+        raw: String,
+    },
+}
+
+/// Where the extractor stands.
+#[derive(Debug)]
+enum State {
+    /// In text: `pending` holds what may still begin a marker.
+    Text,
+    /// Inside a call's markup, opened by `opener`: `call` holds it from the opener on.
+    Call {
+        opener: Opener,
+        /// How far `call` was searched for the closing tag.
+        searched: usize,
+        /// The JSON families' check of their value (started at the value's first byte).
+        json: Option<Box<JsonEnd>>,
+        /// A `<tool_call>` whose payload is not JSON: it ends at the first closing tag.
+        tagged: bool,
+    },
+}
+
+/// A JSON value after a marker, followed by the strict splitter to where it closes.
+#[derive(Debug)]
+struct JsonEnd {
+    splitter: Splitter,
+    /// Where in the call's markup the value begins, and how far it was fed.
+    from: usize,
+    fed: usize,
+    /// Where it closed, once it has.
+    end: Option<usize>,
+}
+
+/// The streaming extractor. See the module docs.
+///
+/// ```
+/// use toolstream::text_calls::{Extractor, Piece, Tools};
+///
+/// let mut x = Extractor::new(None, Tools::from_names(["get_weather"]));
+/// let mut out = Vec::new();
+/// for delta in ["Let me check. <tool", "_call>{\"name\": \"get_weather\", ", "\"arguments\": {\"city\": \"Paris\"}}</tool_call>"] {
+///     x.push(delta, &mut out);
+/// }
+/// x.finish(&mut out);
+/// assert_eq!(out[0], Piece::Text("Let me check. ".into()));
+/// assert_eq!(out[1], Piece::Call { name: "get_weather".into(), arguments: r#"{"city": "Paris"}"#.into() });
+/// ```
+#[derive(Debug)]
+pub struct Extractor {
+    openers: Vec<Opener>,
+    tools: Tools,
+    state: State,
+    /// Text not yet handed over (it may begin a marker), or the call's markup so far.
+    pending: String,
+}
+
+impl Extractor {
+    /// An extractor for `family`, or for every family (`None`, `auto`), promoting the calls
+    /// of `tools` only.
+    pub fn new(family: Option<Family>, tools: Tools) -> Self {
+        let mut openers: Vec<Opener> = match family {
+            Some(f) => vec![f.opener()],
+            None => Family::ALL.iter().map(|f| f.opener()).collect(),
+        };
+        openers.dedup();
+        Extractor {
+            openers,
+            tools,
+            state: State::Text,
+            pending: String::new(),
+        }
+    }
+
+    /// Feed the next text delta; the pieces it completes are appended to `out`.
+    pub fn push(&mut self, delta: &str, out: &mut Vec<Piece>) {
+        self.pending.push_str(delta);
+        loop {
+            let more = match self.state {
+                State::Text => self.scan_text(out),
+                State::Call { .. } => self.scan_call(out),
+            };
+            if !more {
+                return;
+            }
+        }
+    }
+
+    /// End of the text: what was held is handed over; a call cut off is a failure when its
+    /// tool is declared, else text.
+    pub fn finish(&mut self, out: &mut Vec<Piece>) {
+        if let State::Call { .. } = self.state {
+            let raw = std::mem::take(&mut self.pending);
+            match self.call_name(&raw) {
+                Some(name) if self.tools.contains(&name) => out.push(Piece::Failed {
+                    name,
+                    message: "the text ended inside the call".into(),
+                    raw,
+                }),
+                _ => text(out, raw),
+            }
+        } else {
+            let rest = std::mem::take(&mut self.pending);
+            text(out, rest);
+        }
+        self.state = State::Text;
+    }
+
+    /// In text: hand over what cannot begin a marker; enter a call at a whole opener.
+    /// True when the state changed with input left to read.
+    fn scan_text(&mut self, out: &mut Vec<Piece>) -> bool {
+        let mut from = 0;
+        loop {
+            let bytes = self.pending.as_bytes();
+            let Some(k) = memchr::memchr2(b'<', b'[', &bytes[from..]) else {
+                let all = std::mem::take(&mut self.pending);
+                text(out, all);
+                return false;
+            };
+            let p = from + k;
+            let rest = &self.pending[p..];
+            if let Some(&opener) = self.openers.iter().find(|o| rest.starts_with(o.text())) {
+                text(out, self.pending[..p].to_string());
+                self.pending.drain(..p);
+                self.state = State::Call {
+                    opener,
+                    searched: opener.text().len(),
+                    json: None,
+                    tagged: false,
+                };
+                return true;
+            }
+            if self.openers.iter().any(|o| o.text().starts_with(rest)) {
+                // The delta ends inside what may be an opener: hold it.
+                text(out, self.pending[..p].to_string());
+                self.pending.drain(..p);
+                return false;
+            }
+            from = p + 1;
+        }
+    }
+
+    /// Inside a call: find its end; hand it over and go back to text. True when the call
+    /// ended with input left to read.
+    fn scan_call(&mut self, out: &mut Vec<Piece>) -> bool {
+        let State::Call {
+            opener,
+            searched,
+            json,
+            tagged,
+        } = &mut self.state
+        else {
+            return false;
+        };
+        let end = match opener {
+            Opener::ToolCallTag => {
+                // The payload's first byte decides how it ends; the whitespace before it
+                // is looked at once (`searched` moves past it).
+                let first = if json.is_some() {
+                    Some(b'{')
+                } else if *tagged {
+                    Some(b'<')
+                } else {
+                    let rest = &self.pending[*searched..];
+                    let ws = rest.len() - rest.trim_start().len();
+                    *searched += ws;
+                    rest.as_bytes().get(ws).copied()
+                };
+                if first.is_some_and(|b| b != b'{') {
+                    *tagged = true;
+                }
+                match first {
+                    None if self.pending.len() > MAX_CALL_BYTES => Some(Err(MAX_CALL_BYTES + 1)),
+                    None => return false,
+                    // A JSON payload ends where its object closes (a closing tag inside one
+                    // of its strings is text of the string), then its closing tag comes.
+                    Some(b'{') => match json_end(*opener, &self.pending, json) {
+                        None => None,
+                        // Not JSON: the closing tag delimits the call (its reading then
+                        // reports what is wrong).
+                        Some(Err(_)) => {
+                            *json = None;
+                            *tagged = true;
+                            let start = *searched;
+                            let found = memchr::memmem::find(
+                                &self.pending.as_bytes()[start..],
+                                CLOSE_TAG.as_bytes(),
+                            );
+                            *searched = self.pending.len();
+                            found.map(|k| Ok(start + k + CLOSE_TAG.len()))
+                        }
+                        Some(Ok(e)) => match close_tag_after(&self.pending, e) {
+                            Ok(Some(end)) => Some(Ok(end)),
+                            Ok(None) => None,
+                            Err(end) => Some(Err(end)),
+                        },
+                    },
+                    // Any other payload (Qwen3-Coder's XML) ends at the first closing tag.
+                    Some(_) => {
+                        let start = searched.saturating_sub(CLOSE_TAG.len() - 1);
+                        let found = memchr::memmem::find(
+                            &self.pending.as_bytes()[start..],
+                            CLOSE_TAG.as_bytes(),
+                        );
+                        *searched = self.pending.len();
+                        found.map(|k| Ok(start + k + CLOSE_TAG.len()))
+                    }
+                }
+            }
+            Opener::MistralToken | Opener::PythonTag => json_end(*opener, &self.pending, json),
+        };
+        let end = match end {
+            Some(end) => end,
+            // Over the limit: the markup ends there (at the same byte however it came).
+            None if self.pending.len() > MAX_CALL_BYTES => Err(MAX_CALL_BYTES + 1),
+            None => return false,
+        };
+        let (end, bad) = match end {
+            Ok(end) => (end, None),
+            Err(end) => (end, Some(())),
+        };
+        // A bad byte may begin a character: the call's markup ends after the whole of it.
+        let mut end = end.min(self.pending.len());
+        while !self.pending.is_char_boundary(end) {
+            end += 1;
+        }
+        let raw: String = self.pending.drain(..end).collect();
+        let opener = *opener;
+        self.state = State::Text;
+        if bad.is_some() {
+            self.failed_or_text(raw, "the call's markup is not valid", out);
+        } else {
+            self.read_call(opener, raw, out);
+        }
+        !self.pending.is_empty()
+    }
+
+    /// A call's whole markup: its calls, a failure, or text.
+    fn read_call(&self, opener: Opener, raw: String, out: &mut Vec<Piece>) {
+        let inner = &raw[opener.text().len()..];
+        let calls = match opener {
+            Opener::ToolCallTag => {
+                let body = inner[..inner.len() - CLOSE_TAG.len()].trim();
+                if body.starts_with("<function=") {
+                    xml_call(body, &self.tools).map(|c| vec![c])
+                } else {
+                    json_call(body, "arguments").map(|c| vec![c])
+                }
+            }
+            Opener::PythonTag => json_call(inner.trim(), "parameters").map(|c| vec![c]),
+            Opener::MistralToken => mistral_calls(inner.trim_start()),
+        };
+        match calls {
+            Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
+                for (name, arguments) in calls {
+                    out.push(Piece::Call { name, arguments });
+                }
+            }
+            Ok(_) => text(out, raw),
+            Err(message) => self.failed_or_text(raw, message, out),
+        }
+    }
+
+    /// Markup that could not be read: a failure if it names a declared tool, else text.
+    fn failed_or_text(&self, raw: String, message: &str, out: &mut Vec<Piece>) {
+        match self.call_name(&raw) {
+            Some(name) if self.tools.contains(&name) => out.push(Piece::Failed {
+                name,
+                message: message.into(),
+                raw,
+            }),
+            _ => text(out, raw),
+        }
+    }
+
+    /// The tool a call's markup names, read leniently (for a failure's report only).
+    fn call_name(&self, raw: &str) -> Option<String> {
+        let after = |marker: &str| -> Option<String> {
+            let at = raw.find(marker)? + marker.len();
+            let rest = raw[at..].trim_start();
+            let rest = rest.strip_prefix('"').unwrap_or(rest);
+            let end = rest.find(|c: char| !(c.is_alphanumeric() || "_-.".contains(c)))?;
+            (end > 0).then(|| rest[..end].to_string())
+        };
+        after("<function=")
+            .or_else(|| after("\"name\":"))
+            .or_else(|| {
+                let inner = raw.strip_prefix(Opener::MistralToken.text())?;
+                let end = inner.find("[ARGS]")?;
+                Some(inner[..end].trim().to_string())
+            })
+    }
+}
+
+/// Hand `s` over as text (nothing for an empty string; joined to the text just before).
+fn text(out: &mut Vec<Piece>, s: String) {
+    if s.is_empty() {
+        return;
+    }
+    if let Some(Piece::Text(t)) = out.last_mut() {
+        t.push_str(&s);
+    } else {
+        out.push(Piece::Text(s));
+    }
+}
+
+/// Where the JSON after a Mistral or Llama marker closes (the index past it in the call's
+/// markup), `Err` at a byte that is not valid JSON, `None` while it has not closed. For
+/// Mistral's `name[ARGS]{...}` form the value is the one after `[ARGS]`.
+fn json_end(
+    opener: Opener,
+    call: &str,
+    json: &mut Option<Box<JsonEnd>>,
+) -> Option<Result<usize, usize>> {
+    if json.is_none() {
+        let after = opener.text().len();
+        let rest = &call[after..];
+        let lead = rest.len() - rest.trim_start().len();
+        let Some(first) = rest.trim_start().as_bytes().first() else {
+            // Whitespace alone after the marker: looked at again with each delta, so
+            // bounded (no model writes more than a line break or two here).
+            return (rest.len() > MAX_NAME_BYTES).then_some(Err(after + MAX_NAME_BYTES + 1));
+        };
+        let from = if opener == Opener::MistralToken && *first != b'[' {
+            // `name[ARGS]{...}`: wait for `[ARGS]`, within a name's length (looked for
+            // in those bytes only, so that the answer does not depend on the deltas).
+            let window = &rest.as_bytes()[..rest.len().min(MAX_NAME_BYTES + 6)];
+            let Some(k) = memchr::memmem::find(window, b"[ARGS]") else {
+                return (window.len() == MAX_NAME_BYTES + 6)
+                    .then_some(Err(after + MAX_NAME_BYTES + 6));
+            };
+            let r = &rest[k + 6..];
+            if r.trim_start().is_empty() {
+                return None;
+            }
+            after + k + 6 + (r.len() - r.trim_start().len())
+        } else {
+            after + lead
+        };
+        *json = Some(Box::new(JsonEnd {
+            splitter: Splitter::new(Mode::Any),
+            from,
+            fed: from,
+            end: None,
+        }));
+    }
+    let j = json.as_mut()?;
+    if let Some(end) = j.end {
+        return Some(Ok(end));
+    }
+    let mut values = Vec::new();
+    let new = &call.as_bytes()[j.fed..];
+    let mut r = j.splitter.push_slice(new, &mut values);
+    j.fed = call.len();
+    if r.is_ok() && values.is_empty() {
+        // The splitter may let bytes wait unread inside a value; an error among them must
+        // show now, as it would had they come in one delta (the call then ends at its
+        // closing tag). `state` reads them, each byte once.
+        let _ = j.splitter.state();
+        if let Some(e) = j.splitter.error() {
+            r = Err(e.clone());
+        }
+    }
+    if let Some(v) = values.first() {
+        let end = j.from + v.end() as usize;
+        j.end = Some(end);
+        return Some(Ok(end));
+    }
+    match r {
+        Ok(()) => None,
+        Err(e) => Some(Err(j.from + e.offset() as usize + 1)),
+    }
+}
+
+/// After a JSON payload that ends at `end`: the index past its closing tag (`Ok(Some)`),
+/// `Ok(None)` while whitespace and a prefix of the tag are all that came, `Err(end)` when
+/// something else follows (the markup ends with the JSON; what follows is text).
+fn close_tag_after(call: &str, end: usize) -> Result<Option<usize>, usize> {
+    let rest = &call[end..];
+    let tag_at = rest.len() - rest.trim_start().len();
+    let after_ws = &rest[tag_at..];
+    if after_ws.starts_with(CLOSE_TAG) {
+        Ok(Some(end + tag_at + CLOSE_TAG.len()))
+    } else if CLOSE_TAG.starts_with(after_ws) {
+        Ok(None)
+    } else {
+        Err(end)
+    }
+}
+
+/// One JSON object `{"name": ..., "<args>": {...}}` (arguments also as a string of JSON).
+fn json_call(body: &str, args_key: &str) -> Result<(String, String), &'static str> {
+    let fields: HashMap<String, &RawValue> =
+        serde_json::from_str(body).map_err(|_| "the call is not one JSON object")?;
+    let name: String = fields
+        .get("name")
+        .and_then(|n| serde_json::from_str(n.get()).ok())
+        .ok_or("the call has no name")?;
+    let args = fields
+        .get(args_key)
+        .or_else(|| fields.get("arguments"))
+        .map(|a| a.get())
+        .unwrap_or("{}");
+    let args = if args.starts_with('"') {
+        serde_json::from_str::<String>(args).map_err(|_| "the arguments are not JSON")?
+    } else {
+        args.to_string()
+    };
+    Ok((name, checked_object(&args)?))
+}
+
+/// Mistral's `[{"name": ..., "arguments": ...}, ...]` or `name[ARGS]{...}`.
+fn mistral_calls(inner: &str) -> Result<Vec<(String, String)>, &'static str> {
+    if inner.starts_with('[') {
+        let items: Vec<&RawValue> =
+            serde_json::from_str(inner).map_err(|_| "the calls are not one JSON array")?;
+        return items
+            .iter()
+            .map(|i| json_call(i.get(), "arguments"))
+            .collect();
+    }
+    let (name, args) = inner
+        .split_once("[ARGS]")
+        .ok_or("no [ARGS] after the name")?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("the call has no name");
+    }
+    Ok(vec![(name.to_string(), checked_object(args.trim())?)])
+}
+
+/// `<function=NAME>` and its `<parameter=K>V</parameter>` pairs, each value typed by the tool's
+/// schema.
+fn xml_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str> {
+    let rest = body.strip_prefix("<function=").ok_or("no <function=")?;
+    let (name, mut rest) = rest.split_once('>').ok_or("no > after the function name")?;
+    let name = name.trim().to_string();
+    // Written in the parameters' order (a `Map` would sort them).
+    let mut args = String::from("{");
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("</function>") {
+            if !r.trim().is_empty() {
+                return Err("text after </function>");
+            }
+            break;
+        }
+        let r = rest
+            .strip_prefix("<parameter=")
+            .ok_or("expected <parameter= or </function>")?;
+        let (key, r) = r.split_once('>').ok_or("no > after the parameter name")?;
+        let (value, r) = r
+            .split_once("</parameter>")
+            .ok_or("a parameter without </parameter>")?;
+        // One newline after the opening tag and before the closing one is layout.
+        let value = value.strip_prefix('\n').unwrap_or(value);
+        let value = value.strip_suffix('\n').unwrap_or(value);
+        let key = key.trim();
+        if args.len() > 1 {
+            args.push(',');
+        }
+        args.push_str(&Value::String(key.to_string()).to_string());
+        args.push(':');
+        args.push_str(&typed(value, tools.param_type(&name, key)).to_string());
+        rest = r;
+    }
+    args.push('}');
+    Ok((name, checked_object(&args)?))
+}
+
+/// A parameter's text as the schema's type says: a string stays a string; a number,
+/// boolean, null, object or array is read as JSON when it is one (else kept as a string).
+fn typed(value: &str, ty: Option<&str>) -> Value {
+    match ty {
+        None | Some("string") => Value::String(value.to_string()),
+        Some(_) => {
+            serde_json::from_str(value.trim()).unwrap_or_else(|_| Value::String(value.to_string()))
+        }
+    }
+}
+
+/// `text` as arguments: one JSON object, strictly valid (the splitter's check).
+fn checked_object(text: &str) -> Result<String, &'static str> {
+    let mut s = Splitter::new(Mode::Objects);
+    let mut values = Vec::new();
+    let ok = s.push_slice(text.as_bytes(), &mut values).is_ok() && s.finish().is_ok();
+    if ok && values.len() == 1 {
+        Ok(text.to_string())
+    } else {
+        Err("the arguments are not one JSON object")
+    }
+}

@@ -1,0 +1,394 @@
+//! `text_calls`: calls written into the assistant's text, per family, from each model's
+//! documented format (the chat templates' tool-call blocks), each case whole, one
+//! character at a time and cut at every character boundary: the same calls, failures and
+//! text every time, and every byte of input out once.
+
+use proptest::prelude::*;
+use toolstream::text_calls::{Extractor, Family, Piece, Tools};
+
+/// The pieces for `input` pushed in the deltas `cuts` gives (character offsets), text
+/// pieces joined (a consumer sees text in whatever deltas it came).
+fn run(family: Option<Family>, tools: &Tools, input: &str, cuts: &[usize]) -> Vec<Piece> {
+    let mut x = Extractor::new(family, tools.clone());
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = input.char_indices().collect();
+    let at = |k: usize| chars.get(k).map_or(input.len(), |c| c.0);
+    let mut prev = 0;
+    for &c in cuts.iter().chain(std::iter::once(&chars.len())) {
+        let c = c.clamp(prev, chars.len());
+        x.push(&input[at(prev)..at(c)], &mut out);
+        prev = c;
+    }
+    x.finish(&mut out);
+    let mut joined: Vec<Piece> = Vec::new();
+    for p in out {
+        match (joined.last_mut(), p) {
+            (Some(Piece::Text(a)), Piece::Text(b)) => a.push_str(&b),
+            (_, Piece::Text(b)) if b.is_empty() => {}
+            (_, p) => joined.push(p),
+        }
+    }
+    joined
+}
+
+/// The bytes the pieces account for: the text, and each call's or failure's markup. For
+/// a call the markup is not kept, so the check is that text + raw failures never exceed the
+/// input and every text piece is a substring of it in order.
+fn text_of(pieces: &[Piece]) -> String {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.as_str(),
+            Piece::Failed { raw, .. } => raw.as_str(),
+            Piece::Call { .. } => "",
+        })
+        .collect()
+}
+
+/// `input` gives `want` whole, one character at a time and cut at every character
+/// boundary.
+fn check(family: Option<Family>, tools: &Tools, input: &str, want: &[Piece]) {
+    let n = input.chars().count();
+    assert_eq!(run(family, tools, input, &[]), want, "whole: {input:?}");
+    let ones: Vec<usize> = (1..n).collect();
+    assert_eq!(
+        run(family, tools, input, &ones),
+        want,
+        "char by char: {input:?}"
+    );
+    for k in 1..n {
+        assert_eq!(
+            run(family, tools, input, &[k]),
+            want,
+            "cut at {k}: {input:?}"
+        );
+    }
+}
+
+fn text(s: &str) -> Piece {
+    Piece::Text(s.into())
+}
+
+fn call(name: &str, arguments: &str) -> Piece {
+    Piece::Call {
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn tools() -> Tools {
+    Tools::from_request(&serde_json::json!({
+        "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+            {"type": "function", "function": {"name": "write_file", "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}}
+        ]
+    }))
+}
+
+// ---- Hermes / Qwen 2.5 and 3: `<tool_call>` JSON `</tool_call>` ----
+
+#[test]
+fn hermes_single_call() {
+    check(
+        None,
+        &tools(),
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+        &[call("get_weather", r#"{"city": "Paris"}"#)],
+    );
+}
+
+#[test]
+fn hermes_parallel_calls_after_text_and_text_after() {
+    check(
+        Some(Family::Hermes),
+        &tools(),
+        "Checking both.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>\nDone.",
+        &[
+            text("Checking both.\n"),
+            call("get_weather", r#"{"city": "Paris"}"#),
+            text("\n"),
+            call("get_weather", r#"{"city": "Oslo"}"#),
+            text("\nDone."),
+        ],
+    );
+}
+
+#[test]
+fn hermes_marker_inside_a_string_value_is_the_value() {
+    check(
+        None,
+        &tools(),
+        r#"<tool_call>{"name": "write_file", "arguments": {"path": "a.md", "content": "use <tool_call> and [TOOL_CALLS]"}}</tool_call>"#,
+        &[call(
+            "write_file",
+            r#"{"path": "a.md", "content": "use <tool_call> and [TOOL_CALLS]"}"#,
+        )],
+    );
+}
+
+#[test]
+fn hermes_closing_tag_inside_a_json_string_is_the_strings() {
+    check(
+        None,
+        &tools(),
+        r#"<tool_call>{"name": "write_file", "arguments": {"content": "a</tool_call>b"}} </tool_call>!"#,
+        &[
+            call("write_file", r#"{"content": "a</tool_call>b"}"#),
+            text("!"),
+        ],
+    );
+}
+
+#[test]
+fn an_undeclared_name_stays_text() {
+    let input = r#"Sure: <tool_call>{"name": "rm_rf", "arguments": {"path": "/"}}</tool_call> ok"#;
+    check(None, &tools(), input, &[text(input)]);
+    // No tools declared: nothing is promoted.
+    check(None, &Tools::default(), input, &[text(input)]);
+}
+
+#[test]
+fn look_alike_markup_is_text() {
+    for input in [
+        "a < b and [1, 2] and <tool and [TOOL",
+        "<tool_calls> is not <tool_call",
+        "the tag <tool_call/> alone",
+        "[TOOL_CALL] and <|python|>",
+    ] {
+        check(None, &tools(), input, &[text(input)]);
+    }
+}
+
+#[test]
+fn a_truncated_call_is_a_failure_and_the_text_before_is_kept() {
+    let input = "Writing. <tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a";
+    check(
+        None,
+        &tools(),
+        input,
+        &[
+            text("Writing. "),
+            Piece::Failed {
+                name: "write_file".into(),
+                message: "the text ended inside the call".into(),
+                raw: input["Writing. ".len()..].into(),
+            },
+        ],
+    );
+}
+
+#[test]
+fn broken_arguments_of_a_declared_tool_are_a_failure() {
+    let call_text =
+        r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris",}}</tool_call>"#;
+    check(
+        None,
+        &tools(),
+        &format!("x{call_text}y"),
+        &[
+            text("x"),
+            Piece::Failed {
+                name: "get_weather".into(),
+                message: "the call is not one JSON object".into(),
+                raw: call_text.into(),
+            },
+            text("y"),
+        ],
+    );
+}
+
+#[test]
+fn arguments_as_a_string_of_json_are_read_once() {
+    check(
+        None,
+        &tools(),
+        r#"<tool_call>{"name": "get_weather", "arguments": "{\"city\": \"Lima\"}"}</tool_call>"#,
+        &[call("get_weather", r#"{"city": "Lima"}"#)],
+    );
+}
+
+// ---- Qwen3-Coder: XML parameters, typed by the schema ----
+
+#[test]
+fn qwen3_coder_parameters_are_typed_by_the_schema() {
+    check(
+        Some(Family::Qwen3Coder),
+        &tools(),
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        &[call("get_weather", r#"{"city":"Paris","days":3}"#)],
+    );
+    // A string parameter stays a string, even one that reads as a number.
+    check(
+        None,
+        &tools(),
+        "<tool_call><function=write_file><parameter=path>42</parameter><parameter=content>x</parameter></function></tool_call>",
+        &[call("write_file", r#"{"path":"42","content":"x"}"#)],
+    );
+    // XML has no escapes: a closing tag inside a value ends the markup there. The call is
+    // then cut short (a failure of a declared tool) and what follows is text.
+    let cut = "<tool_call><function=write_file><parameter=content>a</tool_call>";
+    check(
+        None,
+        &tools(),
+        &format!("{cut} b</parameter></function></tool_call>"),
+        &[
+            Piece::Failed {
+                name: "write_file".into(),
+                message: "a parameter without </parameter>".into(),
+                raw: cut.into(),
+            },
+            text(" b</parameter></function></tool_call>"),
+        ],
+    );
+}
+
+#[test]
+fn qwen3_coder_multiline_value_and_an_undeclared_function() {
+    check(
+        None,
+        &tools(),
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nmain.rs\n</parameter>\n<parameter=content>\nfn main() {\n    println!(\"<hi>\");\n}\n</parameter>\n</function>\n</tool_call>",
+        &[call(
+            "write_file",
+            r#"{"path":"main.rs","content":"fn main() {\n    println!(\"<hi>\");\n}"}"#,
+        )],
+    );
+    let undeclared =
+        "<tool_call><function=shell><parameter=cmd>ls</parameter></function></tool_call>";
+    check(None, &tools(), undeclared, &[text(undeclared)]);
+}
+
+// ---- Mistral: `[TOOL_CALLS]` ----
+
+#[test]
+fn mistral_json_array_of_parallel_calls() {
+    check(
+        Some(Family::Mistral),
+        &tools(),
+        r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Rome"}}] after"#,
+        &[
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("get_weather", r#"{"city": "Rome"}"#),
+            text(" after"),
+        ],
+    );
+}
+
+#[test]
+fn mistral_name_and_args_form() {
+    check(
+        None,
+        &tools(),
+        r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 2}"#,
+        &[call("get_weather", r#"{"city": "Paris", "days": 2}"#)],
+    );
+    // One undeclared call in the array: the whole markup stays text.
+    let mixed = r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {}}, {"name": "rm", "arguments": {}}]"#;
+    check(None, &tools(), mixed, &[text(mixed)]);
+}
+
+// ---- Llama 3.1–3.3: `<|python_tag|>` ----
+
+#[test]
+fn llama_python_tag_with_parameters() {
+    check(
+        Some(Family::Llama),
+        &tools(),
+        r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}"#,
+        &[call("get_weather", r#"{"city": "Paris"}"#)],
+    );
+    // Code after the tag (the built-in code interpreter) is not a call: text.
+    let code = "<|python_tag|>print(\"hi\")";
+    check(Some(Family::Llama), &tools(), code, &[text(code)]);
+}
+
+#[test]
+fn a_family_only_finds_its_own_markers() {
+    let input = r#"<|python_tag|>{"name": "get_weather", "parameters": {}}"#;
+    check(Some(Family::Hermes), &tools(), input, &[text(input)]);
+}
+
+#[test]
+fn a_call_over_the_size_limit_is_a_failure_and_the_text_goes_on() {
+    let big = "x".repeat(toolstream::text_calls::MAX_CALL_BYTES + 10);
+    let input =
+        format!("<tool_call>{{\"name\": \"write_file\", \"arguments\": {{\"content\": \"{big}");
+    let out = run(None, &tools(), &input, &[]);
+    assert!(
+        matches!(&out[..], [Piece::Failed { name, raw, .. }, Piece::Text(rest)]
+            if name == "write_file"
+                && raw.len() == toolstream::text_calls::MAX_CALL_BYTES + 1
+                && raw.len() + rest.len() == input.len()),
+        "{:?}",
+        out.iter()
+            .map(|p| format!("{p:?}").chars().take(80).collect::<String>())
+            .collect::<Vec<_>>()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Random text with random markup (whole calls, broken ones, look-alikes) at random
+    /// cuts: the same pieces as whole, and the text pieces and failures are the input with
+    /// the calls' markup taken out (nothing lost, nothing added).
+    #[test]
+    fn random_text_and_markup_at_random_cuts(
+        parts in prop::collection::vec(prop_oneof![
+            "[a-z <>\\[\\]{}\"é😀\n]{0,12}",
+            Just(r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>"#.to_string()),
+            Just(r#"<tool_call>{"name": "nope", "arguments": {}}</tool_call>"#.to_string()),
+            Just("<tool_call><function=get_weather><parameter=days>2</parameter></function></tool_call>".to_string()),
+            Just(r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {}}]"#.to_string()),
+            Just(r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "x"}}"#.to_string()),
+            Just("<tool_call>{\"name\": \"get_weather\", \"arguments\": {".to_string()),
+            Just("<tool_".to_string()),
+            Just("[TOOL_CALLS]".to_string()),
+        ], 0..8),
+        cuts in prop::collection::vec(0usize..400, 0..12),
+    ) {
+        let input: String = parts.concat();
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let whole = run(None, &tools(), &input, &[]);
+        prop_assert_eq!(&run(None, &tools(), &input, &cuts), &whole);
+        // Text and failures come out in order and are pieces of the input; with the calls'
+        // markup they make it up whole.
+        let kept = text_of(&whole);
+        prop_assert!(kept.len() <= input.len());
+        let calls = whole.iter().filter(|p| matches!(p, Piece::Call { .. })).count();
+        if calls == 0 {
+            prop_assert_eq!(kept, input);
+        }
+    }
+}
+
+/// A JSON payload that turns out not to be JSON ends at its closing tag, and the splitter's
+/// error is seen in the delta that holds the bad byte even when earlier deltas let the
+/// splitter wait (its bytes unread): the same failure at every cut.
+#[test]
+fn broken_json_payload_ends_at_its_closing_tag_at_every_cut() {
+    let input = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {<tool_call><function=get_weather><parameter=days>2</parameter></function></tool_call> after";
+    let expected = vec![
+        Piece::Failed {
+            name: "get_weather".into(),
+            message: "the call is not one JSON object".into(),
+            raw: input[..input.len() - " after".len()].into(),
+        },
+        Piece::Text(" after".into()),
+    ];
+    let n = input.chars().count();
+    for k in 0..=n {
+        assert_eq!(run(None, &tools(), input, &[k]), expected, "cut at {k}");
+    }
+    let bytes: Vec<usize> = (1..n).collect();
+    assert_eq!(
+        run(None, &tools(), input, &bytes),
+        expected,
+        "one char at a time"
+    );
+}
