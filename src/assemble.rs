@@ -923,15 +923,27 @@ impl ToolCallAssembler {
             }
             self.close(s, true, out);
         }
+        self.open_slot(choice, index, id.unwrap_or(""), name.unwrap_or(""), out)
+    }
+
+    /// A new slot (its [`Event::CallStarted`]), or none past [`Policy::max_calls`].
+    fn open_slot(
+        &mut self,
+        choice: u32,
+        key: Option<u32>,
+        id: &str,
+        name: &str,
+        out: &mut Vec<Event>,
+    ) -> Option<usize> {
         if self.calls >= self.policy.max_calls {
-            self.over_limit(id.unwrap_or(""), name.unwrap_or(""), out);
+            self.over_limit(id, name, out);
             return None;
         }
         self.calls += 1;
         let ordinal = self.slots.len() as u32;
         self.slots.push(Slot {
             choice,
-            key: index,
+            key,
             ordinal,
             splitter: Some(Splitter::with_limits(Mode::Objects, self.policy.json)),
             preview: self.policy.preview.then(Box::default),
@@ -939,10 +951,61 @@ impl ToolCallAssembler {
         });
         out.push(Event::CallStarted {
             index: ordinal,
-            id: id.unwrap_or("").to_string(),
-            name: name.unwrap_or("").to_string(),
+            id: id.to_string(),
+            name: name.to_string(),
         });
         Some(self.slots.len() - 1)
+    }
+
+    /// A piece of choice `choice`'s text as [`text_calls`](crate::text_calls) handed it
+    /// over: text as [`Delta::Text`]; a call the model wrote into the text, or its failure,
+    /// in a slot of its own (never one the provider's deltas address) with an id minted
+    /// from the slot (`text_call_<slot>`), as for any call (the same limits, numbering and
+    /// events).
+    pub fn push_text_piece(
+        &mut self,
+        choice: u32,
+        piece: crate::text_calls::Piece,
+        out: &mut Vec<Event>,
+    ) {
+        use crate::text_calls::Piece;
+        let id = format!("text_call_{}", self.slots.len());
+        match piece {
+            Piece::Text(text) => self.push(Delta::Text { choice, text }, out),
+            Piece::Call { name, arguments } => {
+                if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
+                    self.slots[s].id = id;
+                    self.slots[s].name = name;
+                    self.feed(s, arguments, out);
+                    self.close(s, true, out);
+                }
+            }
+            Piece::Failed {
+                name,
+                kind,
+                message,
+                raw,
+            } => {
+                if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
+                    self.slots[s].id = id.clone();
+                    self.slots[s].name = name.clone();
+                    self.fail_with(
+                        s,
+                        Failure {
+                            index: self.slots[s].ordinal,
+                            id,
+                            name,
+                            kind,
+                            detail: None,
+                            message: format!("a call written into the text: {message}"),
+                            offset: 0,
+                            raw: Bytes::from(raw),
+                        },
+                    );
+                    self.close(s, true, out);
+                }
+            }
+        }
     }
 
     /// The failure of every call past [`Policy::max_calls`], reported once.

@@ -26,8 +26,9 @@ use crate::assemble::{DropReason, Dropped, Event, Policy, ToolCallAssembler};
 #[cfg(feature = "bedrock")]
 use crate::eventstream;
 use crate::ndjson;
-use crate::provider::{self, Delta, Format, Framing};
+use crate::provider::{self, Delta, FinishReason, Format, Framing};
 use crate::sse;
+use crate::text_calls::{Extractor, Family, Piece, Tools};
 
 /// Whitespace held before the framing is known: past this many leading whitespace bytes,
 /// the stream is read as SSE, however it is chunked.
@@ -166,6 +167,60 @@ pub struct Stream {
     /// The offset of the event the end of the stream cut off, once `finish` decodes it:
     /// if it does not decode, that is the cut, not an error the provider sent.
     cut_at: Option<u64>,
+    /// Calls written into the text, when extracted ([`Stream::with_text_calls`]).
+    text_calls: Option<Box<TextCalls>>,
+}
+
+/// The extraction of calls written into the text: an extractor per choice.
+#[derive(Clone, Debug)]
+struct TextCalls {
+    family: Option<Family>,
+    tools: Tools,
+    /// Each choice's extractor, and whether a call was taken out of its text.
+    choices: Vec<(u32, Extractor, bool)>,
+    pieces: Vec<Piece>,
+}
+
+impl TextCalls {
+    /// Choice `choice`'s text delta: its pieces to the assembler.
+    fn text(&mut self, choice: u32, text: &str, a: &mut ToolCallAssembler, out: &mut Vec<Event>) {
+        let at = match self.choices.iter().position(|(c, ..)| *c == choice) {
+            Some(at) => at,
+            None => {
+                let x = Extractor::new(self.family, self.tools.clone());
+                self.choices.push((choice, x, false));
+                self.choices.len() - 1
+            }
+        };
+        let (_, x, called) = &mut self.choices[at];
+        x.push(text, &mut self.pieces);
+        for p in self.pieces.drain(..) {
+            *called |= matches!(p, Piece::Call { .. });
+            a.push_text_piece(choice, p, out);
+        }
+    }
+
+    /// The end of choice `choice`'s text (`None`: of every choice's).
+    /// Whether a call was taken out of the text of choice `choice`.
+    fn finish(
+        &mut self,
+        choice: Option<u32>,
+        a: &mut ToolCallAssembler,
+        out: &mut Vec<Event>,
+    ) -> bool {
+        let mut any = false;
+        for (c, x, called) in &mut self.choices {
+            if choice.is_none_or(|choice| choice == *c) {
+                x.finish(&mut self.pieces);
+                for p in self.pieces.drain(..) {
+                    *called |= matches!(p, Piece::Call { .. });
+                    a.push_text_piece(*c, p, out);
+                }
+                any |= *called;
+            }
+        }
+        any
+    }
 }
 
 /// Undecodable payloads a stream reports one by one, each as an [`Event::ProviderError`]
@@ -221,7 +276,23 @@ impl Stream {
             undecodable: 0,
             undecodable_dropped: None,
             cut_at: None,
+            text_calls: None,
         }
+    }
+
+    /// Calls the model wrote into its text ([`text_calls`](crate::text_calls)) are taken out of it and handed
+    /// over as calls: for `family` (`None`: any family, recognised by its marker), and only
+    /// calls to `tools` (the tools the request declared; other markup stays text). Each
+    /// such call has a slot of its own and an id minted from it (`text_call_<slot>`).
+    /// Off unless set.
+    pub fn with_text_calls(mut self, family: Option<Family>, tools: Tools) -> Self {
+        self.text_calls = Some(Box::new(TextCalls {
+            family,
+            tools,
+            choices: Vec::new(),
+            pieces: Vec::new(),
+        }));
+        self
     }
 
     /// Bytes the pipeline holds between pushes: the framing's partial line and event, the
@@ -512,7 +583,36 @@ impl Stream {
                 self.assembler.interrupt("a payload could not be decoded");
                 continue;
             }
-            self.assembler.push(d, out);
+            match (self.text_calls.as_deref_mut(), d) {
+                (Some(tc), Delta::Text { choice, text }) => {
+                    tc.text(choice, &text, &mut self.assembler, out);
+                }
+                (
+                    Some(tc),
+                    Delta::Finish {
+                        choice,
+                        reason,
+                        raw,
+                    },
+                ) => {
+                    // The choice's text is over: what its extractor holds comes first.
+                    // A model that wrote its calls into the text says it stopped; the
+                    // reason a tool loop acts on is that it called tools (the provider's
+                    // value stays in `raw`).
+                    let called = tc.finish(Some(choice), &mut self.assembler, out);
+                    let reason = match reason {
+                        FinishReason::Stop if called => FinishReason::ToolCalls,
+                        r => r,
+                    };
+                    let finish = Delta::Finish {
+                        choice,
+                        reason,
+                        raw,
+                    };
+                    self.assembler.push(finish, out);
+                }
+                (_, d) => self.assembler.push(d, out),
+            }
         }
         self.deltas = deltas;
     }
@@ -614,6 +714,9 @@ impl Stream {
                 offset,
                 bytes,
             }));
+        }
+        if let Some(tc) = self.text_calls.as_deref_mut() {
+            tc.finish(None, &mut self.assembler, out);
         }
         let complete = ended
             && !self.assembler.interrupted()

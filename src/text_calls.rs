@@ -40,6 +40,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::assemble::FailureKind;
 use crate::json::{Mode, Splitter};
 
 /// The longest a call's markup may be, opening marker to closing one. Longer, it is a
@@ -187,6 +188,10 @@ pub enum Piece {
     Failed {
         /// The tool's name.
         name: String,
+        /// How it failed: [`FailureKind::Syntax`] (not readable as its family's call),
+        /// [`FailureKind::Truncated`] (the text ended inside it) or
+        /// [`FailureKind::Limit`] (over [`MAX_CALL_BYTES`]).
+        kind: FailureKind,
         /// What was wrong.
         message: String,
         /// The call's markup as it came.
@@ -195,7 +200,7 @@ pub enum Piece {
 }
 
 /// Where the extractor stands.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum State {
     /// In text: `pending` holds what may still begin a marker.
     Text,
@@ -212,7 +217,7 @@ enum State {
 }
 
 /// A JSON value after a marker, followed by the strict splitter to where it closes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct JsonEnd {
     splitter: Splitter,
     /// Where in the call's markup the value begins, and how far it was fed.
@@ -236,7 +241,7 @@ struct JsonEnd {
 /// assert_eq!(out[0], Piece::Text("Let me check. ".into()));
 /// assert_eq!(out[1], Piece::Call { name: "get_weather".into(), arguments: r#"{"city": "Paris"}"#.into() });
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Extractor {
     openers: Vec<Opener>,
     tools: Tools,
@@ -284,6 +289,7 @@ impl Extractor {
             match self.call_name(&raw) {
                 Some(name) if self.tools.contains(&name) => out.push(Piece::Failed {
                     name,
+                    kind: FailureKind::Truncated,
                     message: "the text ended inside the call".into(),
                     raw,
                 }),
@@ -405,9 +411,14 @@ impl Extractor {
             None if self.pending.len() > MAX_CALL_BYTES => Err(MAX_CALL_BYTES + 1),
             None => return false,
         };
+        // An end past the limit is the limit's, wherever the deltas were cut (cut small,
+        // the markup would have gone over the limit before its end arrived).
         let (end, bad) = match end {
+            Ok(end) | Err(end) if end > MAX_CALL_BYTES => {
+                (MAX_CALL_BYTES + 1, Some(FailureKind::Limit))
+            }
             Ok(end) => (end, None),
-            Err(end) => (end, Some(())),
+            Err(end) => (end, Some(FailureKind::Syntax)),
         };
         // A bad byte may begin a character: the call's markup ends after the whole of it.
         let mut end = end.min(self.pending.len());
@@ -417,8 +428,13 @@ impl Extractor {
         let raw: String = self.pending.drain(..end).collect();
         let opener = *opener;
         self.state = State::Text;
-        if bad.is_some() {
-            self.failed_or_text(raw, "the call's markup is not valid", out);
+        if let Some(kind) = bad {
+            let message = if kind == FailureKind::Limit {
+                "the call's markup is over the limit"
+            } else {
+                "the call's markup is not valid"
+            };
+            self.failed_or_text(raw, kind, message, out);
         } else {
             self.read_call(opener, raw, out);
         }
@@ -447,15 +463,16 @@ impl Extractor {
                 }
             }
             Ok(_) => text(out, raw),
-            Err(message) => self.failed_or_text(raw, message, out),
+            Err(message) => self.failed_or_text(raw, FailureKind::Syntax, message, out),
         }
     }
 
     /// Markup that could not be read: a failure if it names a declared tool, else text.
-    fn failed_or_text(&self, raw: String, message: &str, out: &mut Vec<Piece>) {
+    fn failed_or_text(&self, raw: String, kind: FailureKind, message: &str, out: &mut Vec<Piece>) {
         match self.call_name(&raw) {
             Some(name) if self.tools.contains(&name) => out.push(Piece::Failed {
                 name,
+                kind,
                 message: message.into(),
                 raw,
             }),

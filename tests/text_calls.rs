@@ -3,7 +3,11 @@
 //! character at a time and cut at every character boundary: the same calls, failures and
 //! text every time, and every byte of input out once.
 
+use bytes::Bytes;
 use proptest::prelude::*;
+use toolstream::assemble::{Event, FailureKind, Policy};
+use toolstream::pipeline::Stream;
+use toolstream::provider::FinishReason;
 use toolstream::text_calls::{Extractor, Family, Piece, Tools};
 
 /// The pieces for `input` pushed in the deltas `cuts` gives (character offsets), text
@@ -174,6 +178,7 @@ fn a_truncated_call_is_a_failure_and_the_text_before_is_kept() {
             text("Writing. "),
             Piece::Failed {
                 name: "write_file".into(),
+                kind: FailureKind::Truncated,
                 message: "the text ended inside the call".into(),
                 raw: input["Writing. ".len()..].into(),
             },
@@ -193,6 +198,7 @@ fn broken_arguments_of_a_declared_tool_are_a_failure() {
             text("x"),
             Piece::Failed {
                 name: "get_weather".into(),
+                kind: FailureKind::Syntax,
                 message: "the call is not one JSON object".into(),
                 raw: call_text.into(),
             },
@@ -238,6 +244,7 @@ fn qwen3_coder_parameters_are_typed_by_the_schema() {
         &[
             Piece::Failed {
                 name: "write_file".into(),
+                kind: FailureKind::Syntax,
                 message: "a parameter without </parameter>".into(),
                 raw: cut.into(),
             },
@@ -319,7 +326,7 @@ fn a_call_over_the_size_limit_is_a_failure_and_the_text_goes_on() {
         format!("<tool_call>{{\"name\": \"write_file\", \"arguments\": {{\"content\": \"{big}");
     let out = run(None, &tools(), &input, &[]);
     assert!(
-        matches!(&out[..], [Piece::Failed { name, raw, .. }, Piece::Text(rest)]
+        matches!(&out[..], [Piece::Failed { name, raw, kind: FailureKind::Limit, .. }, Piece::Text(rest)]
             if name == "write_file"
                 && raw.len() == toolstream::text_calls::MAX_CALL_BYTES + 1
                 && raw.len() + rest.len() == input.len()),
@@ -376,6 +383,7 @@ fn broken_json_payload_ends_at_its_closing_tag_at_every_cut() {
     let expected = vec![
         Piece::Failed {
             name: "get_weather".into(),
+            kind: FailureKind::Syntax,
             message: "the call is not one JSON object".into(),
             raw: input[..input.len() - " after".len()].into(),
         },
@@ -391,4 +399,233 @@ fn broken_json_payload_ends_at_its_closing_tag_at_every_cut() {
         expected,
         "one char at a time"
     );
+}
+
+/// A call over the limit is the limit's failure whether it came in one delta (its end then
+/// in hand) or in many (the limit passed before its end came).
+#[test]
+fn a_whole_call_over_the_limit_fails_the_same_in_one_delta_or_many() {
+    let big = "x".repeat(toolstream::text_calls::MAX_CALL_BYTES + (1 << 19));
+    let input = format!(
+        "<tool_call>{{\"name\": \"write_file\", \"arguments\": {{\"content\": \"{big}\"}}}}</tool_call> tail"
+    );
+    let whole = run(None, &tools(), &input, &[]);
+    assert!(
+        matches!(&whole[0], Piece::Failed { kind: FailureKind::Limit, raw, .. }
+            if raw.len() == toolstream::text_calls::MAX_CALL_BYTES + 1),
+        "{:?}",
+        format!("{:?}", whole[0])
+            .chars()
+            .take(120)
+            .collect::<String>()
+    );
+    let cuts: Vec<usize> = (1..input.len() / 65536).map(|k| k * 65536).collect();
+    assert_eq!(run(None, &tools(), &input, &cuts), whole);
+}
+
+// ---- In the pipeline: `Stream::with_text_calls` and `inspect --text-calls`. ----
+
+fn sse_of_content(pieces: &[&str], finish: &str) -> Vec<u8> {
+    let mut s = String::new();
+    for p in pieces {
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": p}}]});
+        s.push_str(&format!("data: {delta}\n\n"));
+    }
+    let last = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
+    s.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
+    s.into_bytes()
+}
+
+fn pipeline(input: &[u8], tools: &Tools, chunk: usize, policy: Policy) -> Vec<Event> {
+    let mut s = Stream::with_policy(None, policy).with_text_calls(None, tools.clone());
+    let mut out = Vec::new();
+    let step = if chunk == 0 {
+        input.len().max(1)
+    } else {
+        chunk
+    };
+    for piece in input.chunks(step) {
+        s.push(Bytes::copy_from_slice(piece), &mut out);
+    }
+    s.finish(&mut out);
+    out
+}
+
+/// The shipped sample (Qwen 2.5 served without a tool parser: its calls in the content)
+/// gives the events of its hand-written expected file through `inspect --text-calls auto
+/// --tools request.json`, at every chunk size.
+#[test]
+fn inspect_text_calls_on_the_shipped_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/text-calls");
+    let sample = dir.join("qwen-hermes-calls-in-content.sse");
+    let expected =
+        std::fs::read_to_string(dir.join("qwen-hermes-calls-in-content.expected.jsonl")).unwrap();
+    let want: Vec<serde_json::Value> = expected
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for chunk in ["1", "7", "64", "0"] {
+        let mut cmd = crate::common::cli(env!("CARGO_BIN_EXE_toolstream"));
+        cmd.args(["inspect", "--json", "--text-calls", "auto", "--tools"])
+            .arg(dir.join("request.json"))
+            .arg(&sample);
+        if chunk != "0" {
+            cmd.args(["--chunk", chunk]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got, want, "chunk {chunk}");
+    }
+    // Without --tools there is no allow-list: refused, not everything promoted.
+    let out = crate::common::cli(env!("CARGO_BIN_EXE_toolstream"))
+        .args(["inspect", "--text-calls", "auto"])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // Without --text-calls the markup is text, and the finish is the provider's.
+    let out = crate::common::cli(env!("CARGO_BIN_EXE_toolstream"))
+        .args(["inspect", "--json"])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains("tool_call\",") && text.contains("\"reason\":\"stop\""),
+        "{text}"
+    );
+}
+
+/// An undeclared tool's call stays text, byte for byte, and the finish stays `stop`.
+#[test]
+fn pipeline_undeclared_call_stays_text() {
+    let input = sse_of_content(
+        &[
+            "Sure. <tool_call>{\"name\": \"rm_rf\", ",
+            "\"arguments\": {}}</tool_call>",
+        ],
+        "stop",
+    );
+    let events = pipeline(&input, &tools(), 5, Policy::default());
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        text,
+        "Sure. <tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::ToolCall(_) | Event::CallStarted { .. })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Finish {
+            reason: FinishReason::Stop,
+            ..
+        }
+    )));
+}
+
+/// A model that writes hundreds of calls into its text gets the policy's call limit, as
+/// structured calls do: every call started ends as a call or a failure, one failure says
+/// the limit, and each call has a name and its own id.
+#[test]
+fn pipeline_text_calls_count_against_the_call_limit() {
+    let one =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x\"}}</tool_call>";
+    let many = one.repeat(300);
+    let input = sse_of_content(&[&many], "stop");
+    let policy = Policy {
+        max_calls: 128,
+        ..Policy::default()
+    };
+    let events = pipeline(&input, &tools(), 4096, policy);
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, Event::CallStarted { .. }))
+        .count();
+    let calls: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let failed: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFailed(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, 128);
+    assert_eq!(calls.len(), 128);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].kind, FailureKind::Limit);
+    let ids: std::collections::HashSet<_> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 128);
+    assert!(calls.iter().all(|c| c.name == "get_weather"));
+}
+
+/// A call cut off by the end of the stream is a failure with its bytes (kind truncated),
+/// and the stream's own calls and the text calls share one numbering.
+#[test]
+fn pipeline_truncated_text_call_and_shared_numbering() {
+    let mut input = Vec::new();
+    let structured = serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "call_a", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}]});
+    input.extend_from_slice(format!("data: {structured}\n\n").as_bytes());
+    input.extend_from_slice(&sse_of_content(
+        &["<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a"],
+        "length",
+    ));
+    for chunk in [1, 3, 64, 0] {
+        let events = pipeline(&input, &tools(), chunk, Policy::default());
+        let starts: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::CallStarted { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, [0, 1], "chunk {chunk}");
+        let failed = events.iter().find_map(|e| match e {
+            Event::ToolCallFailed(f) => Some(f),
+            _ => None,
+        });
+        let f = failed.expect("the cut call fails");
+        assert_eq!(
+            (f.index, f.kind, f.name.as_str()),
+            (1, FailureKind::Truncated, "write_file")
+        );
+        assert_eq!(
+            &f.raw[..],
+            b"<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a"
+        );
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, Event::ToolCall(c) if c.id == "call_a")));
+        // Cut by the output limit: the finish stays `length`, never `tool_calls`.
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Finish {
+                reason: FinishReason::Length,
+                ..
+            }
+        )));
+    }
 }

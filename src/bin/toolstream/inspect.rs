@@ -9,6 +9,7 @@ use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::replay::Turn;
 use toolstream::schema::{Mismatch, Tools};
+use toolstream::text_calls::{self, Family};
 
 pub(crate) struct Args {
     format: Option<Format>,
@@ -17,6 +18,9 @@ pub(crate) struct Args {
     turn: bool,
     preview: bool,
     tools: Option<String>,
+    /// `--text-calls`: the family (`None` for auto), when calls written into the text are
+    /// taken out of it.
+    text_calls: Option<Option<Family>>,
     path: Option<String>,
 }
 
@@ -38,6 +42,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         turn: false,
         preview: false,
         tools: None,
+        text_calls: None,
         path: None,
     };
     let mut it = args.iter();
@@ -65,6 +70,19 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             "--turn" => out.turn = true,
             "--preview" => out.preview = true,
             "--tools" => out.tools = Some(it.next().ok_or("--tools needs a file")?.clone()),
+            "--text-calls" => {
+                let v = it.next().ok_or("--text-calls needs a family or auto")?;
+                out.text_calls = Some(match v.as_str() {
+                    "auto" => None,
+                    name => Some(Family::from_name(name).ok_or_else(|| {
+                        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+                        format!(
+                            "unknown text-call family '{name}' (auto, {})",
+                            names.join(", ")
+                        )
+                    })?),
+                });
+            }
             s if s.starts_with('-') && s != "-" => return Err(format!("unknown option '{s}'")),
             s => {
                 if out.path.replace(s.to_string()).is_some() {
@@ -76,7 +94,14 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
     if out.turn && (out.json || out.preview) {
         return Err("--turn prints the turn alone: not with --json or --preview".into());
     }
-    if out.tools.is_some() && (out.turn || out.preview) {
+    if out.text_calls.is_some() && out.tools.is_none() {
+        return Err(
+            "--text-calls needs --tools REQUEST.json: only calls to the tools the \
+             request declared are taken out of the text"
+                .into(),
+        );
+    }
+    if out.tools.is_some() && out.text_calls.is_none() && (out.turn || out.preview) {
         return Err(
             "--tools checks the calls of the event list: not with --turn or --preview".into(),
         );
@@ -193,7 +218,7 @@ fn preview(input: &mut dyn Read, args: &Args, out: &mut impl Write) -> io::Resul
         preview: true,
         ..Policy::default()
     };
-    let s = Stream::with_policy(args.format, policy);
+    let s = stream(args, policy)?;
     let step = if args.chunk == 0 { 16 } else { args.chunk };
     let mut shown: Vec<Option<serde_json::Value>> = Vec::new();
     let events = feed(input, step, s, |s, fed, events| {
@@ -248,7 +273,7 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
         return out.flush();
     }
     let tools = args.tools.as_deref().map(load_tools).transpose()?;
-    let s = Stream::new(args.format);
+    let s = stream(args, Policy::default())?;
     if args.turn {
         // The turn is built as the events come; only it is kept.
         let mut turn: Option<Turn> = None;
@@ -306,13 +331,32 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
     out.flush()
 }
 
+/// The pipeline for `args`: with `--text-calls`, calls written into the text to the tools
+/// of `--tools` are taken out of it.
+fn stream(args: &Args, policy: Policy) -> io::Result<Stream> {
+    let s = Stream::with_policy(args.format, policy);
+    Ok(match (args.text_calls, args.tools.as_deref()) {
+        (Some(family), Some(path)) => {
+            let request = read_request(path)?;
+            s.with_text_calls(family, text_calls::Tools::from_request(&request))
+        }
+        _ => s,
+    })
+}
+
+/// `--tools FILE` as JSON: a request body, or its tools array.
+fn read_request(path: &str) -> io::Result<serde_json::Value> {
+    let bad =
+        |e: String| io::Error::new(io::ErrorKind::InvalidData, format!("--tools {path}: {e}"));
+    let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))
+}
+
 /// `--tools FILE`: a request body (or its tools array) in any provider's shape.
 fn load_tools(path: &str) -> io::Result<Tools> {
     let bad =
         |e: String| io::Error::new(io::ErrorKind::InvalidData, format!("--tools {path}: {e}"));
-    let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let request: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+    let request = read_request(path)?;
     let tools = Tools::from_request(&request).map_err(|e| bad(e.to_string()))?;
     for name in tools.names() {
         let unchecked = tools.get(name).map_or(&[][..], |s| s.unchecked());

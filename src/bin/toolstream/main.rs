@@ -35,7 +35,7 @@ Input is FILE, or stdin when FILE is - or absent.";
 
 const INSPECT_HELP: &str = "\
 usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [--turn | --preview]
-                          [--tools REQUEST.json] [FILE|-]
+                          [--tools REQUEST.json [--text-calls FAMILY|auto]] [FILE|-]
 
 Runs a captured streaming response through the pipeline and lists its tool calls (each as
 soon as its arguments closed), text, finish, errors and whether the stream ended properly.
@@ -54,6 +54,10 @@ Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
   --tools FILE     check each call against the tools a request declared (the request
                    body, or its tools array, in any provider's shape): an undeclared name or
                    arguments that do not match the JSON Schema are listed under the call
+  --text-calls F   take the calls a model wrote into its text out of it and list them as
+                   calls (ids text_call_<slot>): F is hermes, qwen3_coder, mistral, llama,
+                   or auto (any of them, by its marker). Only calls to the tools --tools
+                   declares are taken; any other markup stays text
 
 Exit status: 0 when the stream was read (even with failed calls), 1 on unreadable input,
 2 on a usage error.";
@@ -304,7 +308,10 @@ fn proxy(args: &[String]) -> ExitCode {
 /// Whether an option of `command` takes a value (so that what follows it is that value).
 fn takes_value(command: &str, option: &str) -> bool {
     match command {
-        "inspect" => matches!(option, "--provider" | "--chunk" | "--tools"),
+        "inspect" => matches!(
+            option,
+            "--provider" | "--chunk" | "--tools" | "--text-calls"
+        ),
         "classify" => matches!(
             option,
             "--provider"
