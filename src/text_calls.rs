@@ -32,8 +32,19 @@
 //! | `qwen3_coder` | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]`, or `[TOOL_CALLS]f[ARGS]{...}` |
 //! | `llama` (Llama 3.1–3.3) | `<\|python_tag\|>{"name": "f", "parameters": {...}}` |
+//! | `glm45` (GLM-4.5, 4.6) | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
+//! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{...}<\|tool_call_end\|><\|tool_calls_section_end\|>` |
+//! | `deepseek` (V3, V3.1) | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` (V3: `function<｜tool▁sep｜>f` and a fenced JSON block) |
+//! | `deepseek` (V3.2, V4) | `<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>` (V3.2: `function_calls`) |
+//! | `minimax_m2` | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>` |
+//! | `gpt_oss` (harmony) | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{...}<\|call\|>`, or `<\|start\|>assistant to=functions.f<\|channel\|>...` |
 //!
-//! `hermes` and `qwen3_coder` share the opening tag: either payload is read after it.
+//! `hermes`, `qwen3_coder` and `glm45` share the opening tag: the payload's first byte
+//! says which (`{`, `<function=`, a name). The families that end at a closing marker end
+//! at the first one (their formats have no escapes: a closing marker inside a value ends
+//! the call there, and what it then is — a failure or text — is what the rules say).
+//! Parameter values written as text (the XML families) are typed by the declared schema:
+//! a parameter the schema lets be a string stays one; another type is read as JSON.
 
 use std::collections::HashMap;
 
@@ -59,6 +70,19 @@ pub enum Family {
     Mistral,
     /// `<|python_tag|>` and a JSON object (Llama 3.1–3.3).
     Llama,
+    /// `<tool_call>`, the name, then `<arg_key>`/`<arg_value>` pairs (GLM-4.5, 4.6).
+    Glm45,
+    /// `<|tool_calls_section_begin|>` sections of `<|tool_call_begin|>functions.NAME:N`
+    /// calls (Kimi K2).
+    Kimi,
+    /// `<｜tool▁calls▁begin｜>` sections (DeepSeek V3 and V3.1), and the DSML tags
+    /// `<｜DSML｜tool_calls>` (V4) and `<｜DSML｜function_calls>` (V3.2).
+    DeepSeek,
+    /// `<minimax:tool_call>` and `<invoke name=...>` with `<parameter name=...>` (MiniMax M2).
+    MiniMax,
+    /// Harmony's `<|channel|>commentary to=functions.NAME ... <|message|>{...}<|call|>`
+    /// (gpt-oss).
+    GptOss,
 }
 
 impl Family {
@@ -66,8 +90,13 @@ impl Family {
     pub const ALL: &'static [Family] = &[
         Family::Hermes,
         Family::Qwen3Coder,
+        Family::Glm45,
         Family::Mistral,
         Family::Llama,
+        Family::Kimi,
+        Family::DeepSeek,
+        Family::MiniMax,
+        Family::GptOss,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -77,6 +106,11 @@ impl Family {
             Family::Qwen3Coder => "qwen3_coder",
             Family::Mistral => "mistral",
             Family::Llama => "llama",
+            Family::Glm45 => "glm45",
+            Family::Kimi => "kimi_k2",
+            Family::DeepSeek => "deepseek",
+            Family::MiniMax => "minimax_m2",
+            Family::GptOss => "gpt_oss",
         }
     }
 
@@ -85,11 +119,19 @@ impl Family {
         Family::ALL.iter().copied().find(|f| f.name() == name)
     }
 
-    fn opener(self) -> Opener {
+    fn openers(self) -> &'static [Opener] {
         match self {
-            Family::Hermes | Family::Qwen3Coder => Opener::ToolCallTag,
-            Family::Mistral => Opener::MistralToken,
-            Family::Llama => Opener::PythonTag,
+            Family::Hermes | Family::Qwen3Coder | Family::Glm45 => &[Opener::ToolCallTag],
+            Family::Mistral => &[Opener::MistralToken],
+            Family::Llama => &[Opener::PythonTag],
+            Family::Kimi => &[Opener::KimiSection],
+            Family::DeepSeek => &[
+                Opener::DeepSeekSection,
+                Opener::DsmlToolCalls,
+                Opener::DsmlFunctionCalls,
+            ],
+            Family::MiniMax => &[Opener::MiniMaxTag],
+            Family::GptOss => &[Opener::HarmonyChannel, Opener::HarmonyStart],
         }
     }
 }
@@ -103,6 +145,20 @@ enum Opener {
     MistralToken,
     /// `<|python_tag|>`, ended where its JSON closes.
     PythonTag,
+    /// Kimi K2's section.
+    KimiSection,
+    /// DeepSeek V3's and V3.1's section.
+    DeepSeekSection,
+    /// DeepSeek V4's DSML block.
+    DsmlToolCalls,
+    /// DeepSeek V3.2's DSML block.
+    DsmlFunctionCalls,
+    /// MiniMax M2's block.
+    MiniMaxTag,
+    /// A harmony message on the commentary channel to a function.
+    HarmonyChannel,
+    /// A harmony message whose header names the function first.
+    HarmonyStart,
 }
 
 impl Opener {
@@ -111,6 +167,28 @@ impl Opener {
             Opener::ToolCallTag => "<tool_call>",
             Opener::MistralToken => "[TOOL_CALLS]",
             Opener::PythonTag => "<|python_tag|>",
+            Opener::KimiSection => "<|tool_calls_section_begin|>",
+            Opener::DeepSeekSection => "<｜tool▁calls▁begin｜>",
+            Opener::DsmlToolCalls => "<｜DSML｜tool_calls>",
+            Opener::DsmlFunctionCalls => "<｜DSML｜function_calls>",
+            Opener::MiniMaxTag => "<minimax:tool_call>",
+            Opener::HarmonyChannel => "<|channel|>commentary to=functions.",
+            Opener::HarmonyStart => "<|start|>assistant to=functions.",
+        }
+    }
+
+    /// The marker that ends the call's markup, for the families that end at one (the
+    /// first one after the opener: these formats have no escapes).
+    fn close(self) -> &'static str {
+        match self {
+            Opener::ToolCallTag => CLOSE_TAG,
+            Opener::MistralToken | Opener::PythonTag => "",
+            Opener::KimiSection => "<|tool_calls_section_end|>",
+            Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
+            Opener::DsmlToolCalls => "</｜DSML｜tool_calls>",
+            Opener::DsmlFunctionCalls => "</｜DSML｜function_calls>",
+            Opener::MiniMaxTag => "</minimax:tool_call>",
+            Opener::HarmonyChannel | Opener::HarmonyStart => "<|call|>",
         }
     }
 }
@@ -166,8 +244,16 @@ impl Tools {
     }
 
     /// The declared JSON Schema type of parameter `param` of tool `name`, if it says one.
+    /// A parameter's declared type: `string` where the schema allows a string (or says
+    /// nothing), else the first type it names.
     fn param_type(&self, name: &str, param: &str) -> Option<&str> {
-        self.schemas.get(name)?["properties"][param]["type"].as_str()
+        let ty = &self.schemas.get(name)?["properties"][param]["type"];
+        match ty {
+            Value::String(t) => Some(t),
+            Value::Array(ts) if ts.iter().any(|t| t == "string") => Some("string"),
+            Value::Array(ts) => ts.iter().find_map(Value::as_str),
+            _ => None,
+        }
     }
 }
 
@@ -255,8 +341,12 @@ impl Extractor {
     /// of `tools` only.
     pub fn new(family: Option<Family>, tools: Tools) -> Self {
         let mut openers: Vec<Opener> = match family {
-            Some(f) => vec![f.opener()],
-            None => Family::ALL.iter().map(|f| f.opener()).collect(),
+            Some(f) => f.openers().to_vec(),
+            None => Family::ALL
+                .iter()
+                .flat_map(|f| f.openers())
+                .copied()
+                .collect(),
         };
         openers.dedup();
         Extractor {
@@ -348,7 +438,7 @@ impl Extractor {
         else {
             return false;
         };
-        let end = match opener {
+        let end = match *opener {
             Opener::ToolCallTag => {
                 // The payload's first byte decides how it ends; the whitespace before it
                 // is looked at once (`searched` moves past it).
@@ -377,13 +467,7 @@ impl Extractor {
                         Some(Err(_)) => {
                             *json = None;
                             *tagged = true;
-                            let start = *searched;
-                            let found = memchr::memmem::find(
-                                &self.pending.as_bytes()[start..],
-                                CLOSE_TAG.as_bytes(),
-                            );
-                            *searched = self.pending.len();
-                            found.map(|k| Ok(start + k + CLOSE_TAG.len()))
+                            close_marker(&self.pending, CLOSE_TAG, searched)
                         }
                         Some(Ok(e)) => match close_tag_after(&self.pending, e) {
                             Ok(Some(end)) => Some(Ok(end)),
@@ -391,19 +475,13 @@ impl Extractor {
                             Err(end) => Some(Err(end)),
                         },
                     },
-                    // Any other payload (Qwen3-Coder's XML) ends at the first closing tag.
-                    Some(_) => {
-                        let start = searched.saturating_sub(CLOSE_TAG.len() - 1);
-                        let found = memchr::memmem::find(
-                            &self.pending.as_bytes()[start..],
-                            CLOSE_TAG.as_bytes(),
-                        );
-                        *searched = self.pending.len();
-                        found.map(|k| Ok(start + k + CLOSE_TAG.len()))
-                    }
+                    // Any other payload (Qwen3-Coder's and GLM's) ends at the first
+                    // closing tag.
+                    Some(_) => close_marker(&self.pending, CLOSE_TAG, searched),
                 }
             }
             Opener::MistralToken | Opener::PythonTag => json_end(*opener, &self.pending, json),
+            o => close_marker(&self.pending, o.close(), searched),
         };
         let end = match end {
             Some(end) => end,
@@ -444,17 +522,25 @@ impl Extractor {
     /// A call's whole markup: its calls, a failure, or text.
     fn read_call(&self, opener: Opener, raw: String, out: &mut Vec<Piece>) {
         let inner = &raw[opener.text().len()..];
+        // The markup between the opener and the closing marker (where there is one).
+        let body = inner[..inner.len() - opener.close().len()].trim();
         let calls = match opener {
-            Opener::ToolCallTag => {
-                let body = inner[..inner.len() - CLOSE_TAG.len()].trim();
-                if body.starts_with("<function=") {
-                    xml_call(body, &self.tools).map(|c| vec![c])
-                } else {
-                    json_call(body, "arguments").map(|c| vec![c])
-                }
+            Opener::ToolCallTag if body.starts_with("<function=") => {
+                xml_call(body, &self.tools).map(|c| vec![c])
             }
-            Opener::PythonTag => json_call(inner.trim(), "parameters").map(|c| vec![c]),
+            Opener::ToolCallTag if body.starts_with('{') => {
+                json_call(body, "arguments").map(|c| vec![c])
+            }
+            Opener::ToolCallTag => glm_call(body, &self.tools).map(|c| vec![c]),
+            Opener::PythonTag => json_call(body, "parameters").map(|c| vec![c]),
             Opener::MistralToken => mistral_calls(inner.trim_start()),
+            Opener::KimiSection => kimi_calls(body),
+            Opener::DeepSeekSection => deepseek_calls(body),
+            Opener::DsmlToolCalls | Opener::DsmlFunctionCalls => {
+                invoke_calls(body, "｜DSML｜", &self.tools)
+            }
+            Opener::MiniMaxTag => invoke_calls(body, "", &self.tools),
+            Opener::HarmonyChannel | Opener::HarmonyStart => harmony_call(body).map(|c| vec![c]),
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -489,8 +575,27 @@ impl Extractor {
             let end = rest.find(|c: char| !(c.is_alphanumeric() || "_-.".contains(c)))?;
             (end > 0).then(|| rest[..end].to_string())
         };
+        let deepseek = || {
+            let (left, right) = raw.split_once("<｜tool▁sep｜>")?;
+            let last = left.rsplit_once("｜>").map_or(left, |(_, l)| l);
+            let name = match last.trim() {
+                "function" => right.lines().next().unwrap_or(""),
+                name => name,
+            };
+            Some(name.trim().to_string()).filter(|n| !n.is_empty())
+        };
         after("<function=")
             .or_else(|| after("\"name\":"))
+            .or_else(|| after("name=\""))
+            .or_else(|| after("functions."))
+            .or_else(deepseek)
+            .or_else(|| {
+                // GLM-4.5: the name right after the tag, on its own line.
+                let rest = raw.strip_prefix(Opener::ToolCallTag.text())?.trim_start();
+                let end = rest.find(['\n', '<'])?;
+                let name = rest[..end].trim();
+                (!name.is_empty() && !name.contains(' ')).then(|| name.to_string())
+            })
             .or_else(|| {
                 let inner = raw.strip_prefix(Opener::MistralToken.text())?;
                 let end = inner.find("[ARGS]")?;
@@ -579,6 +684,16 @@ fn json_end(
     }
 }
 
+/// The end of the first `close` in `call` (past it), searching from where the last search
+/// stopped (less the bytes a marker cut by a delta may have begun with); `searched` moves
+/// to the end, so each byte is searched about once.
+fn close_marker(call: &str, close: &str, searched: &mut usize) -> Option<Result<usize, usize>> {
+    let start = searched.saturating_sub(close.len() - 1);
+    let found = memchr::memmem::find(&call.as_bytes()[start..], close.as_bytes());
+    *searched = call.len();
+    found.map(|k| Ok(start + k + close.len()))
+}
+
 /// After a JSON payload that ends at `end`: the index past its closing tag (`Ok(Some)`),
 /// `Ok(None)` while whitespace and a prefix of the tag are all that came, `Err(end)` when
 /// something else follows (the markup ends with the JSON; what follows is text).
@@ -636,14 +751,194 @@ fn mistral_calls(inner: &str) -> Result<Vec<(String, String)>, &'static str> {
     Ok(vec![(name.to_string(), checked_object(args.trim())?)])
 }
 
+/// Arguments built from a call's parameters, in the order written (a `Map` would sort
+/// them); a parameter named twice is a failure (which value was meant is not known).
+#[derive(Default)]
+struct Args {
+    text: String,
+    keys: Vec<String>,
+}
+
+impl Args {
+    fn add(&mut self, key: &str, value: Value) -> Result<(), &'static str> {
+        if self.keys.iter().any(|k| k == key) {
+            return Err("a parameter is given twice");
+        }
+        self.text.push(if self.keys.is_empty() { '{' } else { ',' });
+        self.text
+            .push_str(&Value::String(key.to_string()).to_string());
+        self.text.push(':');
+        self.text.push_str(&value.to_string());
+        self.keys.push(key.to_string());
+        Ok(())
+    }
+
+    /// The arguments object, checked as every call's arguments are.
+    fn finish(mut self) -> Result<String, &'static str> {
+        if self.keys.is_empty() {
+            self.text.push('{');
+        }
+        self.text.push('}');
+        checked_object(&self.text)
+    }
+}
+
+/// The text between `open` and the first `close` at the start of `s` (after whitespace),
+/// and what follows.
+fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<(&'a str, &'a str)> {
+    s.trim_start().strip_prefix(open)?.split_once(close)
+}
+
+/// GLM-4.5's `NAME` then `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs, each value
+/// typed by the tool's schema.
+fn glm_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str> {
+    let end = body.find('<').unwrap_or(body.len());
+    let name = body[..end].trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err("the call has no name");
+    }
+    let mut rest = &body[end..];
+    let mut args = Args::default();
+    while !rest.trim().is_empty() {
+        let (key, r) = between(rest, "<arg_key>", "</arg_key>").ok_or("expected <arg_key>")?;
+        let (value, r) =
+            between(r, "<arg_value>", "</arg_value>").ok_or("an <arg_key> without <arg_value>")?;
+        let key = key.trim();
+        args.add(key, typed(value, tools.param_type(name, key)))?;
+        rest = r;
+    }
+    Ok((name.to_string(), args.finish()?))
+}
+
+/// MiniMax M2's and DeepSeek's DSML `<invoke name="NAME">` blocks (tags after `prefix`),
+/// each with `<parameter name="K">V</parameter>` pairs: a value marked `string="true"` is
+/// a string, `string="false"` JSON, and unmarked typed by the tool's schema.
+fn invoke_calls(
+    body: &str,
+    prefix: &str,
+    tools: &Tools,
+) -> Result<Vec<(String, String)>, &'static str> {
+    let invoke = format!("<{prefix}invoke name=\"");
+    let invoke_end = format!("</{prefix}invoke>");
+    let param = format!("<{prefix}parameter name=\"");
+    let param_end = format!("</{prefix}parameter>");
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim().is_empty() {
+        let r = rest
+            .trim_start()
+            .strip_prefix(invoke.as_str())
+            .ok_or("expected <invoke name=")?;
+        let (name, r) = r.split_once("\">").ok_or("no \"> after the invoke name")?;
+        let (mut params, r) = r
+            .split_once(invoke_end.as_str())
+            .ok_or("an invoke not closed")?;
+        let mut args = Args::default();
+        while !params.trim().is_empty() {
+            let p = params
+                .trim_start()
+                .strip_prefix(param.as_str())
+                .ok_or("expected <parameter name=")?;
+            let (attrs, p) = p.split_once('>').ok_or("no > after the parameter name")?;
+            let (value, p) = p
+                .split_once(param_end.as_str())
+                .ok_or("a parameter without its closing tag")?;
+            let (key, marks) = attrs
+                .split_once('"')
+                .ok_or("no \" after the parameter name")?;
+            let ty = match marks.trim() {
+                "" => tools.param_type(name, key),
+                r#"string="true""# => Some("string"),
+                r#"string="false""# => Some("json"),
+                _ => return Err("unknown parameter attributes"),
+            };
+            args.add(key, typed(value, ty))?;
+            params = p;
+        }
+        calls.push((name.to_string(), args.finish()?));
+        rest = r;
+    }
+    Ok(calls)
+}
+
+/// Kimi K2's `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}
+/// <|tool_call_end|>` calls.
+fn kimi_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim().is_empty() {
+        let (call, r) = between(rest, "<|tool_call_begin|>", "<|tool_call_end|>")
+            .ok_or("expected <|tool_call_begin|> ... <|tool_call_end|>")?;
+        let (id, args) = call
+            .split_once("<|tool_call_argument_begin|>")
+            .ok_or("no <|tool_call_argument_begin|>")?;
+        let id = id.trim();
+        let id = id.strip_prefix("functions.").unwrap_or(id);
+        let name = id.rsplit_once(':').map_or(id, |(n, _)| n);
+        if name.is_empty() {
+            return Err("the call has no name");
+        }
+        calls.push((name.to_string(), checked_object(args.trim())?));
+        rest = r;
+    }
+    Ok(calls)
+}
+
+/// DeepSeek's `<｜tool▁call▁begin｜>` calls: V3's `function<｜tool▁sep｜>NAME` and a
+/// fenced JSON block, or V3.1's `NAME<｜tool▁sep｜>{...}`.
+fn deepseek_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim().is_empty() {
+        let (call, r) = between(rest, "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>")
+            .ok_or("expected <｜tool▁call▁begin｜> ... <｜tool▁call▁end｜>")?;
+        let (left, right) = call
+            .split_once("<｜tool▁sep｜>")
+            .ok_or("no <｜tool▁sep｜>")?;
+        let (name, args) = match left.trim() {
+            "function" => {
+                let (name, fenced) = right.split_once('\n').ok_or("no arguments block")?;
+                let args = fenced
+                    .trim()
+                    .strip_prefix("```json")
+                    .and_then(|a| a.strip_suffix("```"))
+                    .ok_or("the arguments are not a ```json block")?;
+                (name.trim(), args)
+            }
+            name => (name, right),
+        };
+        if name.is_empty() {
+            return Err("the call has no name");
+        }
+        calls.push((name.to_string(), checked_object(args.trim())?));
+        rest = r;
+    }
+    Ok(calls)
+}
+
+/// A harmony call after `to=functions.`: `NAME`, the rest of the header (channel,
+/// `<|constrain|>json`), then `<|message|>` and the arguments.
+fn harmony_call(body: &str) -> Result<(String, String), &'static str> {
+    let end = body
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(body.len());
+    let name = &body[..end];
+    if name.is_empty() {
+        return Err("the call has no name");
+    }
+    let (_, args) = body[end..]
+        .split_once("<|message|>")
+        .ok_or("no <|message|> before the arguments")?;
+    Ok((name.to_string(), checked_object(args.trim())?))
+}
+
 /// `<function=NAME>` and its `<parameter=K>V</parameter>` pairs, each value typed by the tool's
 /// schema.
 fn xml_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str> {
     let rest = body.strip_prefix("<function=").ok_or("no <function=")?;
     let (name, mut rest) = rest.split_once('>').ok_or("no > after the function name")?;
     let name = name.trim().to_string();
-    // Written in the parameters' order (a `Map` would sort them).
-    let mut args = String::from("{");
+    let mut args = Args::default();
     loop {
         rest = rest.trim_start();
         if let Some(r) = rest.strip_prefix("</function>") {
@@ -663,16 +958,10 @@ fn xml_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str>
         let value = value.strip_prefix('\n').unwrap_or(value);
         let value = value.strip_suffix('\n').unwrap_or(value);
         let key = key.trim();
-        if args.len() > 1 {
-            args.push(',');
-        }
-        args.push_str(&Value::String(key.to_string()).to_string());
-        args.push(':');
-        args.push_str(&typed(value, tools.param_type(&name, key)).to_string());
+        args.add(key, typed(value, tools.param_type(&name, key)))?;
         rest = r;
     }
-    args.push('}');
-    Ok((name, checked_object(&args)?))
+    Ok((name, args.finish()?))
 }
 
 /// A parameter's text as the schema's type says: a string stays a string; a number,

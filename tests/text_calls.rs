@@ -355,6 +355,14 @@ proptest! {
             Just("<tool_call>{\"name\": \"get_weather\", \"arguments\": {".to_string()),
             Just("<tool_".to_string()),
             Just("[TOOL_CALLS]".to_string()),
+            Just("<tool_call>get_weather\n<arg_key>days</arg_key><arg_value>2</arg_value></tool_call>".to_string()),
+            Just("<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>".to_string()),
+            Just("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>".to_string()),
+            Just("<｜DSML｜tool_calls><｜DSML｜invoke name=\"get_weather\"></｜DSML｜invoke></｜DSML｜tool_calls>".to_string()),
+            Just("<minimax:tool_call><invoke name=\"get_weather\"><parameter name=\"days\">1</parameter></invoke></minimax:tool_call>".to_string()),
+            Just("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>".to_string()),
+            Just("<|channel|>commentary to=functions.".to_string()),
+            Just("<｜DSML｜".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -628,4 +636,200 @@ fn pipeline_truncated_text_call_and_shared_numbering() {
             }
         )));
     }
+}
+
+// ---- The section and tag families. Each case is checked for its family and for auto. ----
+
+fn check_family(family: Family, input: &str, want: &[Piece]) {
+    check(Some(family), &tools(), input, want);
+    check(None, &tools(), input, want);
+}
+
+fn failed(name: &str, kind: FailureKind, message: &str, raw: &str) -> Piece {
+    Piece::Failed {
+        name: name.into(),
+        kind,
+        message: message.into(),
+        raw: raw.into(),
+    }
+}
+
+#[test]
+fn glm45_calls() {
+    let one = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>";
+    check_family(
+        Family::Glm45,
+        one,
+        &[call("get_weather", r#"{"city":"Paris","days":3}"#)],
+    );
+    // Parallel, after text and with text after; a string parameter stays a string.
+    let two =
+        "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>007</arg_value>\n</tool_call>";
+    check_family(
+        Family::Glm45,
+        &format!("Let me see.\n{one}\n{two} done"),
+        &[
+            text("Let me see.\n"),
+            call("get_weather", r#"{"city":"Paris","days":3}"#),
+            text("\n"),
+            call("write_file", r#"{"path":"007"}"#),
+            text(" done"),
+        ],
+    );
+    // An undeclared function stays text; a parameter named twice is a failure.
+    let undeclared = "<tool_call>rm\n<arg_key>p</arg_key>\n<arg_value>/</arg_value>\n</tool_call>";
+    check_family(Family::Glm45, undeclared, &[text(undeclared)]);
+    let twice = "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>a</arg_value><arg_key>city</arg_key><arg_value>b</arg_value></tool_call>";
+    check_family(
+        Family::Glm45,
+        twice,
+        &[failed(
+            "get_weather",
+            FailureKind::Syntax,
+            "a parameter is given twice",
+            twice,
+        )],
+    );
+}
+
+#[test]
+fn kimi_k2_sections() {
+    let input = "I'll look.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_call_begin|>functions.write_file:1<|tool_call_argument_begin|>{\"path\": \"<|tool_call_end|>.txt\"}<|tool_call_end|><|tool_calls_section_end|>";
+    // A closing token inside a string ends that call there (the format has no escapes):
+    // the second call's arguments are then not JSON, so the section is one failure.
+    check_family(
+        Family::Kimi,
+        input,
+        &[
+            text("I'll look."),
+            failed(
+                "get_weather",
+                FailureKind::Syntax,
+                "the arguments are not one JSON object",
+                &input["I'll look.".len()..],
+            ),
+        ],
+    );
+    let ok = "<|tool_calls_section_begin|>\n<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>\n<|tool_call_begin|>functions.write_file:1<|tool_call_argument_begin|>{\"path\": \"a.txt\"}<|tool_call_end|>\n<|tool_calls_section_end|> after";
+    check_family(
+        Family::Kimi,
+        ok,
+        &[
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("write_file", r#"{"path": "a.txt"}"#),
+            text(" after"),
+        ],
+    );
+    // Cut off by the end of the text: a failure with its bytes.
+    let cut = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\"";
+    check_family(
+        Family::Kimi,
+        cut,
+        &[failed(
+            "get_weather",
+            FailureKind::Truncated,
+            "the text ended inside the call",
+            cut,
+        )],
+    );
+}
+
+#[test]
+fn deepseek_v3_and_v31_sections() {
+    let v3 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check_family(
+        Family::DeepSeek,
+        &format!("Checking.{v3}"),
+        &[
+            text("Checking."),
+            call("get_weather", r#"{"city": "Paris"}"#),
+        ],
+    );
+    let v31 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Oslo\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>write_file<｜tool▁sep｜>{\"path\": \"x\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check_family(
+        Family::DeepSeek,
+        v31,
+        &[
+            call("get_weather", r#"{"city": "Oslo"}"#),
+            call("write_file", r#"{"path": "x"}"#),
+        ],
+    );
+    // Broken arguments of a declared tool: a failure with the markup.
+    let bad = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": Oslo}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check_family(
+        Family::DeepSeek,
+        bad,
+        &[failed(
+            "get_weather",
+            FailureKind::Syntax,
+            "the arguments are not one JSON object",
+            bad,
+        )],
+    );
+}
+
+#[test]
+fn deepseek_dsml_and_minimax_invoke_blocks() {
+    let v4 = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">杭州</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">5</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
+    check_family(
+        Family::DeepSeek,
+        v4,
+        &[call("get_weather", r#"{"city":"杭州","days":5}"#)],
+    );
+    // V3.2's block, unmarked parameters typed by the schema, two invokes.
+    let v32 = "<｜DSML｜function_calls><｜DSML｜invoke name=\"get_weather\"><｜DSML｜parameter name=\"days\">2</｜DSML｜parameter></｜DSML｜invoke><｜DSML｜invoke name=\"write_file\"><｜DSML｜parameter name=\"path\">12</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>";
+    check_family(
+        Family::DeepSeek,
+        v32,
+        &[
+            call("get_weather", r#"{"days":2}"#),
+            call("write_file", r#"{"path":"12"}"#),
+        ],
+    );
+    let mm = "Sure.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>";
+    check_family(
+        Family::MiniMax,
+        mm,
+        &[
+            text("Sure.\n"),
+            call("get_weather", r#"{"city":"Paris","days":3}"#),
+        ],
+    );
+    // One undeclared invoke keeps the whole block as text (nothing of it runs).
+    let mixed = "<minimax:tool_call><invoke name=\"get_weather\"></invoke><invoke name=\"rm\"></invoke></minimax:tool_call>";
+    check_family(Family::MiniMax, mixed, &[text(mixed)]);
+    // Look-alike markup that is no block: text.
+    let prose = "Use <minimax:tool-call> or <｜DSML｜x> in docs.";
+    check_family(Family::MiniMax, prose, &[text(prose)]);
+}
+
+#[test]
+fn gpt_oss_harmony_calls() {
+    let a = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
+    check_family(
+        Family::GptOss,
+        a,
+        &[call("get_weather", r#"{"city":"Paris"}"#)],
+    );
+    let b = "<|start|>assistant to=functions.write_file<|channel|>commentary json<|message|>{\"path\": \"a\"}<|call|>";
+    check_family(
+        Family::GptOss,
+        &format!("{a}{b} tail"),
+        &[
+            call("get_weather", r#"{"city":"Paris"}"#),
+            call("write_file", r#"{"path": "a"}"#),
+            text(" tail"),
+        ],
+    );
+    // The analysis channel is no call: text.
+    let analysis = "<|channel|>analysis<|message|>Need weather.<|end|>";
+    check_family(Family::GptOss, analysis, &[text(analysis)]);
+}
+
+#[test]
+fn every_family_has_a_name_and_is_found_by_it() {
+    for f in Family::ALL {
+        assert_eq!(Family::from_name(f.name()), Some(*f));
+    }
+    assert_eq!(Family::ALL.len(), 9);
 }
