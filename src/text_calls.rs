@@ -334,6 +334,8 @@ pub struct Extractor {
     state: State,
     /// Text not yet handed over (it may begin a marker), or the call's markup so far.
     pending: String,
+    /// Bytes of markup taken out of the text as calls so far.
+    call_bytes: u64,
 }
 
 impl Extractor {
@@ -354,6 +356,7 @@ impl Extractor {
             tools,
             state: State::Text,
             pending: String::new(),
+            call_bytes: 0,
         }
     }
 
@@ -369,6 +372,19 @@ impl Extractor {
                 return;
             }
         }
+    }
+
+    /// Bytes held between pushes: the end of the text that may begin a marker (shorter than
+    /// the longest marker), or the markup of the call in hand (at most [`MAX_CALL_BYTES`]
+    /// and the last delta).
+    pub fn buffered(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Bytes of markup taken out of the text as calls so far: with the text and the
+    /// failures' raw bytes handed over, they account for every byte pushed.
+    pub fn call_bytes(&self) -> u64 {
+        self.call_bytes
     }
 
     /// End of the text: what was held is handed over; a call cut off is a failure when its
@@ -520,7 +536,7 @@ impl Extractor {
     }
 
     /// A call's whole markup: its calls, a failure, or text.
-    fn read_call(&self, opener: Opener, raw: String, out: &mut Vec<Piece>) {
+    fn read_call(&mut self, opener: Opener, raw: String, out: &mut Vec<Piece>) {
         let inner = &raw[opener.text().len()..];
         // The markup between the opener and the closing marker (where there is one).
         let body = inner[..inner.len() - opener.close().len()].trim();
@@ -544,6 +560,7 @@ impl Extractor {
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
+                self.call_bytes += raw.len() as u64;
                 for (name, arguments) in calls {
                     out.push(Piece::Call { name, arguments });
                 }
