@@ -23,6 +23,7 @@ use toolstream::classify::{self, Phase, Provider};
 use toolstream::json::{self, Mode};
 use toolstream::pipeline;
 use toolstream::provider::Format;
+use toolstream::text_calls::{self, Family};
 
 create_exception!(
     _toolstream,
@@ -118,16 +119,46 @@ struct Stream {
 
 #[pymethods]
 impl Stream {
+    /// `text_calls` (`"auto"` or a family: `hermes`, `qwen3_coder`, `glm45`, `mistral`,
+    /// `llama`, `kimi_k2`, `deepseek`, `minimax_m2`, `gpt_oss`) takes the calls a model
+    /// wrote into its text out of it, for the tools `tools` declares (the request body, or
+    /// its tools list): required with it, since only declared tools are taken.
     #[new]
-    #[pyo3(signature = (format=None, *, max_calls=None, preview=false))]
-    fn new(format: Option<&str>, max_calls: Option<usize>, preview: bool) -> PyResult<Self> {
+    #[pyo3(signature = (format=None, *, max_calls=None, preview=false, text_calls=None, tools=None))]
+    fn new(
+        format: Option<&str>,
+        max_calls: Option<usize>,
+        preview: bool,
+        text_calls: Option<&str>,
+        tools: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let mut policy = Policy::default();
         if let Some(n) = max_calls {
             policy.max_calls = n;
         }
         policy.preview = preview;
+        let mut stream = pipeline::Stream::with_policy(format_of(format)?, policy);
+        if let Some(family) = text_calls {
+            let family = match family {
+                "auto" => None,
+                name => Some(Family::from_name(name).ok_or_else(|| {
+                    PyValueError::new_err(format!("unknown text-call family '{name}'"))
+                })?),
+            };
+            let tools = tools.ok_or_else(|| {
+                PyValueError::new_err(
+                    "text_calls needs tools= (the request body or its tools): only calls to \
+                     declared tools are taken out of the text",
+                )
+            })?;
+            let mut request = from_py(tools)?;
+            if request.is_array() {
+                request = serde_json::json!({ "tools": request });
+            }
+            stream = stream.with_text_calls(family, text_calls::Tools::from_request(&request));
+        }
         Ok(Stream {
-            inner: Some(pipeline::Stream::with_policy(format_of(format)?, policy)),
+            inner: Some(stream),
         })
     }
 

@@ -286,3 +286,30 @@ def test_the_openai_sdk_example_runs_against_a_loopback_server():
         "call call_g1_2 get_weather {'city': 'Tokyo'}",
         "complete",
     ]
+
+
+TEXT_CALLS = ROOT / "examples" / "text-calls"
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 0])
+def test_text_calls_give_the_cli_events(chunk):
+    sample = TEXT_CALLS / "qwen-hermes-calls-in-content.sse"
+    request = json.loads((TEXT_CALLS / "request.json").read_text())
+    data = sample.read_bytes()
+    pieces = [data] if chunk == 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    got = listed(toolstream.events(pieces, text_calls="auto", tools=request))
+    out = subprocess.run(
+        [BIN, "inspect", "--json", "--text-calls", "auto", "--tools", str(TEXT_CALLS / "request.json"), str(sample)],
+        capture_output=True,
+        check=True,
+    )
+    cli = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    assert got == cli
+    calls = [e for e in got if e["type"] == "tool_call"]
+    assert [c["arguments"] for c in calls] == [{"city": "Paris"}, {"city": "Tokyo", "unit": "c"}]
+    # The tools list alone does as well as the request; without tools it is refused.
+    assert listed(toolstream.events(pieces, text_calls="hermes", tools=request["tools"])) == cli
+    with pytest.raises(ValueError):
+        toolstream.Stream(text_calls="auto")
+    with pytest.raises(ValueError):
+        toolstream.Stream(text_calls="nope", tools=request)
