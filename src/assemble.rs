@@ -969,10 +969,11 @@ impl ToolCallAssembler {
         out: &mut Vec<Event>,
     ) {
         use crate::text_calls::Piece;
-        let id = format!("text_call_{}", self.slots.len());
+        let id = || format!("text_call_{}", self.slots.len());
         match piece {
             Piece::Text(text) => self.push(Delta::Text { choice, text }, out),
             Piece::Call { name, arguments } => {
+                let id = id();
                 if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
                     self.slots[s].id = id;
                     self.slots[s].name = name;
@@ -986,6 +987,7 @@ impl ToolCallAssembler {
                 message,
                 raw,
             } => {
+                let id = id();
                 if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
                     self.slots[s].id = id.clone();
                     self.slots[s].name = name.clone();

@@ -183,7 +183,7 @@ struct TextCalls {
 
 impl TextCalls {
     /// Choice `choice`'s text delta: its pieces to the assembler.
-    fn text(&mut self, choice: u32, text: &str, a: &mut ToolCallAssembler, out: &mut Vec<Event>) {
+    fn text(&mut self, choice: u32, text: String, a: &mut ToolCallAssembler, out: &mut Vec<Event>) {
         let at = match self.choices.iter().position(|(c, ..)| *c == choice) {
             Some(at) => at,
             None => {
@@ -193,7 +193,7 @@ impl TextCalls {
             }
         };
         let (_, x, called) = &mut self.choices[at];
-        x.push(text, &mut self.pieces);
+        x.push_owned(text, &mut self.pieces);
         for p in self.pieces.drain(..) {
             *called |= matches!(p, Piece::Call { .. });
             a.push_text_piece(choice, p, out);
@@ -585,7 +585,7 @@ impl Stream {
             }
             match (self.text_calls.as_deref_mut(), d) {
                 (Some(tc), Delta::Text { choice, text }) => {
-                    tc.text(choice, &text, &mut self.assembler, out);
+                    tc.text(choice, text, &mut self.assembler, out);
                 }
                 (
                     Some(tc),

@@ -47,6 +47,7 @@
 //! a parameter the schema lets be a string stays one; another type is read as JSON.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -203,7 +204,8 @@ const MAX_NAME_BYTES: usize = 256;
 /// types the XML families' values).
 #[derive(Clone, Debug, Default)]
 pub struct Tools {
-    schemas: HashMap<String, Value>,
+    /// Shared: every stream of a request (and each choice's extractor) clones it.
+    schemas: Arc<HashMap<String, Value>>,
 }
 
 impl Tools {
@@ -228,13 +230,15 @@ impl Tools {
                 add(t.get("name"), t.get("input_schema"));
             }
         }
-        Tools { schemas }
+        Tools {
+            schemas: Arc::new(schemas),
+        }
     }
 
     /// Tools by name alone (no schemas: the XML families' values stay strings).
     pub fn from_names<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Tools {
         Tools {
-            schemas: names.into_iter().map(|n| (n.into(), Value::Null)).collect(),
+            schemas: Arc::new(names.into_iter().map(|n| (n.into(), Value::Null)).collect()),
         }
     }
 
@@ -360,9 +364,30 @@ impl Extractor {
         }
     }
 
+    /// [`Extractor::push`] of a delta the caller owns: plain text (no marker's first byte,
+    /// nothing held) is handed over as it is, without a copy.
+    pub fn push_owned(&mut self, delta: String, out: &mut Vec<Piece>) {
+        let plain = matches!(self.state, State::Text)
+            && self.pending.is_empty()
+            && !has_marker_byte(&delta);
+        if plain {
+            text(out, delta);
+        } else if self.pending.is_empty() {
+            self.pending = delta;
+            self.run(out);
+        } else {
+            self.push(&delta, out);
+        }
+    }
+
     /// Feed the next text delta; the pieces it completes are appended to `out`.
     pub fn push(&mut self, delta: &str, out: &mut Vec<Piece>) {
         self.pending.push_str(delta);
+        self.run(out);
+    }
+
+    /// Read what is pending.
+    fn run(&mut self, out: &mut Vec<Piece>) {
         loop {
             let more = match self.state {
                 State::Text => self.scan_text(out),
@@ -421,6 +446,15 @@ impl Extractor {
             };
             let p = from + k;
             let rest = &self.pending[p..];
+            // Most `<` and `[` in text begin no marker: their next byte says so at once.
+            if rest
+                .as_bytes()
+                .get(1)
+                .is_some_and(|b| !self.openers.iter().any(|o| o.text().as_bytes()[1] == *b))
+            {
+                from = p + 1;
+                continue;
+            }
             if let Some(&opener) = self.openers.iter().find(|o| rest.starts_with(o.text())) {
                 text(out, self.pending[..p].to_string());
                 self.pending.drain(..p);
@@ -618,6 +652,16 @@ impl Extractor {
                 let end = inner.find("[ARGS]")?;
                 Some(inner[..end].trim().to_string())
             })
+    }
+}
+
+/// Whether `s` holds a marker's first byte (`<` or `[`): a plain loop for a delta's few
+/// bytes (a vector search's set-up costs more there), `memchr` past them.
+fn has_marker_byte(s: &str) -> bool {
+    if s.len() < 64 {
+        s.bytes().any(|b| b == b'<' || b == b'[')
+    } else {
+        memchr::memchr2(b'<', b'[', s.as_bytes()).is_some()
     }
 }
 
