@@ -89,6 +89,24 @@ pipeline_grid() {
   echo
   pipeline_grid pipeline-responses-interleaved
   echo
+  echo "## Calls written into the text (\`text_calls\`), in the whole pipeline"
+  echo
+  echo "One response is about 8 KiB of prose in 16-byte content deltas (OpenAI chat chunks in 4 KiB"
+  echo "network pieces). \`plain\`: no markup (code-ish \`<\` and \`[\` in about one delta in five), the"
+  echo "pipeline with \`with_text_calls(auto, two tools)\` beside the same pipeline without it."
+  echo "\`markup\`: the same prose with a Hermes \`<tool_call>\` every ~600 bytes, toolstream's"
+  echo "extraction beside the peers' way on the pipeline's text events: a regex over the whole text"
+  echo "once it ended (no call before the end of the response), and a regex over the text so far at"
+  echo "every delta (what whole-text parsers do while streaming: quadratic). Every call counted is"
+  echo "checked to be a declared tool with an object of arguments. \`cargo bench -p toolstream-benches"
+  echo "--bench text_calls\` (\`TOOLSTREAM_BENCH_MB=4\` for the figures here)."
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/text-calls-plain-interleaved/totals.txt \
+    text_calls-off text_calls-off text_calls-on
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/text-calls-markup-interleaved/totals.txt \
+    regex-at-end,regex-per-delta toolstream-text_calls regex-at-end regex-per-delta
+  echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
   table envelopes serde_json-borrowed-typed

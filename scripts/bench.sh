@@ -9,5 +9,6 @@ cargo bench -p toolstream-benches --bench splitter
 cargo bench -p toolstream-benches --bench sse
 cargo bench -p toolstream-benches --bench pipeline
 cargo bench -p toolstream-benches --bench hostile
+cargo bench -p toolstream-benches --bench text_calls
 cargo build --release
 scripts/bench-report.sh
