@@ -922,20 +922,19 @@ fn invoke_calls(
     Ok(calls)
 }
 
-/// Kimi K2's `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}
-/// <|tool_call_end|>` calls.
-fn kimi_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+/// The calls of a section: each between `open` and `close` (whitespace between them),
+/// read by `call` into a name and its arguments text.
+fn delimited_calls(
+    body: &str,
+    open: &str,
+    close: &str,
+    call: impl Fn(&str) -> Result<(&str, &str), &'static str>,
+) -> Result<Vec<(String, String)>, &'static str> {
     let mut calls = Vec::new();
     let mut rest = body;
     while !rest.trim().is_empty() {
-        let (call, r) = between(rest, "<|tool_call_begin|>", "<|tool_call_end|>")
-            .ok_or("expected <|tool_call_begin|> ... <|tool_call_end|>")?;
-        let (id, args) = call
-            .split_once("<|tool_call_argument_begin|>")
-            .ok_or("no <|tool_call_argument_begin|>")?;
-        let id = id.trim();
-        let id = id.strip_prefix("functions.").unwrap_or(id);
-        let name = id.rsplit_once(':').map_or(id, |(n, _)| n);
+        let (one, r) = between(rest, open, close).ok_or("a call not between its markers")?;
+        let (name, args) = call(one)?;
         if name.is_empty() {
             return Err("the call has no name");
         }
@@ -945,36 +944,44 @@ fn kimi_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
     Ok(calls)
 }
 
+/// Kimi K2's `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}
+/// <|tool_call_end|>` calls.
+fn kimi_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+    delimited_calls(body, "<|tool_call_begin|>", "<|tool_call_end|>", |call| {
+        let (id, args) = call
+            .split_once("<|tool_call_argument_begin|>")
+            .ok_or("no <|tool_call_argument_begin|>")?;
+        let id = id.trim();
+        let id = id.strip_prefix("functions.").unwrap_or(id);
+        Ok((id.rsplit_once(':').map_or(id, |(n, _)| n), args))
+    })
+}
+
 /// DeepSeek's `<｜tool▁call▁begin｜>` calls: V3's `function<｜tool▁sep｜>NAME` and a
 /// fenced JSON block, or V3.1's `NAME<｜tool▁sep｜>{...}`.
 fn deepseek_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
-    let mut calls = Vec::new();
-    let mut rest = body;
-    while !rest.trim().is_empty() {
-        let (call, r) = between(rest, "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>")
-            .ok_or("expected <｜tool▁call▁begin｜> ... <｜tool▁call▁end｜>")?;
-        let (left, right) = call
-            .split_once("<｜tool▁sep｜>")
-            .ok_or("no <｜tool▁sep｜>")?;
-        let (name, args) = match left.trim() {
-            "function" => {
-                let (name, fenced) = right.split_once('\n').ok_or("no arguments block")?;
-                let args = fenced
-                    .trim()
-                    .strip_prefix("```json")
-                    .and_then(|a| a.strip_suffix("```"))
-                    .ok_or("the arguments are not a ```json block")?;
-                (name.trim(), args)
-            }
-            name => (name, right),
-        };
-        if name.is_empty() {
-            return Err("the call has no name");
-        }
-        calls.push((name.to_string(), checked_object(args.trim())?));
-        rest = r;
-    }
-    Ok(calls)
+    delimited_calls(
+        body,
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁call▁end｜>",
+        |call| {
+            let (left, right) = call
+                .split_once("<｜tool▁sep｜>")
+                .ok_or("no <｜tool▁sep｜>")?;
+            Ok(match left.trim() {
+                "function" => {
+                    let (name, fenced) = right.split_once('\n').ok_or("no arguments block")?;
+                    let args = fenced
+                        .trim()
+                        .strip_prefix("```json")
+                        .and_then(|a| a.strip_suffix("```"))
+                        .ok_or("the arguments are not a ```json block")?;
+                    (name.trim(), args)
+                }
+                name => (name, right),
+            })
+        },
+    )
 }
 
 /// A harmony call after `to=functions.`: `NAME`, the rest of the header (channel,
