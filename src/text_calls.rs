@@ -46,7 +46,7 @@
 //! Parameter values written as text (the XML families) are typed by the declared schema:
 //! a parameter the schema lets be a string stays one; another type is read as JSON.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -817,20 +817,21 @@ fn mistral_calls(inner: &str) -> Result<Vec<(String, String)>, &'static str> {
 #[derive(Default)]
 struct Args {
     text: String,
-    keys: Vec<String>,
+    /// The names so far (a set: a call of many parameters must not cost their square).
+    keys: HashSet<String>,
 }
 
 impl Args {
     fn add(&mut self, key: &str, value: Value) -> Result<(), &'static str> {
-        if self.keys.iter().any(|k| k == key) {
+        if !self.keys.insert(key.to_string()) {
             return Err("a parameter is given twice");
         }
-        self.text.push(if self.keys.is_empty() { '{' } else { ',' });
+        let first = self.keys.len() == 1;
+        self.text.push(if first { '{' } else { ',' });
         self.text
             .push_str(&Value::String(key.to_string()).to_string());
         self.text.push(':');
         self.text.push_str(&value.to_string());
-        self.keys.push(key.to_string());
         Ok(())
     }
 

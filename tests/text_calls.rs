@@ -833,3 +833,25 @@ fn every_family_has_a_name_and_is_found_by_it() {
     }
     assert_eq!(Family::ALL.len(), 9);
 }
+
+/// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
+/// parameter, not one per pair), many `<` and `[` that begin no marker, and openers with
+/// nothing after them, each in one-character deltas. Counted, not timed: the output must
+/// account for every byte.
+#[test]
+fn hostile_markup_is_handled_whole() {
+    let mut many = String::from("<tool_call><function=write_file>");
+    for k in 0..30_000 {
+        many.push_str(&format!("<parameter=p{k}>x</parameter>"));
+    }
+    many.push_str("</function></tool_call>");
+    let out = run(None, &tools(), &many, &[]);
+    assert!(matches!(&out[..], [Piece::Call { name, arguments }]
+        if name == "write_file" && arguments.matches("\"x\"").count() == 30_000));
+    let noise = "<[ a<b [c] <tool_cal [TOOL_CALL ".repeat(4_000);
+    let cuts: Vec<usize> = (1..noise.chars().count()).collect();
+    assert_eq!(run(None, &tools(), &noise, &cuts), [text(&noise)]);
+    let openers = "[TOOL_CALLS]".repeat(2_000);
+    let out = run(None, &tools(), &openers, &cuts[..openers.len() - 1]);
+    assert_eq!(text_of(&out), openers);
+}
