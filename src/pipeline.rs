@@ -297,8 +297,9 @@ impl Stream {
 
     /// Bytes the pipeline holds between pushes: the framing's partial line and event, the
     /// whitespace held before the framing is known (at most 64 KiB), the payloads held
-    /// before the format is known (at most the event limit), and what the assembler holds
-    /// ([`ToolCallAssembler::buffered`]); each part is bounded by its limit.
+    /// before the format is known (at most the event limit), what the assembler holds
+    /// ([`ToolCallAssembler::buffered`]) and, with text calls on, the markup of a call in
+    /// the text ([`Extractor::buffered`]); each part is bounded by its limit.
     pub fn buffered(&self) -> usize {
         let framing = match &self.framer {
             Framer::Undecided => 0,
@@ -307,7 +308,10 @@ impl Stream {
             #[cfg(feature = "bedrock")]
             Framer::EventStream(d) => d.buffered(),
         };
-        framing + self.held.len() + self.pending_len + self.assembler.buffered()
+        let text_calls = self.text_calls.as_ref().map_or(0, |tc| {
+            tc.choices.iter().map(|(_, x, _)| x.buffered()).sum()
+        });
+        framing + self.held.len() + self.pending_len + self.assembler.buffered() + text_calls
     }
 
     /// The live view of call slot `index`'s arguments while they stream, when the policy's

@@ -855,3 +855,21 @@ fn hostile_markup_is_handled_whole() {
     let out = run(None, &tools(), &openers, &cuts[..openers.len() - 1]);
     assert_eq!(text_of(&out), openers);
 }
+
+/// The markup of a call still open in the text counts in what the pipeline holds.
+#[test]
+fn pipeline_buffered_counts_the_open_call_markup() {
+    let markup = "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"";
+    let body = "x".repeat(10_000);
+    let mut s = Stream::new(None).with_text_calls(None, tools());
+    let mut out = Vec::new();
+    let input = sse_of_content(&[markup, &body], "stop");
+    // Everything but the finish: the call is open.
+    let cut = input.windows(6).position(|w| w == b"finish").unwrap();
+    s.push(Bytes::copy_from_slice(&input[..cut]), &mut out);
+    assert!(
+        s.buffered() >= markup.len() + body.len(),
+        "{}",
+        s.buffered()
+    );
+}
