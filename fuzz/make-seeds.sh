@@ -12,7 +12,7 @@ for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/ca
   cp "$f" corpus/sse_chunked/
   cp "$f" corpus/pipeline_small_limits/
 done
-cp ../examples/captures/*.sse corpus/proxy_rewriter/
+cp ../examples/captures/*.sse ../examples/text-calls/*.sse corpus/proxy_rewriter/
 suite=../../shared/conformance/JSONTestSuite/test_parsing
 if [ -d "$suite" ]; then
   for f in "$suite"/*.json; do

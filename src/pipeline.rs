@@ -28,7 +28,7 @@ use crate::eventstream;
 use crate::ndjson;
 use crate::provider::{self, Delta, FinishReason, Format, Framing};
 use crate::sse;
-use crate::text_calls::{Extractor, Family, Piece, Tools};
+use crate::text_calls::{Extractor, Family, Piece, Tools, MAX_CHOICES};
 
 /// Whitespace held before the framing is known: past this many leading whitespace bytes,
 /// the stream is read as SSE, however it is chunked.
@@ -186,6 +186,10 @@ impl TextCalls {
     fn text(&mut self, choice: u32, text: String, a: &mut ToolCallAssembler, out: &mut Vec<Event>) {
         let at = match self.choices.iter().position(|(c, ..)| *c == choice) {
             Some(at) => at,
+            None if self.choices.len() >= MAX_CHOICES => {
+                a.push(Delta::Text { choice, text }, out);
+                return;
+            }
             None => {
                 let x = Extractor::new(self.family, self.tools.clone());
                 self.choices.push((choice, x, false));

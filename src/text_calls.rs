@@ -59,6 +59,11 @@ use crate::json::{Mode, Splitter};
 /// failure (its bytes kept in [`Piece::Failed::raw`]), and the text goes on after it.
 pub const MAX_CALL_BYTES: usize = 1 << 20;
 
+/// The choices of one response whose text is read for calls (OpenAI's `n` goes to 128): the
+/// text of a choice past them is passed on untouched, so that a stream naming a new choice
+/// in every chunk costs a bounded search per delta, not one extractor per chunk.
+pub const MAX_CHOICES: usize = 128;
+
 /// How a model family writes its calls into text (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -240,6 +245,11 @@ impl Tools {
         Tools {
             schemas: Arc::new(names.into_iter().map(|n| (n.into(), Value::Null)).collect()),
         }
+    }
+
+    /// Whether no tool was declared (then no markup is a call).
+    pub fn is_empty(&self) -> bool {
+        self.schemas.is_empty()
     }
 
     /// Whether `name` was declared.

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use toolstream::assemble::{Event, FailureKind, Policy};
 use toolstream::pipeline::Stream;
 use toolstream::provider::FinishReason;
-use toolstream::text_calls::{Extractor, Family, Piece, Tools};
+use toolstream::text_calls::{Extractor, Family, Piece, Tools, MAX_CHOICES};
 
 /// The pieces for `input` pushed in the deltas `cuts` gives (character offsets), text
 /// pieces joined (a consumer sees text in whatever deltas it came).
@@ -586,6 +586,40 @@ fn pipeline_text_calls_count_against_the_call_limit() {
     let ids: std::collections::HashSet<_> = calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), 128);
     assert!(calls.iter().all(|c| c.name == "get_weather"));
+}
+
+/// A stream naming a new choice in every chunk: the text of the first [`MAX_CHOICES`]
+/// choices is read for calls, the text of the others passes on untouched (one extractor per
+/// chunk would cost a search over all of them per delta), and no byte is lost.
+#[test]
+fn choices_past_the_bound_keep_their_text() {
+    let one = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>";
+    let n = 3000;
+    let mut s = String::new();
+    for c in 0..n {
+        let delta = serde_json::json!({"choices": [{"index": c, "delta": {"content": one}}]});
+        s.push_str(&format!("data: {delta}\n\n"));
+    }
+    s.push_str("data: [DONE]\n\n");
+    let policy = Policy {
+        max_calls: 10_000,
+        ..Policy::default()
+    };
+    let events = pipeline(s.as_bytes(), &tools(), 4096, policy);
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCall(_)))
+        .count();
+    let texts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, MAX_CHOICES);
+    assert_eq!(texts.len(), n - MAX_CHOICES);
+    assert!(texts.iter().all(|t| *t == one));
 }
 
 /// A call cut off by the end of the stream is a failure with its bytes (kind truncated),

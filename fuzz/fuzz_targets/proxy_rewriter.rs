@@ -1,7 +1,10 @@
 //! Oracle: the proxy's OpenAI rewriter, fed any upstream bytes at any chunking, hands the
 //! client the calls the pipeline finds in the same bytes (each call's arguments exactly,
 //! each failed call's bytes as they came), one per index, and the same output whatever
-//! the chunking; an incomplete stream without `[DONE]` ends with an error event.
+//! the chunking; an incomplete stream without `[DONE]` ends with an error event. With calls
+//! written into the text taken out (`--text-calls auto`), the client's calls are the
+//! pipeline's with the same setting (the text calls that cannot be read stay text in the
+//! proxy) and its text is the same at every chunking.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -11,12 +14,40 @@ use toolstream::assemble::Event;
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
+use toolstream::text_calls::Tools;
 use toolstream_proxy::rewrite::OpenAiRewriter;
+use toolstream_proxy::text::{TextCalls, TextSetting};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
     data: Vec<u8>,
     cuts: Vec<u16>,
+    text_calls: bool,
+}
+
+/// The tools declared when text calls are taken out.
+fn tools() -> Tools {
+    Tools::from_names(["f", "get_weather"])
+}
+
+/// The content the client accumulates.
+fn client_text(out: &[u8]) -> String {
+    let text = String::from_utf8_lossy(out);
+    let mut content = String::new();
+    for block in text.split("\n\n") {
+        let Some(data) = block.strip_prefix("data: ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            continue;
+        };
+        for choice in v["choices"].as_array().into_iter().flatten() {
+            if let Some(t) = choice.pointer("/delta/content").and_then(|t| t.as_str()) {
+                content.push_str(t);
+            }
+        }
+    }
+    content
 }
 
 /// (name, arguments) of each call the client accumulates, by index.
@@ -49,8 +80,11 @@ fn client_calls(out: &[u8]) -> Vec<(String, String)> {
     calls
 }
 
-fn rewrite(data: &Bytes, cuts: &[usize]) -> Vec<u8> {
-    let mut r = OpenAiRewriter::new(Provider::Openai, false);
+fn rewrite(data: &Bytes, cuts: &[usize], text_calls: bool) -> Vec<u8> {
+    let setting = text_calls
+        .then(|| TextSetting::new(TextCalls::Auto, tools()))
+        .flatten();
+    let mut r = OpenAiRewriter::new(Provider::Openai, false, setting);
     let mut out = BytesMut::new();
     let mut prev = 0;
     for &c in cuts.iter().chain(std::iter::once(&data.len())) {
@@ -64,10 +98,13 @@ fn rewrite(data: &Bytes, cuts: &[usize]) -> Vec<u8> {
 fuzz_target!(|input: Input| {
     let data = Bytes::from(input.data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
-    let out = rewrite(&data, &cuts);
+    let out = rewrite(&data, &cuts, input.text_calls);
     let calls = client_calls(&out);
 
     let mut s = Stream::new(Some(Format::OpenAiChat));
+    if input.text_calls {
+        s = s.with_text_calls(None, tools());
+    }
     let mut events = Vec::new();
     s.push(data.clone(), &mut events);
     s.finish(&mut events);
@@ -78,7 +115,8 @@ fuzz_target!(|input: Input| {
                 c.name.clone(),
                 String::from_utf8_lossy(&c.arguments).into_owned(),
             )),
-            Event::ToolCallFailed(f) => {
+            // A text call that cannot be read stays text in the proxy.
+            Event::ToolCallFailed(f) if !f.id.starts_with("text_call_") => {
                 Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
             }
             _ => None,
@@ -86,8 +124,14 @@ fuzz_target!(|input: Input| {
         .collect();
     assert_eq!(calls, want, "the client's calls are the pipeline's");
 
-    let whole = client_calls(&rewrite(&data, &[]));
+    let whole_out = rewrite(&data, &[], input.text_calls);
+    let whole = client_calls(&whole_out);
     assert_eq!(calls, whole, "chunking changed the calls");
+    assert_eq!(
+        client_text(&out),
+        client_text(&whole_out),
+        "chunking changed the text"
+    );
 
     // A stream the pipeline finds incomplete, without `[DONE]`, ends with an error event.
     let complete = events.last() == Some(&Event::End { complete: true });

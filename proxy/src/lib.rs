@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod rewrite;
+pub mod text;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -32,6 +33,7 @@ use tokio::sync::{mpsc, Semaphore};
 use toolstream::classify::{classify_response, Action, Policy, Provider, Verdict};
 
 use rewrite::{AnthropicRewriter, Counts, OpenAiRewriter};
+use text::{declared_tools, TextCalls, TextSetting};
 
 /// What the proxy is told.
 #[derive(Clone, Debug)]
@@ -45,6 +47,9 @@ pub struct Config {
     pub keep_finish_reason: bool,
     /// Repair the request's history before forwarding it (default on).
     pub repair_requests: bool,
+    /// Take the calls a model wrote into the text of OpenAI chat content out of it, as
+    /// tool calls (default off); only calls to the tools the request declared.
+    pub text_calls: TextCalls,
     /// The largest request body taken.
     pub max_request_bytes: usize,
     /// The largest error or non-streaming body read to rewrite or classify.
@@ -67,6 +72,7 @@ impl Config {
             provider: None,
             keep_finish_reason: false,
             repair_requests: true,
+            text_calls: TextCalls::Off,
             max_request_bytes: 32 << 20,
             max_response_bytes: 16 << 20,
             max_streams: 1024,
@@ -221,6 +227,19 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     } else {
         body
     };
+    // The tools the request declared: the allow-list of calls taken out of the text.
+    let text = if state.config.text_calls != TextCalls::Off
+        && kind == Kind::Chat
+        && memchr::memmem::find(&body, b"\"tools\"").is_some()
+    {
+        let raw = body.clone();
+        let tools = tokio::task::spawn_blocking(move || declared_tools(&raw))
+            .await
+            .unwrap_or_default();
+        TextSetting::new(state.config.text_calls, tools)
+    } else {
+        None
+    };
     let uri = match upstream_uri(&state.config.upstream, &parts.uri) {
         Ok(u) => u,
         Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
@@ -312,6 +331,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             Kind::Chat => Rewriter::OpenAi(OpenAiRewriter::new(
                 provider,
                 state.config.keep_finish_reason,
+                text,
             )),
             _ => Rewriter::Anthropic(AnthropicRewriter::new()),
         };
@@ -335,8 +355,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             Ok(b) => b,
             Err(e) => return local_error(StatusCode::BAD_GATEWAY, provider, &e, None),
         };
-        let (body, counts) = rewrite::rewrite_completion(&body, state.config.keep_finish_reason)
-            .unwrap_or((body, Counts::default()));
+        let (body, counts) =
+            rewrite::rewrite_completion(&body, state.config.keep_finish_reason, text.as_ref())
+                .unwrap_or((body, Counts::default()));
         log.done(counts, None);
         return respond(status, headers, Body::full(body));
     }
@@ -372,6 +393,7 @@ impl Log {
             splits = c.splits,
             duplicates = c.duplicates,
             failures = c.failures,
+            text_calls = c.text_calls,
             stream_errors = c.errors,
             repairs = self.repairs,
             reason = verdict.map(|v| v.reason.as_str()),

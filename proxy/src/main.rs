@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use toolstream::classify::Provider;
+use toolstream_proxy::text::TextCalls;
 use toolstream_proxy::{serve, Config};
 
 const HELP: &str = "\
@@ -30,6 +31,12 @@ provider gave a delay, retry-after. GET /healthz answers ok.
   --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
                            `tool_calls`, so that clients run the calls)
   --no-repair              forward requests as they are
+  --text-calls FAMILY      take the calls a model wrote into its text out of OpenAI chat
+                           content (streaming and not) and send them as tool calls: auto
+                           (any family, by its marker) or one of hermes, qwen3_coder,
+                           glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss.
+                           Only calls to the tools the request declared are taken; other
+                           markup, and markup that cannot be read, stays in the text.
   --max-streams N          streams at once (default 1024; past it a 503)
   --max-request-bytes N    largest request body (default 33554432)
   --connect-timeout S      seconds to connect to the upstream (default 10)
@@ -101,6 +108,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut provider = None;
     let mut keep = false;
     let mut repair = true;
+    let mut text_calls = TextCalls::Off;
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -114,6 +122,13 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             }
             "--keep-finish-reason" => keep = true,
             "--no-repair" => repair = false,
+            "--text-calls" => {
+                let v = value("--text-calls")?;
+                text_calls = TextCalls::from_name(&v).ok_or(format!(
+                    "unknown --text-calls family '{v}' (auto, hermes, qwen3_coder, glm45, \
+                     mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss)"
+                ))?;
+            }
             n @ ("--max-streams"
             | "--max-request-bytes"
             | "--connect-timeout"
@@ -141,6 +156,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     config.provider = provider;
     config.keep_finish_reason = keep;
     config.repair_requests = repair;
+    config.text_calls = text_calls;
     for (n, x) in numbers {
         match n {
             "--max-streams" => config.max_streams = x.max(1) as usize,

@@ -20,6 +20,8 @@ use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolic
 use toolstream::provider::{Decoder, Delta, Format};
 use toolstream::sse;
 
+use crate::text::{completion_message, Extraction, TextSetting};
+
 /// Searchers built once (building one costs more than searching a payload).
 macro_rules! finder {
     ($name:ident, $needle:expr) => {
@@ -45,6 +47,8 @@ pub struct Counts {
     pub failures: u32,
     /// Errors inside the stream.
     pub errors: u32,
+    /// Calls taken out of the text (`--text-calls`), among `calls`.
+    pub text_calls: u32,
 }
 
 /// One SSE event or comment of the upstream stream, decoded.
@@ -66,6 +70,8 @@ struct Core {
     other: bool,
     /// The last payload carried tool-call fragments.
     calls: bool,
+    /// Calls written into the text, when taken out.
+    text: Option<Box<Extraction>>,
 }
 
 impl Core {
@@ -78,6 +84,7 @@ impl Core {
             provider,
             other: false,
             calls: false,
+            text: None,
         }
     }
 
@@ -104,8 +111,23 @@ impl Core {
             .iter()
             .any(|d| !matches!(d, Delta::Call { .. } | Delta::CallEnd { .. }));
         self.calls = self.deltas.iter().any(|d| matches!(d, Delta::Call { .. }));
+        let Some(x) = self.text.as_deref_mut() else {
+            for d in self.deltas.drain(..) {
+                self.assembler.push(d, events);
+            }
+            return;
+        };
+        x.start();
         for d in self.deltas.drain(..) {
-            self.assembler.push(d, events);
+            match d {
+                Delta::Text { choice, text } => x.push(choice, text, &mut self.assembler, events),
+                Delta::Finish { choice, .. } => {
+                    // The choice's text is over: what its extractor holds comes first.
+                    x.finish(Some(choice), &mut self.assembler, events);
+                    self.assembler.push(d, events);
+                }
+                d => self.assembler.push(d, events),
+            }
         }
     }
 
@@ -258,10 +280,13 @@ pub struct OpenAiRewriter {
 
 impl OpenAiRewriter {
     /// A rewriter for one response. `keep_finish_reason` leaves the provider's `stop` as it
-    /// is when calls were delivered (by default it becomes `tool_calls`).
-    pub fn new(provider: Provider, keep_finish_reason: bool) -> Self {
+    /// is when calls were delivered (by default it becomes `tool_calls`); `text` takes the
+    /// calls written into the content out of it.
+    pub fn new(provider: Provider, keep_finish_reason: bool, text: Option<TextSetting>) -> Self {
+        let mut core = Core::new(Format::OpenAiChat, provider);
+        core.text = text.map(|t| Box::new(Extraction::new(t)));
         OpenAiRewriter {
-            core: Core::new(Format::OpenAiChat, provider),
+            core,
             envelope: Map::new(),
             next_index: 0,
             seed: random_seed(),
@@ -278,12 +303,51 @@ impl OpenAiRewriter {
 
     /// What was counted so far.
     pub fn counts(&self) -> Counts {
-        self.counts
+        Counts {
+            text_calls: self.core.text.as_ref().map_or(0, |x| x.calls),
+            ..self.counts
+        }
     }
 
     /// Feed upstream bytes; what the client gets is appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
         self.feed(chunk, out);
+    }
+
+    /// The notes of markup left in the text, as comments.
+    fn notes(&mut self, out: &mut BytesMut) {
+        if let Some(x) = self.core.text.as_deref_mut() {
+            for n in x.notes.drain(..) {
+                self.counts.failures += 1;
+                comment(out, &n);
+            }
+        }
+    }
+
+    /// The text the chunks did not carry (held until the stream's end, or of a choice the
+    /// chunk did not name), each choice's in a chunk of its own.
+    fn text_left(&mut self, out: &mut BytesMut) {
+        let Some(x) = self.core.text.as_deref_mut() else {
+            return;
+        };
+        let left = std::mem::take(&mut x.text);
+        for (choice, text) in left.into_iter().filter(|(_, t)| !t.is_empty()) {
+            self.chunk(
+                json!({"index": choice, "delta": {"content": text}, "finish_reason": null}),
+                out,
+            );
+            self.output_started = true;
+        }
+    }
+
+    /// The end of every choice's text: what the extractors held, out.
+    fn end_text(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
+        if let Some(x) = self.core.text.as_deref_mut() {
+            x.start();
+            x.finish(None, &mut self.core.assembler, events);
+        }
+        self.notes(out);
+        self.text_left(out);
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
@@ -299,6 +363,7 @@ impl OpenAiRewriter {
         self.core.decode(ty, &data, &mut events);
         if data.trim_ascii() == b"[DONE]" {
             self.saw_done = true;
+            self.end_text(&mut events, out);
             self.calls(&mut events, out);
             sse_data(out, b"[DONE]");
             self.events = events;
@@ -324,9 +389,11 @@ impl OpenAiRewriter {
             self.saw_finish = true;
         }
         let forwarded = self.rewrite_chunk(&data, &events);
+        self.notes(out);
         if finish {
             // The calls this chunk closed (a truncated one, at `length`) go before the
             // finish reason.
+            self.text_left(out);
             self.calls(&mut events, out);
             if let Some(f) = &forwarded {
                 sse_data(out, f);
@@ -335,6 +402,7 @@ impl OpenAiRewriter {
             if let Some(f) = &forwarded {
                 sse_data(out, f);
             }
+            self.text_left(out);
             self.calls(&mut events, out);
         }
         if forwarded.is_some() {
@@ -357,13 +425,27 @@ impl OpenAiRewriter {
         let has_calls = TOOL_CALLS.find(data).is_some();
         let calls_now = events.iter().any(|e| matches!(e, Event::ToolCall(_)));
         let stop = STOP.find(data).is_some();
-        if !has_calls && !first && !(stop && (self.delivered || calls_now)) {
+        // Text that is what came goes out in the chunk as it came.
+        if let Some(x) = self.core.text.as_deref_mut().filter(|x| !x.changed) {
+            x.text.clear();
+        }
+        let text = self.core.text.as_deref_mut().filter(|x| x.changed);
+        let text_changed = text.is_some();
+        if !has_calls && !first && !text_changed && !(stop && (self.delivered || calls_now)) {
             return Some(data.clone());
         }
 
         let Ok(Value::Object(mut chunk)) = serde_json::from_slice::<Value>(data) else {
-            return Some(data.clone());
+            // The decoder read it, serde_json does not (nested past its depth): with its
+            // text changed it is not forwarded as it came (that would leak the markup of a
+            // call also sent as a call); its text goes out in chunks of its own.
+            return (!text_changed).then(|| data.clone());
         };
+        let mut changed = false;
+        if let (Some(x), Some(Value::Array(choices))) = (text, chunk.get_mut("choices")) {
+            x.rewrite(choices);
+            changed = true;
+        }
         if first {
             for key in ["id", "object", "created", "model", "system_fingerprint"] {
                 if let Some(v) = chunk.get(key) {
@@ -371,7 +453,6 @@ impl OpenAiRewriter {
                 }
             }
         }
-        let mut changed = false;
         let mut keep = chunk.get("usage").is_some_and(|u| !u.is_null())
             || chunk.get("error").is_some()
             || !chunk.contains_key("choices");
@@ -422,26 +503,34 @@ impl OpenAiRewriter {
     fn call_chunk(&mut self, id: &str, name: &str, arguments: String, out: &mut BytesMut) {
         let index = self.next_index;
         self.next_index += 1;
-        let id = if id.is_empty() || id.starts_with('_') {
+        // A call taken out of the text has the assembler's id (`text_call_<slot>`), not
+        // one in OpenAI's form.
+        let from_text = self.core.text.is_some() && id.starts_with("text_call_");
+        let id = if id.is_empty() || id.starts_with('_') || from_text {
             mint_id(self.seed, index)
         } else {
             id.to_string()
         };
-        let mut chunk = self.envelope.clone();
-        chunk
-            .entry("object")
-            .or_insert_with(|| json!("chat.completion.chunk"));
-        chunk.insert(
-            "choices".into(),
-            json!([{
+        self.chunk(
+            json!({
                 "index": 0,
                 "delta": {"tool_calls": [{
                     "index": index, "id": id, "type": "function",
                     "function": {"name": name, "arguments": arguments},
                 }]},
                 "finish_reason": null,
-            }]),
+            }),
+            out,
         );
+    }
+
+    /// A chunk of the proxy's own, in the response's envelope, with one choice.
+    fn chunk(&self, choice: Value, out: &mut BytesMut) {
+        let mut chunk = self.envelope.clone();
+        chunk
+            .entry("object")
+            .or_insert_with(|| json!("chat.completion.chunk"));
+        chunk.insert("choices".into(), Value::Array(vec![choice]));
         sse_data(out, Value::Object(chunk).to_string().as_bytes());
     }
 
@@ -452,6 +541,7 @@ impl OpenAiRewriter {
         self.end_framing(out);
         let complete = cut.is_none() && (self.saw_done || self.saw_finish);
         let mut events = Vec::new();
+        self.end_text(&mut events, out);
         self.core.assembler.finish(complete, &mut events);
         self.calls(&mut events, out);
         if !complete {
@@ -467,7 +557,7 @@ impl OpenAiRewriter {
             }});
             sse_data(out, e.to_string().as_bytes());
         }
-        self.counts
+        self.counts()
     }
 }
 
@@ -711,15 +801,26 @@ impl Default for AnthropicRewriter {
 
 /// A non-streaming OpenAI chat completion: each choice's tool calls with glued arguments
 /// split into separate calls (`<id>_2`, ...), duplicates dropped, ids minted where missing,
-/// and `stop` made `tool_calls` when there are calls (unless `keep_finish_reason`). `None`
-/// when the body is not such a JSON object (it is then forwarded as it is).
-pub fn rewrite_completion(body: &[u8], keep_finish_reason: bool) -> Option<(Bytes, Counts)> {
+/// and `stop` made `tool_calls` when there are calls (unless `keep_finish_reason`); with
+/// `text`, the calls written into the content taken out first. `None` when the body is not
+/// such a JSON object (it is then forwarded as it is).
+pub fn rewrite_completion(
+    body: &[u8],
+    keep_finish_reason: bool,
+    text: Option<&TextSetting>,
+) -> Option<(Bytes, Counts)> {
     let mut v: Value = serde_json::from_slice(body).ok()?;
     let seed = random_seed();
     let mut counts = Counts::default();
     let choices = v.get_mut("choices")?.as_array_mut()?;
     let mut changed = false;
     for choice in choices {
+        if let (Some(setting), Some(Value::Object(message))) = (text, choice.get_mut("message")) {
+            let (taken, failed) = completion_message(message, setting);
+            counts.text_calls += taken;
+            counts.failures += failed;
+            changed |= taken > 0;
+        }
         let Some(calls) = choice
             .pointer_mut("/message/tool_calls")
             .and_then(Value::as_array_mut)

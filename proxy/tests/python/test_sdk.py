@@ -82,10 +82,20 @@ def free_port():
 
 @pytest.fixture(scope="module")
 def stack():
+    yield from proxy_stack()
+
+
+@pytest.fixture(scope="module")
+def text_stack():
+    yield from proxy_stack("--text-calls", "auto")
+
+
+def proxy_stack(*options):
+    """A fake upstream and the proxy in front of it, started with `options`."""
     up = Upstream()
     port = free_port()
     proc = subprocess.Popen(
-        [PROXY, "--listen", "127.0.0.1:%d" % port, "--upstream", up.url],
+        [PROXY, "--listen", "127.0.0.1:%d" % port, "--upstream", up.url, *options],
         stderr=subprocess.DEVNULL,
     )
     base = "http://127.0.0.1:%d" % port
@@ -264,3 +274,81 @@ def test_anthropic_sdk_raises_on_a_cut_stream(stack):
     up.script = (200, "text/event-stream", body, 64, len(body) // 2)
     with pytest.raises(anthropic.APIError):
         anthropic_calls(base)
+
+
+TEXT_CALLS = ROOT / "examples" / "text-calls"
+
+
+def text_sample():
+    """The shipped sample of calls written into the content: its request, stream, and the
+    text and calls of its hand-written expected file."""
+    request = json.loads((TEXT_CALLS / "request.json").read_text())
+    body = (TEXT_CALLS / "qwen-hermes-calls-in-content.sse").read_bytes()
+    text, calls = "", []
+    for line in (TEXT_CALLS / "qwen-hermes-calls-in-content.expected.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        if ev["type"] == "text":
+            text += ev["text"]
+        elif ev["type"] == "tool_call":
+            calls.append((ev["name"], ev["arguments"]))
+    return request, body, text, calls
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_openai_sdk_gets_calls_written_into_the_text_as_tool_calls(text_stack, write):
+    up, base = text_stack
+    request, body, text, calls = text_sample()
+    up.script = (200, "text/event-stream", body, write, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    stream = client.chat.completions.create(
+        model=request["model"], messages=request["messages"], tools=request["tools"], stream=True
+    )
+    content, got, finish = "", {}, None
+    for chunk in stream:
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            for tc in choice.delta.tool_calls or []:
+                got[tc.index] = (tc.id, tc.function.name, json.loads(tc.function.arguments))
+            finish = choice.finish_reason or finish
+    assert content == text
+    assert [(n, a) for _, n, a in (got[i] for i in sorted(got))] == calls
+    ids = [i for i, _, _ in got.values()]
+    assert all(i.startswith("call_") for i in ids) and len(set(ids)) == len(ids)
+    assert finish == "tool_calls"
+
+
+def test_openai_sdk_text_calls_of_an_undeclared_tool_stay_text(text_stack):
+    up, base = text_stack
+    request, body, _, _ = text_sample()
+    up.script = (200, "text/event-stream", body, 64, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    tools = [{"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}]
+    stream = client.chat.completions.create(
+        model="m", messages=request["messages"], tools=tools, stream=True
+    )
+    content = ""
+    for chunk in stream:
+        for choice in chunk.choices:
+            assert not choice.delta.tool_calls
+            content += choice.delta.content or ""
+    assert "<tool_call>" in content and '"get_weather"' in content
+
+
+def test_openai_sdk_non_streaming_text_calls(text_stack):
+    up, base = text_stack
+    request, _, _, _ = text_sample()
+    content = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    completion = {
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+    }
+    up.script = (200, "application/json", json.dumps(completion).encode(), 4096, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    r = client.chat.completions.create(model="m", messages=request["messages"], tools=request["tools"])
+    m = r.choices[0].message
+    assert m.content == "Checking.\n"
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in m.tool_calls] == [
+        ("get_weather", {"city": "Paris"})
+    ]
+    assert r.choices[0].finish_reason == "tool_calls"

@@ -1,0 +1,284 @@
+//! Calls written into the text (`--text-calls`): each choice's content runs through a
+//! [`toolstream::text_calls::Extractor`]; the calls to the request's declared tools go to
+//! the assembler (and out as the client's tool calls), the rest of the text goes out in
+//! the chunk it came in, or in a later one when it was held as the possible start of a
+//! marker. Markup that could not be read as a call goes back into the text as it came:
+//! the proxy fails closed.
+
+use serde_json::{json, Map, Value};
+use toolstream::assemble::{Event, ToolCallAssembler};
+use toolstream::text_calls::{Extractor, Family, Piece, Tools, MAX_CHOICES};
+
+/// Calls written into the text: off, or taken out for one family or for any (`auto`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextCalls {
+    /// The content goes out as it came (the default).
+    #[default]
+    Off,
+    /// Any family, recognised by its marker.
+    Auto,
+    /// This family only.
+    Family(Family),
+}
+
+impl TextCalls {
+    /// `auto` or a family's name (`hermes`, `qwen3_coder`, ...).
+    pub fn from_name(name: &str) -> Option<TextCalls> {
+        match name {
+            "auto" => Some(TextCalls::Auto),
+            "off" => Some(TextCalls::Off),
+            n => Family::from_name(n).map(TextCalls::Family),
+        }
+    }
+
+    /// The family to extract (`None`: any), or `None` when off.
+    fn family(self) -> Option<Option<Family>> {
+        match self {
+            TextCalls::Off => None,
+            TextCalls::Auto => Some(None),
+            TextCalls::Family(f) => Some(Some(f)),
+        }
+    }
+}
+
+/// What a streaming rewriter extracts with: the family and the request's tools.
+#[derive(Clone, Debug)]
+pub struct TextSetting {
+    family: Option<Family>,
+    tools: Tools,
+}
+
+impl TextSetting {
+    /// The setting for a request: `None` when extraction is off or the request declared no
+    /// tool (then no markup can be a call, and the content is not even looked at).
+    pub fn new(mode: TextCalls, tools: Tools) -> Option<TextSetting> {
+        let family = mode.family()?;
+        (!tools.is_empty()).then_some(TextSetting { family, tools })
+    }
+}
+
+/// The declared tools of a request body: its `tools` member alone is read into a tree (the
+/// rest is skipped, not built).
+pub fn declared_tools(body: &[u8]) -> Tools {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        #[serde(default)]
+        tools: Value,
+    }
+    match serde_json::from_slice::<Request>(body) {
+        Ok(r) => Tools::from_request(&json!({ "tools": r.tools })),
+        Err(_) => Tools::default(),
+    }
+}
+
+/// The per-choice extractors of one streamed response, and what the last payload left.
+pub struct Extraction {
+    setting: TextSetting,
+    choices: Vec<(u32, Extractor)>,
+    pieces: Vec<Piece>,
+    /// Per choice, the text the payload leaves once its calls are out.
+    pub text: Vec<(u32, String)>,
+    /// The payload's text is not what came (a call was taken out, or bytes held or let
+    /// go).
+    pub changed: bool,
+    /// Markup that could not be read as a call, put back into the text: a note for each.
+    pub notes: Vec<String>,
+    /// Calls taken out of the text so far.
+    pub calls: u32,
+}
+
+impl Extraction {
+    /// Extraction with `setting`.
+    pub fn new(setting: TextSetting) -> Self {
+        Extraction {
+            setting,
+            choices: Vec::new(),
+            pieces: Vec::new(),
+            text: Vec::new(),
+            changed: false,
+            notes: Vec::new(),
+            calls: 0,
+        }
+    }
+
+    /// A new payload: what the last one left is forgotten.
+    pub fn start(&mut self) {
+        self.text.clear();
+        self.changed = false;
+    }
+
+    /// Choice `choice`'s text delta.
+    pub fn push(
+        &mut self,
+        choice: u32,
+        text: String,
+        a: &mut ToolCallAssembler,
+        events: &mut Vec<Event>,
+    ) {
+        let at = match self.choices.iter().position(|(c, _)| *c == choice) {
+            Some(at) => at,
+            // Past the bound, the text stays in its chunk as it came.
+            None if self.choices.len() >= MAX_CHOICES => return,
+            None => {
+                let x = Extractor::new(self.setting.family, self.setting.tools.clone());
+                self.choices.push((choice, x));
+                self.choices.len() - 1
+            }
+        };
+        let x = &mut self.choices[at].1;
+        let held = x.buffered();
+        let came = text.len();
+        x.push_owned(text, &mut self.pieces);
+        let held_now = self.choices[at].1.buffered();
+        let left = self.take_pieces(choice, a, events);
+        // Nothing held before or after and every byte handed back as text: the text is
+        // the delta itself.
+        self.changed |= held != 0 || held_now != 0 || left != Some(came);
+    }
+
+    /// The end of choice `choice`'s text (`None`: of every choice's): what was held goes
+    /// out.
+    pub fn finish(
+        &mut self,
+        choice: Option<u32>,
+        a: &mut ToolCallAssembler,
+        events: &mut Vec<Event>,
+    ) {
+        for at in 0..self.choices.len() {
+            let c = self.choices[at].0;
+            if choice.is_some_and(|choice| choice != c) {
+                continue;
+            }
+            self.choices[at].1.finish(&mut self.pieces);
+            if !self.pieces.is_empty() {
+                self.changed = true;
+                self.take_pieces(c, a, events);
+            }
+        }
+    }
+
+    /// The pieces in hand: text to choice `choice`'s text, calls to the assembler, failures
+    /// back into the text. The bytes of text when nothing but text came.
+    fn take_pieces(
+        &mut self,
+        choice: u32,
+        a: &mut ToolCallAssembler,
+        events: &mut Vec<Event>,
+    ) -> Option<usize> {
+        let at = match self.text.iter().position(|(c, _)| *c == choice) {
+            Some(at) => at,
+            None => {
+                self.text.push((choice, String::new()));
+                self.text.len() - 1
+            }
+        };
+        let mut only_text = Some(0);
+        for p in self.pieces.drain(..) {
+            let t = &mut self.text[at].1;
+            match p {
+                Piece::Text(s) => {
+                    only_text = only_text.map(|n| n + s.len());
+                    if t.is_empty() {
+                        *t = s;
+                    } else {
+                        t.push_str(&s);
+                    }
+                }
+                Piece::Failed {
+                    name,
+                    kind,
+                    message,
+                    raw,
+                } => {
+                    only_text = None;
+                    self.notes.push(format!(
+                        "toolstream text_call_error name={name} kind={} ({message}); left in the text",
+                        kind.as_str()
+                    ));
+                    t.push_str(&raw);
+                }
+                call @ Piece::Call { .. } => {
+                    only_text = None;
+                    self.calls += 1;
+                    a.push_text_piece(choice, call, events);
+                }
+            }
+        }
+        only_text
+    }
+
+    /// Put each choice's text into the chunk's deltas (`content`, removed when nothing is
+    /// left). The texts of choices the chunk does not carry stay in `self.text`.
+    pub fn rewrite(&mut self, choices: &mut [Value]) {
+        for (n, choice) in choices.iter_mut().enumerate() {
+            let Some(choice) = choice.as_object_mut() else {
+                continue;
+            };
+            let index = choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(n as u64);
+            let Some(at) = self.text.iter().position(|(c, _)| u64::from(*c) == index) else {
+                continue;
+            };
+            let (_, text) = self.text.swap_remove(at);
+            let delta = choice
+                .entry("delta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(delta) = delta {
+                if text.is_empty() {
+                    delta.remove("content");
+                } else {
+                    delta.insert("content".into(), Value::String(text));
+                }
+            }
+        }
+        self.text.retain(|(_, t)| !t.is_empty());
+    }
+}
+
+/// A non-streaming completion's message: the calls written into its `content` taken out
+/// and appended to its `tool_calls` (with no id: the caller mints them). The calls taken,
+/// and the pieces of markup that could not be read (left in the text).
+pub fn completion_message(message: &mut Map<String, Value>, setting: &TextSetting) -> (u32, u32) {
+    let Some(Value::String(content)) = message.get("content") else {
+        return (0, 0);
+    };
+    let mut x = Extractor::new(setting.family, setting.tools.clone());
+    let mut pieces = Vec::new();
+    x.push(content, &mut pieces);
+    x.finish(&mut pieces);
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut failed = 0;
+    for p in pieces {
+        match p {
+            Piece::Text(s) => text.push_str(&s),
+            Piece::Failed { raw, .. } => {
+                failed += 1;
+                text.push_str(&raw);
+            }
+            Piece::Call { name, arguments } => calls.push(json!({
+                "id": "", "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            })),
+        }
+    }
+    let taken = calls.len() as u32;
+    if taken == 0 {
+        return (0, failed);
+    }
+    let content = if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    message.insert("content".into(), content);
+    match message.get_mut("tool_calls") {
+        Some(Value::Array(existing)) => existing.extend(calls),
+        _ => {
+            message.insert("tool_calls".into(), Value::Array(calls));
+        }
+    }
+    (taken, failed)
+}
