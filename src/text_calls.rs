@@ -38,6 +38,7 @@
 //! | `deepseek` (V3.2, V4) | `<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>` (V3.2: `function_calls`) |
 //! | `minimax_m2` | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>` |
 //! | `gpt_oss` (harmony) | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{...}<\|call\|>`, or `<\|start\|>assistant to=functions.f<\|channel\|>...` |
+//! | `pythonic` (Llama 3.2, 4) | `[f(a=1, b='x'), g()]`, bare or between `<\|python_start\|>` and `<\|python_end\|>`: keyword arguments, Python literals |
 //!
 //! `hermes`, `qwen3_coder` and `glm45` share the opening tag: the payload's first byte
 //! says which (`{`, `<function=`, a name). The families that end at a closing marker end
@@ -46,13 +47,15 @@
 //! Parameter values written as text (the XML families) are typed by the declared schema:
 //! a parameter the schema lets be a string stays one; another type is read as JSON.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::assemble::FailureKind;
+
+mod pythonic;
 use crate::json::{Mode, Splitter};
 
 /// The longest a call's markup may be, opening marker to closing one. Longer, it is a
@@ -89,6 +92,9 @@ pub enum Family {
     /// Harmony's `<|channel|>commentary to=functions.NAME ... <|message|>{...}<|call|>`
     /// (gpt-oss).
     GptOss,
+    /// A Python list of calls, `[f(a=1, b='x'), g()]`, bare or between
+    /// `<|python_start|>` and `<|python_end|>` (Llama 3.2 and 4).
+    Pythonic,
 }
 
 impl Family {
@@ -103,6 +109,7 @@ impl Family {
         Family::DeepSeek,
         Family::MiniMax,
         Family::GptOss,
+        Family::Pythonic,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -117,6 +124,7 @@ impl Family {
             Family::DeepSeek => "deepseek",
             Family::MiniMax => "minimax_m2",
             Family::GptOss => "gpt_oss",
+            Family::Pythonic => "pythonic",
         }
     }
 
@@ -138,6 +146,7 @@ impl Family {
             ],
             Family::MiniMax => &[Opener::MiniMaxTag],
             Family::GptOss => &[Opener::HarmonyChannel, Opener::HarmonyStart],
+            Family::Pythonic => &[Opener::Pythonic, Opener::PythonStart],
         }
     }
 }
@@ -165,6 +174,10 @@ enum Opener {
     HarmonyChannel,
     /// A harmony message whose header names the function first.
     HarmonyStart,
+    /// `[` and a declared tool's name and `(`, ended where the list's brackets close.
+    Pythonic,
+    /// Llama 4's `<|python_start|>`, around a pythonic list.
+    PythonStart,
 }
 
 impl Opener {
@@ -180,6 +193,8 @@ impl Opener {
             Opener::MiniMaxTag => "<minimax:tool_call>",
             Opener::HarmonyChannel => "<|channel|>commentary to=functions.",
             Opener::HarmonyStart => "<|start|>assistant to=functions.",
+            Opener::Pythonic => "[",
+            Opener::PythonStart => "<|python_start|>",
         }
     }
 
@@ -188,7 +203,8 @@ impl Opener {
     fn close(self) -> &'static str {
         match self {
             Opener::ToolCallTag => CLOSE_TAG,
-            Opener::MistralToken | Opener::PythonTag => "",
+            Opener::MistralToken | Opener::PythonTag | Opener::Pythonic => "",
+            Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
             Opener::DsmlToolCalls => "</｜DSML｜tool_calls>",
@@ -209,8 +225,9 @@ const MAX_NAME_BYTES: usize = 256;
 /// types the XML families' values).
 #[derive(Clone, Debug, Default)]
 pub struct Tools {
-    /// Shared: every stream of a request (and each choice's extractor) clones it.
-    schemas: Arc<HashMap<String, Value>>,
+    /// Shared: every stream of a request (and each choice's extractor) clones it. Ordered,
+    /// so that whether a name begins a declared one is one lookup.
+    schemas: Arc<BTreeMap<String, Value>>,
 }
 
 impl Tools {
@@ -218,7 +235,7 @@ impl Tools {
     /// Anthropic's `tools[]` (`name`, `input_schema`), or Gemini's
     /// `tools[].functionDeclarations[]` (`name`, `parameters`).
     pub fn from_request(body: &Value) -> Tools {
-        let mut schemas = HashMap::new();
+        let mut schemas = BTreeMap::new();
         let mut add = |name: Option<&Value>, schema: Option<&Value>| {
             if let Some(Value::String(n)) = name {
                 schemas.insert(n.clone(), schema.cloned().unwrap_or(Value::Null));
@@ -255,6 +272,17 @@ impl Tools {
     /// Whether `name` was declared.
     pub fn contains(&self, name: &str) -> bool {
         self.schemas.contains_key(name)
+    }
+
+    /// Whether a declared name begins with `prefix`.
+    fn has_prefix(&self, prefix: &str) -> bool {
+        self.schemas
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .next()
+            .is_some_and(|(name, _)| name.starts_with(prefix))
     }
 
     /// The declared JSON Schema type of parameter `param` of tool `name`, if it says one.
@@ -313,6 +341,8 @@ enum State {
         json: Option<Box<JsonEnd>>,
         /// A `<tool_call>` whose payload is not JSON: it ends at the first closing tag.
         tagged: bool,
+        /// Where a pythonic call list stands.
+        py: pythonic::Lex,
     },
 }
 
@@ -457,15 +487,29 @@ impl Extractor {
             let p = from + k;
             let rest = &self.pending[p..];
             // Most `<` and `[` in text begin no marker: their next byte says so at once.
-            if rest
-                .as_bytes()
-                .get(1)
-                .is_some_and(|b| !self.openers.iter().any(|o| o.text().as_bytes()[1] == *b))
-            {
+            if rest.as_bytes().get(1).is_some_and(|b| {
+                !self.openers.iter().any(|o| match o {
+                    Opener::Pythonic => rest.starts_with('[') && pythonic::is_name_byte(*b),
+                    o => o.text().as_bytes()[1] == *b,
+                })
+            }) {
                 from = p + 1;
                 continue;
             }
-            if let Some(&opener) = self.openers.iter().find(|o| rest.starts_with(o.text())) {
+            let pythonic = if self.openers.contains(&Opener::Pythonic) && rest.starts_with('[') {
+                pythonic::opens(rest, &self.tools)
+            } else {
+                pythonic::Open::No
+            };
+            let opener = match pythonic {
+                pythonic::Open::Yes => Some(Opener::Pythonic),
+                _ => self
+                    .openers
+                    .iter()
+                    .copied()
+                    .find(|o| *o != Opener::Pythonic && rest.starts_with(o.text())),
+            };
+            if let Some(opener) = opener {
                 text(out, self.pending[..p].to_string());
                 self.pending.drain(..p);
                 self.state = State::Call {
@@ -473,10 +517,16 @@ impl Extractor {
                     searched: opener.text().len(),
                     json: None,
                     tagged: false,
+                    py: pythonic::Lex::opened(),
                 };
                 return true;
             }
-            if self.openers.iter().any(|o| o.text().starts_with(rest)) {
+            if pythonic == pythonic::Open::Maybe
+                || self
+                    .openers
+                    .iter()
+                    .any(|o| *o != Opener::Pythonic && o.text().starts_with(rest))
+            {
                 // The delta ends inside what may be an opener: hold it.
                 text(out, self.pending[..p].to_string());
                 self.pending.drain(..p);
@@ -494,6 +544,7 @@ impl Extractor {
             searched,
             json,
             tagged,
+            py,
         } = &mut self.state
         else {
             return false;
@@ -541,6 +592,7 @@ impl Extractor {
                 }
             }
             Opener::MistralToken | Opener::PythonTag => json_end(*opener, &self.pending, json),
+            Opener::Pythonic => py.end(&self.pending, searched).map(Ok),
             o => close_marker(&self.pending, o.close(), searched),
         };
         let end = match end {
@@ -601,6 +653,8 @@ impl Extractor {
             }
             Opener::MiniMaxTag => invoke_calls(body, "", &self.tools),
             Opener::HarmonyChannel | Opener::HarmonyStart => harmony_call(body).map(|c| vec![c]),
+            Opener::Pythonic => pythonic::calls(&raw),
+            Opener::PythonStart => pythonic::calls(body),
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -645,7 +699,8 @@ impl Extractor {
             };
             Some(name.trim().to_string()).filter(|n| !n.is_empty())
         };
-        after("<function=")
+        pythonic::call_name(raw)
+            .or_else(|| after("<function="))
             .or_else(|| after("\"name\":"))
             .or_else(|| after("name=\""))
             .or_else(|| after("functions."))

@@ -363,6 +363,9 @@ proptest! {
             Just("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>".to_string()),
             Just("<|channel|>commentary to=functions.".to_string()),
             Just("<｜DSML｜".to_string()),
+            Just("[get_weather(city='x', days=[1, {\"a\": None}])]".to_string()),
+            Just("[get_weather(".to_string()),
+            Just("<|python_start|>[write_file(path=\"a]\")]<|python_end|>".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -865,7 +868,7 @@ fn every_family_has_a_name_and_is_found_by_it() {
     for f in Family::ALL {
         assert_eq!(Family::from_name(f.name()), Some(*f));
     }
-    assert_eq!(Family::ALL.len(), 9);
+    assert_eq!(Family::ALL.len(), 10);
 }
 
 /// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
@@ -888,6 +891,45 @@ fn hostile_markup_is_handled_whole() {
     let openers = "[TOOL_CALLS]".repeat(2_000);
     let out = run(None, &tools(), &openers, &cuts[..openers.len() - 1]);
     assert_eq!(text_of(&out), openers);
+    // Pythonic: a call of 30 000 keywords and a dict of 30 000 keys (one check each), a
+    // list nested past the reader's depth (a failure, not a deep recursion), and `[` with a
+    // declared name's beginning over and over, one character at a time.
+    let mut kw = String::from("[write_file(");
+    let mut dict = String::from("[write_file(content={");
+    for k in 0..30_000 {
+        kw.push_str(&format!("p{k}='x', "));
+        dict.push_str(&format!("'k{k}': 1, "));
+    }
+    kw.push_str(")]");
+    dict.push_str("})]");
+    let out = run(None, &tools(), &kw, &[]);
+    assert!(
+        matches!(&out[..], [Piece::Call { arguments, .. }] if arguments.matches("\"x\"").count() == 30_000)
+    );
+    let out = run(None, &tools(), &dict, &[]);
+    assert!(
+        matches!(&out[..], [Piece::Call { arguments, .. }] if arguments.matches(":1").count() == 30_000)
+    );
+    let deep = format!(
+        "[write_file(content={}{})]",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let out = run(None, &tools(), &deep, &[]);
+    assert!(
+        matches!(
+            &out[..],
+            [Piece::Failed {
+                kind: FailureKind::Syntax,
+                ..
+            }]
+        ),
+        "{:?}",
+        &out.first()
+    );
+    let prefixes = "[get_weathe ".repeat(3_000);
+    let cuts: Vec<usize> = (1..prefixes.len()).collect();
+    assert_eq!(run(None, &tools(), &prefixes, &cuts), [text(&prefixes)]);
 }
 
 /// The markup of a call still open in the text counts in what the pipeline holds.
@@ -906,4 +948,121 @@ fn pipeline_buffered_counts_the_open_call_markup() {
         "{}",
         s.buffered()
     );
+}
+
+// ---- Llama 3.2 and 4, pythonic: `[f(a=1), g()]` ----
+
+#[test]
+fn pythonic_calls() {
+    // The format and values of the server parsers' tests: keyword arguments of Python
+    // literals, read into JSON in the order written.
+    let one = "[get_weather(city='San Francisco', days=3)]";
+    check_family(
+        Family::Pythonic,
+        one,
+        &[call("get_weather", r#"{"city":"San Francisco","days":3}"#)],
+    );
+    let types = "[write_file(path=\"a.txt\", content={'k': [1, -2.5, .5, True, False, None, (1, 2)], \"e\": {}}), get_weather()]";
+    check_family(
+        Family::Pythonic,
+        &format!("Sure.\n{types}\nDone."),
+        &[
+            text("Sure.\n"),
+            call(
+                "write_file",
+                r#"{"path":"a.txt","content":{"k":[1,-2.5,0.5,true,false,null,[1,2]],"e":{}}}"#,
+            ),
+            call("get_weather", "{}"),
+            text("\nDone."),
+        ],
+    );
+    // Escapes, and brackets inside strings.
+    let escaped = r#"[get_weather(city='Martha\'s ] Vineyard', days=1)]"#;
+    check_family(
+        Family::Pythonic,
+        escaped,
+        &[call(
+            "get_weather",
+            r#"{"city":"Martha's ] Vineyard","days":1}"#,
+        )],
+    );
+    // Llama 4 wraps the list in python_start/python_end.
+    let wrapped = "<|python_start|>[get_weather(city=\"Oslo\")]<|python_end|>";
+    check_family(
+        Family::Pythonic,
+        wrapped,
+        &[call("get_weather", r#"{"city":"Oslo"}"#)],
+    );
+}
+
+#[test]
+fn pythonic_look_alikes_undeclared_and_broken() {
+    // Markdown links, lists and undeclared names stay text; so does a declared name that
+    // is not called.
+    for plain in [
+        "See [the docs](https://x.y) and [1, 2] or [get_weather] or [a(b=1)].",
+        "[rm_rf(path='/')]",
+        "[get_weathe(city='x')]",
+    ] {
+        check_family(Family::Pythonic, plain, &[text(plain)]);
+    }
+    // A declared tool called with a positional argument, a duplicate keyword, an
+    // expression: failures with their bytes.
+    for (bad, why) in [
+        (
+            "[get_weather('Paris')]",
+            "a positional argument, not a keyword",
+        ),
+        (
+            "[get_weather(city='a', city='b')]",
+            "a keyword argument given twice",
+        ),
+        ("[get_weather(days=1+1)]", "a value that is not a literal"),
+        ("[get_weather(city=x)]", "a value that is not a literal"),
+    ] {
+        let message = pythonic_message(bad);
+        assert_eq!(message, why, "{bad}");
+        check_family(
+            Family::Pythonic,
+            &format!("x {bad} y"),
+            &[
+                text("x "),
+                failed("get_weather", FailureKind::Syntax, why, bad),
+                text(" y"),
+            ],
+        );
+    }
+    // Cut off by the end of the text: truncated, every byte kept.
+    let cut = "Now [get_weather(city='Par";
+    check_family(
+        Family::Pythonic,
+        cut,
+        &[
+            text("Now "),
+            failed(
+                "get_weather",
+                FailureKind::Truncated,
+                "the text ended inside the call",
+                "[get_weather(city='Par",
+            ),
+        ],
+    );
+    // In auto mode too.
+    check(
+        None,
+        &tools(),
+        "[get_weather(city='x')]",
+        &[call("get_weather", r#"{"city":"x"}"#)],
+    );
+}
+
+fn pythonic_message(bad: &str) -> String {
+    let mut x = Extractor::new(Some(Family::Pythonic), tools());
+    let mut out = Vec::new();
+    x.push(bad, &mut out);
+    x.finish(&mut out);
+    match &out[..] {
+        [Piece::Failed { message, .. }] => message.clone(),
+        other => panic!("{other:?}"),
+    }
 }

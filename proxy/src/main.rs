@@ -34,7 +34,8 @@ provider gave a delay, retry-after. GET /healthz answers ok.
   --text-calls FAMILY      take the calls a model wrote into its text out of OpenAI chat
                            content (streaming and not) and send them as tool calls: auto
                            (any family, by its marker) or one of hermes, qwen3_coder,
-                           glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss.
+                           glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
+                           pythonic.
                            Only calls to the tools the request declared are taken; other
                            markup, and markup that cannot be read, stays in the text.
   --max-streams N          streams at once (default 1024; past it a 503)
@@ -126,7 +127,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
                 let v = value("--text-calls")?;
                 text_calls = TextCalls::from_name(&v).ok_or(format!(
                     "unknown --text-calls family '{v}' (auto, hermes, qwen3_coder, glm45, \
-                     mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss)"
+                     mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic)"
                 ))?;
             }
             n @ ("--max-streams"

@@ -120,7 +120,7 @@ struct Stream {
 #[pymethods]
 impl Stream {
     /// `text_calls` (`"auto"` or a family: `hermes`, `qwen3_coder`, `glm45`, `mistral`,
-    /// `llama`, `kimi_k2`, `deepseek`, `minimax_m2`, `gpt_oss`) takes the calls a model
+    /// `llama`, `kimi_k2`, `deepseek`, `minimax_m2`, `gpt_oss`, `pythonic`) takes the calls a model
     /// wrote into its text out of it, for the tools `tools` declares (the request body, or
     /// its tools list): required with it, since only declared tools are taken.
     #[new]
