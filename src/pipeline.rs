@@ -197,6 +197,11 @@ impl TextCalls {
             }
         };
         let (_, x, called) = &mut self.choices[at];
+        if x.passes(&text) {
+            // Plain text, the most of any stream: straight on.
+            a.push(Delta::Text { choice, text }, out);
+            return;
+        }
         x.push_owned(text, &mut self.pieces);
         for p in self.pieces.drain(..) {
             *called |= matches!(p, Piece::Call { .. });

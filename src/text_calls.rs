@@ -374,6 +374,9 @@ struct JsonEnd {
 #[derive(Clone, Debug)]
 pub struct Extractor {
     openers: Vec<Opener>,
+    /// The bytes that may follow a `<` (index 0) or a `[` (index 1) in a marker: most
+    /// `<` and `[` in text are passed at once by their next byte.
+    second: Box<[[bool; 256]; 2]>,
     tools: Tools,
     state: State,
     /// Text not yet handed over (it may begin a marker), or the call's markup so far.
@@ -395,8 +398,26 @@ impl Extractor {
                 .collect(),
         };
         openers.dedup();
+        let mut second = Box::new([[false; 256]; 2]);
+        for o in &openers {
+            match o {
+                // `[` and a declared tool's name.
+                Opener::Pythonic => {
+                    for name in tools.schemas.keys() {
+                        if let Some(&b) = name.as_bytes().first() {
+                            second[1][usize::from(b)] = true;
+                        }
+                    }
+                }
+                o => {
+                    let t = o.text().as_bytes();
+                    second[usize::from(t[0] == b'[')][usize::from(t[1])] = true;
+                }
+            }
+        }
         Extractor {
             openers,
+            second,
             tools,
             state: State::Text,
             pending: String::new(),
@@ -404,13 +425,17 @@ impl Extractor {
         }
     }
 
+    /// Whether `delta` would be handed over whole as text at once (nothing is held and it
+    /// holds no marker's first byte): the caller may then pass it on itself instead of
+    /// pushing it, which leaves the extractor as it is.
+    pub fn passes(&self, delta: &str) -> bool {
+        matches!(self.state, State::Text) && self.pending.is_empty() && !has_marker_byte(delta)
+    }
+
     /// [`Extractor::push`] of a delta the caller owns: plain text (no marker's first byte,
     /// nothing held) is handed over as it is, without a copy.
     pub fn push_owned(&mut self, delta: String, out: &mut Vec<Piece>) {
-        let plain = matches!(self.state, State::Text)
-            && self.pending.is_empty()
-            && !has_marker_byte(&delta);
-        if plain {
+        if self.passes(&delta) {
             text(out, delta);
         } else if self.pending.is_empty() {
             self.pending = delta;
@@ -487,12 +512,12 @@ impl Extractor {
             let p = from + k;
             let rest = &self.pending[p..];
             // Most `<` and `[` in text begin no marker: their next byte says so at once.
-            if rest.as_bytes().get(1).is_some_and(|b| {
-                !self.openers.iter().any(|o| match o {
-                    Opener::Pythonic => rest.starts_with('[') && pythonic::is_name_byte(*b),
-                    o => o.text().as_bytes()[1] == *b,
-                })
-            }) {
+            let bracket = usize::from(rest.as_bytes()[0] == b'[');
+            if rest
+                .as_bytes()
+                .get(1)
+                .is_some_and(|b| !self.second[bracket][usize::from(*b)])
+            {
                 from = p + 1;
                 continue;
             }

@@ -24,7 +24,7 @@ pub(super) enum Open {
     No,
 }
 
-pub(super) fn is_name_byte(b: u8) -> bool {
+fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
