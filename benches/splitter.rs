@@ -19,6 +19,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::conditions::actson_chunks;
 use common::interleaved::{self, Side};
 use common::splitter::{
     byte_loop_chunks, byte_loop_values_chunks, corpus, escape, toolstream_chunks,
@@ -165,39 +166,6 @@ fn bench_peers(c: &mut Criterion) {
         b.iter(|| black_box(memchr::memchr2_iter(b'"', b'\\', &input).count()))
     });
     g.finish();
-}
-
-/// actson, push-fed in chunks, streaming mode (several top-level values).
-fn actson_chunks(input: &[u8], chunk: usize) -> usize {
-    use actson::feeder::{JsonFeeder, PushJsonFeeder};
-    use actson::options::JsonParserOptionsBuilder;
-    use actson::{JsonEvent, JsonParser};
-    let options = JsonParserOptionsBuilder::default()
-        .with_streaming(true)
-        .build();
-    let mut p = JsonParser::new_with_options(PushJsonFeeder::new(), options);
-    let (mut i, mut depth, mut n) = (0, 0usize, 0);
-    while let Some(ev) = p.next_event().expect("valid") {
-        match ev {
-            JsonEvent::NeedMoreInput => {
-                let end = (i + chunk).min(input.len());
-                i += p.feeder.push_bytes(&input[i..end]);
-                if i == input.len() {
-                    p.feeder.done();
-                }
-            }
-            JsonEvent::StartObject | JsonEvent::StartArray => depth += 1,
-            JsonEvent::EndObject | JsonEvent::EndArray => {
-                depth -= 1;
-                if depth == 0 {
-                    n += 1;
-                }
-            }
-            _ => {}
-        }
-        let _ = p.feeder.is_done();
-    }
-    n
 }
 
 /// One object of about `size` bytes.

@@ -130,6 +130,8 @@ pipeline_grid() {
     serde_json-lines-IgnoredAny \
     toolstream toolstream-4KiB serde_json-lines-IgnoredAny
   echo
+  scripts/conditions-report.sh
+  echo
   echo "## Hostile inputs"
   echo
   echo "The pipeline on adversarial shapes, one push each (\`benches/hostile.rs\`): linear work reads"

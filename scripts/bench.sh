@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate BENCHMARKS.md: run every criterion group, then print the ratio tables.
-#   scripts/bench.sh            # full run (about 10 minutes), rewrites BENCHMARKS.md
+#   scripts/bench.sh            # full run (about 15 minutes), rewrites BENCHMARKS.md
 #   TOOLSTREAM_BENCH_MB=8 scripts/bench.sh   # a smaller corpus, for a quick look
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,5 +10,9 @@ cargo bench -p toolstream-benches --bench sse
 cargo bench -p toolstream-benches --bench pipeline
 cargo bench -p toolstream-benches --bench hostile
 cargo bench -p toolstream-benches --bench text_calls
+cargo bench -p toolstream-benches --bench conditions
+for p in memo sizes gateway; do
+  cargo run -q --release -p toolstream-benches --example probe -- "$p" > "target/criterion/probe-$p.txt"
+done
 cargo build --release
 scripts/bench-report.sh

@@ -1,6 +1,8 @@
 //! Shared by the benches: a deterministic generator and the corpus size knob.
 #![allow(dead_code)]
 
+pub mod agent;
+pub mod conditions;
 pub mod interleaved;
 pub mod pipeline;
 pub mod splitter;

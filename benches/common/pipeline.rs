@@ -257,27 +257,42 @@ struct FunctionDelta {
 /// The usual stack: eventsource-stream, typed serde_json chunks, String accumulation,
 /// serde_json on the finished arguments.
 pub fn reference(responses: &[Bytes], chunk: usize) -> usize {
+    use eventsource_stream::Eventsource;
     let mut calls = 0;
     for body in responses {
-        let mut args: BTreeMap<u32, String> = BTreeMap::new();
-        for_each_event(body, chunk, |ev| {
-            if ev.data != "[DONE]" {
-                let c: Chunk = serde_json::from_str(&ev.data).expect("valid chunk");
-                for choice in c.choices {
-                    for tc in choice.delta.and_then(|d| d.tool_calls).unwrap_or_default() {
-                        if let Some(a) = tc.function.and_then(|f| f.arguments) {
-                            args.entry(tc.index).or_default().push_str(&a);
-                        }
+        let pieces: Vec<Bytes> = (0..body.len())
+            .step_by(chunk)
+            .map(|i| body.slice(i..(i + chunk).min(body.len())))
+            .collect();
+        let stream = futures::stream::iter(pieces.into_iter().map(Ok::<Bytes, Infallible>));
+        calls += reference_calls(stream.eventsource());
+    }
+    calls
+}
+
+/// The usual stack's work on one response's SSE events (eventsource-stream's): the calls.
+pub fn reference_calls<E: std::fmt::Debug>(
+    events: impl futures::Stream<Item = Result<eventsource_stream::Event, E>>,
+) -> usize {
+    let mut args: BTreeMap<u32, String> = BTreeMap::new();
+    futures::executor::block_on(events.for_each(|ev| {
+        let ev = ev.expect("valid SSE");
+        if ev.data != "[DONE]" {
+            let c: Chunk = serde_json::from_str(&ev.data).expect("valid chunk");
+            for choice in c.choices {
+                for tc in choice.delta.and_then(|d| d.tool_calls).unwrap_or_default() {
+                    if let Some(a) = tc.function.and_then(|f| f.arguments) {
+                        args.entry(tc.index).or_default().push_str(&a);
                     }
                 }
             }
-        });
-        for a in args.values() {
-            let _: serde_json::Value = serde_json::from_str(a).expect("valid arguments");
-            calls += 1;
         }
+        futures::future::ready(())
+    }));
+    for a in args.values() {
+        let _: serde_json::Value = serde_json::from_str(a).expect("valid arguments");
     }
-    calls
+    args.len()
 }
 
 #[derive(Deserialize)]
