@@ -58,14 +58,20 @@ EOF
 probe gateway
 cat <<'EOF'
 
-Every parser pays a cold start per piece: its code, tables and buffers come back from L3,
-its branches are mispredicted until the predictors relearn them. toolstream's cold start is
-a few hundred nanoseconds a piece, about what serde_json's and actson's are in absolute
-terms; as a share of a piece's time it is larger because the piece takes toolstream far less
-time (2 µs at 4 KiB where actson takes 17 µs). Neither cause alone explains it (caches and
-predictors each account for part); the vector units are not one: the scalar build
-(`RUSTFLAGS="--cfg toolstream_disable_simd"`) pays a larger cold start per piece
-(~1.3 µs at 4 KiB) than the AVX-512 one (~0.6 µs), at a tenth of the speed.
+Every parser pays a cold start each time it runs after the other work: its code, tables and
+buffers come back from L3, its branches are mispredicted until the predictors relearn them
+(each kind of other work alone accounts for part of it; both together for the most). The
+cold start is a few hundred nanoseconds, of the same order for every parser in absolute
+terms, but toolstream pays it on every piece (it reads each piece as it comes, to hand each
+value over the moment it closes), where serde_json runs once per value (a value spans ~2.3
+pieces of the `agent` corpus on average), and a piece takes toolstream 1–2 µs where it takes
+actson 17–20 µs: the same few hundred nanoseconds are a much larger share of toolstream's
+time (+20–70 %) than of actson's (+5–15 %). The vector units are not the cause: the scalar
+build (`RUSTFLAGS="--cfg toolstream_disable_simd"`, then `probe -- one agent Both 4096` beside
+`Nothing`) pays ~0.8 µs per 4 KiB piece cold, the AVX-512 build ~0.4 µs, at ten times the
+speed. Page faults are not in these figures (every buffer is reused or freshly written); a
+software read-ahead does not help (above). What would shrink the cold start is less code and
+fewer distinct branches on the per-piece path.
 
 ### The groups
 
