@@ -189,7 +189,7 @@ fn pieces(body: &Bytes) -> impl Iterator<Item = Bytes> + '_ {
 
 /// toolstream's pipeline over each response, 4 KiB pieces, the other work between them.
 fn toolstream_gateway(responses: &[Bytes], work: &mut Work) -> (usize, Duration) {
-    use toolstream::assemble::Event;
+    use common::pipeline::take_calls;
     use toolstream::pipeline::Stream;
     use toolstream::provider::Format;
     let mut calls = 0;
@@ -201,20 +201,12 @@ fn toolstream_gateway(responses: &[Bytes], work: &mut Work) -> (usize, Duration)
             work.run(Other::Both);
             let t = Instant::now();
             s.push(piece, &mut events);
-            calls += events
-                .iter()
-                .filter(|e| matches!(e, Event::ToolCall(_)))
-                .count();
-            events.clear();
+            calls += take_calls(&mut events);
             spent += t.elapsed();
         }
         let t = Instant::now();
         s.finish(&mut events);
-        calls += events
-            .iter()
-            .filter(|e| matches!(e, Event::ToolCall(_)))
-            .count();
-        events.clear();
+        calls += take_calls(&mut events);
         spent += t.elapsed();
     }
     (calls, spent)

@@ -28,16 +28,11 @@ use common::splitter::{
 use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde::de::IgnoredAny;
-use toolstream::json::{Mode, Splitter};
+use toolstream::json::Mode;
 
 /// Value boundaries, for the peers that need each value on its own.
 fn boundaries(input: &Bytes) -> Vec<(usize, usize)> {
-    let mut s = Splitter::new(Mode::Objects);
-    let mut out = Vec::new();
-    s.push(input.clone(), &mut out).expect("valid corpus");
-    out.iter()
-        .map(|v| (v.start() as usize, v.end() as usize))
-        .collect()
+    common::conditions::spans(input)
 }
 
 fn group_config(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {

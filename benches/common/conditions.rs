@@ -144,25 +144,20 @@ pub fn read_all(input: &[u8]) -> usize {
     black_box(memchr::memchr(0x01, input).map_or(0, |_| 1))
 }
 
-/// actson, push-fed in chunks, streaming mode (several top-level values).
-pub fn actson_chunks(input: &[u8], chunk: usize) -> usize {
-    use actson::feeder::{JsonFeeder, PushJsonFeeder};
+/// actson in streaming mode (several top-level values): `more` is called whenever it needs
+/// input, to push some into its feeder (and say `done` after the last). The values found.
+fn actson_run(mut more: impl FnMut(&mut actson::feeder::PushJsonFeeder)) -> usize {
+    use actson::feeder::PushJsonFeeder;
     use actson::options::JsonParserOptionsBuilder;
     use actson::{JsonEvent, JsonParser};
     let options = JsonParserOptionsBuilder::default()
         .with_streaming(true)
         .build();
     let mut p = JsonParser::new_with_options(PushJsonFeeder::new(), options);
-    let (mut i, mut depth, mut n) = (0, 0usize, 0);
+    let (mut depth, mut n) = (0usize, 0);
     while let Some(ev) = p.next_event().expect("valid") {
         match ev {
-            JsonEvent::NeedMoreInput => {
-                let end = (i + chunk).min(input.len());
-                i += p.feeder.push_bytes(&input[i..end]);
-                if i == input.len() {
-                    p.feeder.done();
-                }
-            }
+            JsonEvent::NeedMoreInput => more(&mut p.feeder),
             JsonEvent::StartObject | JsonEvent::StartArray => depth += 1,
             JsonEvent::EndObject | JsonEvent::EndArray => {
                 depth -= 1;
@@ -172,9 +167,20 @@ pub fn actson_chunks(input: &[u8], chunk: usize) -> usize {
             }
             _ => {}
         }
-        let _ = p.feeder.is_done();
     }
     n
+}
+
+/// actson, push-fed in chunks.
+pub fn actson_chunks(input: &[u8], chunk: usize) -> usize {
+    let mut i = 0;
+    actson_run(|f| {
+        let end = (i + chunk).min(input.len());
+        i += f.push_bytes(&input[i..end]);
+        if i == input.len() {
+            f.done();
+        }
+    })
 }
 
 /// Time spent on `input` fed `piece` bytes at a time with `other` between pieces: the
@@ -267,48 +273,27 @@ impl Gateway<'_> {
 
     /// actson, pushed `chunk` bytes at a time (validating, byte by byte).
     pub fn actson(&self, chunk: usize, work: &mut Work) -> (usize, Duration) {
-        use actson::feeder::PushJsonFeeder;
-        use actson::options::JsonParserOptionsBuilder;
-        use actson::{JsonEvent, JsonParser};
         let len = self.input.len();
         let mut fresh = Bytes::new();
-        let options = JsonParserOptionsBuilder::default()
-            .with_streaming(true)
-            .build();
-        let mut p = JsonParser::new_with_options(PushJsonFeeder::new(), options);
-        let (mut i, mut depth, mut n) = (0, 0usize, 0);
+        let (mut i, mut piece_end) = (0, 0);
         let mut spent = Duration::ZERO;
-        let mut piece_end = 0;
         let mut t = Instant::now();
-        while let Some(ev) = p.next_event().expect("valid") {
-            match ev {
-                JsonEvent::NeedMoreInput => {
-                    if i == piece_end {
-                        // The piece is read: the other work and the next piece's arrival,
-                        // untimed.
-                        spent += t.elapsed();
-                        work.run(self.other);
-                        piece_end = (i + self.piece).min(len);
-                        fresh = Bytes::copy_from_slice(&self.input[i..piece_end]);
-                        t = Instant::now();
-                    }
-                    let start = fresh.len() - (piece_end - i);
-                    let end = (start + chunk).min(fresh.len());
-                    i += p.feeder.push_bytes(&fresh[start..end]);
-                    if i == len {
-                        p.feeder.done();
-                    }
-                }
-                JsonEvent::StartObject | JsonEvent::StartArray => depth += 1,
-                JsonEvent::EndObject | JsonEvent::EndArray => {
-                    depth -= 1;
-                    if depth == 0 {
-                        n += 1;
-                    }
-                }
-                _ => {}
+        let n = actson_run(|f| {
+            if i == piece_end {
+                // The piece is read: the other work and the next piece's arrival, untimed.
+                spent += t.elapsed();
+                work.run(self.other);
+                piece_end = (i + self.piece).min(len);
+                fresh = Bytes::copy_from_slice(&self.input[i..piece_end]);
+                t = Instant::now();
             }
-        }
+            let start = fresh.len() - (piece_end - i);
+            let end = (start + chunk).min(fresh.len());
+            i += f.push_bytes(&fresh[start..end]);
+            if i == len {
+                f.done();
+            }
+        });
         spent += t.elapsed();
         (n, spent)
     }

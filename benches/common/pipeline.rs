@@ -210,21 +210,23 @@ pub fn toolstream_pipeline_as(responses: &[Bytes], chunk: usize, format: Format)
         while i < body.len() {
             let j = (i + chunk).min(body.len());
             s.push(body.slice(i..j), &mut events);
-            calls += events
-                .iter()
-                .filter(|e| matches!(e, Event::ToolCall(_)))
-                .count();
-            events.clear();
+            calls += take_calls(&mut events);
             i = j;
         }
         s.finish(&mut events);
-        calls += events
-            .iter()
-            .filter(|e| matches!(e, Event::ToolCall(_)))
-            .count();
-        events.clear();
+        calls += take_calls(&mut events);
     }
     calls
+}
+
+/// The calls among `events`, which are cleared.
+pub fn take_calls(events: &mut Vec<Event>) -> usize {
+    let n = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCall(_)))
+        .count();
+    events.clear();
+    n
 }
 
 #[derive(Deserialize)]
