@@ -95,26 +95,10 @@ fn bench_out_of_cache(c: &mut Criterion) {
     }
 }
 
-/// Sections of whole values, about 1 MiB each, with their value spans (relative).
-fn sections(input: &Bytes) -> Vec<(Bytes, Vec<(usize, usize)>)> {
-    let spans = conditions::spans(input);
-    let mut out = Vec::new();
-    let mut lo = 0;
-    for (i, &(_, e)) in spans.iter().enumerate() {
-        let s = spans[lo].0;
-        if e - s >= 1 << 20 || i + 1 == spans.len() {
-            let inner = spans[lo..=i].iter().map(|&(a, b)| (a - s, b - s)).collect();
-            out.push((input.slice(s..e), inner));
-            lo = i + 1;
-        }
-    }
-    out
-}
-
 fn bench_gateway(c: &mut Criterion) {
     let bytes = common::corpus_bytes(64) / 4;
     for (name, input, n) in corpora(bytes) {
-        let sections = sections(&input);
+        let sections = conditions::sections(&input);
         let s = &sections;
         let gateway = move |k: usize| Gateway {
             input: &s[k].0,

@@ -214,18 +214,7 @@ fn bench_linear(c: &mut Criterion) {
 /// Pieces of about 1 MiB of whole values, for the interleaved groups: each piece's bytes and
 /// the spans of its values within them.
 fn value_pieces(input: &Bytes) -> Vec<(Bytes, Vec<(usize, usize)>)> {
-    let spans = boundaries(input);
-    let mut pieces = Vec::new();
-    let mut lo = 0;
-    for (i, &(_, e)) in spans.iter().enumerate() {
-        let s = spans[lo].0;
-        if e - s >= 1 << 20 || i + 1 == spans.len() {
-            let inner = spans[lo..=i].iter().map(|&(a, b)| (a - s, b - s)).collect();
-            pieces.push((input.slice(s..e), inner));
-            lo = i + 1;
-        }
-    }
-    pieces
+    common::conditions::sections(input)
 }
 
 /// The whole-buffer comparison again, interleaved (`common::interleaved`): toolstream on

@@ -120,6 +120,22 @@ pub fn spans(input: &Bytes) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// Sections of whole values, about 1 MiB each, with their value spans (relative).
+pub fn sections(input: &Bytes) -> Vec<(Bytes, Vec<(usize, usize)>)> {
+    let spans = spans(input);
+    let mut out = Vec::new();
+    let mut lo = 0;
+    for (i, &(_, e)) in spans.iter().enumerate() {
+        let s = spans[lo].0;
+        if e - s >= 1 << 20 || i + 1 == spans.len() {
+            let inner = spans[lo..=i].iter().map(|&(a, b)| (a - s, b - s)).collect();
+            out.push((input.slice(s..e), inner));
+            lo = i + 1;
+        }
+    }
+    out
+}
+
 /// toolstream over the whole buffer in one push.
 pub fn toolstream_whole(input: &Bytes) -> usize {
     let mut s = Splitter::new(Mode::Objects);
