@@ -126,6 +126,10 @@ impl Extraction {
             }
         };
         let x = &mut self.choices[at].1;
+        if x.passes(&text) {
+            // Plain text, the most of any stream: it stays in its chunk as it came.
+            return;
+        }
         let held = x.buffered();
         let came = text.len();
         x.push_owned(text, &mut self.pieces);
