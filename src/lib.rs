@@ -16,6 +16,7 @@
 //! | [`replay`] | [`replay::Turn`]: the assistant turn a tool loop sends back, with the reasoning and signatures the provider checks |
 //! | [`request`] | [`request::repair`]: tool calls in a request's history whose arguments a provider would refuse, repaired losslessly |
 //! | [`schema`] | [`schema::Tools`]: is a call's name declared, and do its arguments match the tool's JSON Schema? Precise violations for the model |
+//! | [`text_calls`] | [`text_calls::Extractor`]: calls a model wrote into its text, per model family, taken out as they stream; only the declared tools' (fail-closed) |
 //! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
 //! Most users want [`pipeline::Stream`]:
