@@ -40,6 +40,12 @@ use batch::{Batch, HOLD_MAX};
 /// in wall time from here on though it runs more instructions.
 const SHORT: usize = FAST_MIN - 1;
 
+/// How far past the buffer's end a chunk of 17 bytes to [`HOLD_MAX`] that waits asks for
+/// the line a later one will write ([`Splitter::prefetch_ahead`]). With 4 KiB pieces in
+/// 64-byte chunks and ~50 µs of other work between pieces (the `gateway` benches), 2 KiB
+/// ahead gained 4–6 % against none and ~2 % against 320 bytes with it.
+const AHEAD: usize = 2048;
+
 /// The bytes of a chunk of 1 to 16 bytes as two little-endian words, the bytes past the
 /// chunk zero: read with overlapping loads, no loop and no call.
 #[inline(always)]
@@ -280,6 +286,7 @@ impl Splitter {
             && self.batch.may_hold_long(&self.m, self.buf.len(), &chunk)
         {
             append(&mut self.buf, &chunk);
+            self.prefetch_ahead();
             if !self.batch.due(self.buf.len()) {
                 return Ok(());
             }
@@ -306,6 +313,15 @@ impl Splitter {
         } else {
             self.push_long::<true>(chunk, out)
         }
+    }
+
+    /// Ask for the buffer's line [`AHEAD`] bytes past its end, which a later chunk that
+    /// waits will write: after other work (a gateway's other streams) the buffer's lines
+    /// are out of the caches, and the writes of waiting chunks, one line a push, were
+    /// found waiting for them (see [`AHEAD`]).
+    #[inline(always)]
+    fn prefetch_ahead(&self) {
+        crate::scan::prefetch(self.buf.as_ptr().wrapping_add(self.buf.len() + AHEAD));
     }
 
     /// The short-chunk path, inlined into the caller: a chunk of at most [`SHORT`] bytes
@@ -508,6 +524,7 @@ impl Splitter {
             }
             if self.batch.may_hold_long(&self.m, self.buf.len(), chunk) {
                 append(&mut self.buf, chunk);
+                self.prefetch_ahead();
                 if !self.batch.due(self.buf.len()) {
                     return Ok(());
                 }

@@ -283,6 +283,19 @@ pub(crate) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     simd_or!(bracket_masks(block), portable::bracket_masks_scalar(block))
 }
 
+/// A hint that the bytes at `p` are about to be written.
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(all(target_arch = "x86_64", not(toolstream_disable_simd))))]
+    let _ = p;
+}
+
 /// Whether `bytes` holds a `}` or a `]`: what a chunk must have to end a value while a
 /// container is open. Cheaper than following the chunk ([`track`]), so asked first.
 #[inline]
