@@ -283,7 +283,8 @@ pub(crate) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
     simd_or!(bracket_masks(block), portable::bracket_masks_scalar(block))
 }
 
-/// A hint that the bytes at `p` are about to be written.
+/// A hint that the line at `p` will soon be used (written, where the splitter asks): the
+/// CPU may fetch it into the caches ahead. A no-op where no SIMD implementation is built.
 #[inline(always)]
 pub(crate) fn prefetch(p: *const u8) {
     #[cfg(all(target_arch = "x86_64", not(toolstream_disable_simd)))]
