@@ -10,6 +10,13 @@ cargo bench -p toolstream-benches --bench sse
 cargo bench -p toolstream-benches --bench pipeline
 cargo bench -p toolstream-benches --bench hostile
 cargo bench -p toolstream-benches --bench text_calls
+# The gateway groups built with link-time optimization (their totals set aside), then every
+# conditions group in the default build, which writes the usual totals.
+cargo bench -p toolstream-benches --profile bench-lto --bench conditions -- gateway
+mkdir -p target/criterion/bench-lto
+for g in gateway-generated gateway-agent gateway-pipeline; do
+  cp "target/criterion/$g/totals.txt" "target/criterion/bench-lto/$g.txt"
+done
 cargo bench -p toolstream-benches --bench conditions
 for p in memo sizes gateway; do
   cargo run -q --release -p toolstream-benches --example probe -- "$p" > "target/criterion/probe-$p.txt"
