@@ -3,7 +3,26 @@
 # `conditions` criterion groups and the probe's tables (scripts/bench.sh runs both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grid() { python3 scripts/interleaved-table.py grid "target/criterion/$1/totals.txt" "${@:2}"; }
+# An interleaved group's table from its totals file (`(not run)` without one).
+table_of() {
+  if [ -f "$1" ]; then
+    python3 scripts/interleaved-table.py grid "$@"
+  else
+    echo "(not run)"
+  fi
+}
+grid() { table_of "target/criterion/$1/totals.txt" "${@:2}"; }
+lto() { table_of "target/criterion/bench-lto/$1.txt" "${@:2}"; }
+# The gateway groups' splitter tables, through `grid` or `lto` (`$1`).
+gateway_tables() {
+  for c in generated agent; do
+    echo "\`$c\`:"
+    echo
+    "$1" "gateway-$c" serde_json-IgnoredAny,actson-64B \
+      toolstream-4KiB toolstream-slices-64B serde_json-IgnoredAny actson-64B
+    echo
+  done
+}
 probe() {
   if [ -f "target/criterion/probe-$1.txt" ]; then
     grep -v '^scan implementation' "target/criterion/probe-$1.txt"
@@ -113,13 +132,7 @@ value once (where values end is handed to it: the least it can do); actson in 64
 pushes.
 
 EOF
-for c in generated agent; do
-  echo "\`$c\`:"
-  echo
-  grid "gateway-$c" serde_json-IgnoredAny,actson-64B \
-    toolstream-4KiB toolstream-slices-64B serde_json-IgnoredAny actson-64B
-  echo
-done
+gateway_tables grid
 cat <<'EOF'
 The whole pipeline under the same conditions (the pipeline corpus, 4 KiB pieces, the same
 other work between them; the reference stack's clock stops while the other work runs):
@@ -127,13 +140,6 @@ other work between them; the reference stack's clock stops while the other work 
 EOF
 grid gateway-pipeline eventsource-stream+serde_json \
   toolstream eventsource-stream+serde_json
-lto() {
-  if [ -f "target/criterion/bench-lto/$1.txt" ]; then
-    python3 scripts/interleaved-table.py grid "target/criterion/bench-lto/$1.txt" "${@:2}"
-  else
-    echo "(not run)"
-  fi
-}
 cat <<'EOF'
 
 ### Built with link-time optimization
@@ -144,13 +150,7 @@ built so, every side alike (`cargo bench -p toolstream-benches --profile bench-l
 conditions -- gateway`; the profile, thin LTO, is in the workspace's `Cargo.toml`):
 
 EOF
-for c in generated agent; do
-  echo "\`$c\`:"
-  echo
-  lto "gateway-$c" serde_json-IgnoredAny,actson-64B \
-    toolstream-4KiB toolstream-slices-64B serde_json-IgnoredAny actson-64B
-  echo
-done
+gateway_tables lto
 echo "The pipeline:"
 echo
 lto gateway-pipeline eventsource-stream+serde_json toolstream eventsource-stream+serde_json
