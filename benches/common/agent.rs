@@ -9,28 +9,30 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-/// Real text the arguments are cut from: (a path as an agent names it, the text).
+/// Real text the arguments are cut from: (a path as an agent names it, the text). The texts
+/// are copies of those files as they stood when the corpus was frozen (`benches/data/agent/`),
+/// so the corpus, and every figure measured on it, stays the same when the files change.
 const SOURCES: &[(&str, &str)] = &[
     (
         "src/json/machine/fast.rs",
-        include_str!("../../src/json/machine/fast.rs"),
+        include_str!("../data/agent/fast.rs.txt"),
     ),
     (
         "proxy/src/rewrite.rs",
-        include_str!("../../proxy/src/rewrite.rs"),
+        include_str!("../data/agent/rewrite.rs.txt"),
     ),
-    ("README.md", include_str!("../../README.md")),
+    ("README.md", include_str!("../data/agent/README.md.txt")),
     (
         "python/tests/test_toolstream.py",
-        include_str!("../../python/tests/test_toolstream.py"),
+        include_str!("../data/agent/test_toolstream.py.txt"),
     ),
     (
         "scripts/bench-report.sh",
-        include_str!("../../scripts/bench-report.sh"),
+        include_str!("../data/agent/bench-report.sh.txt"),
     ),
     (
         "examples/captures/anthropic-thinking-tool-use.sse",
-        include_str!("../../examples/captures/anthropic-thinking-tool-use.sse"),
+        include_str!("../data/agent/anthropic-thinking-tool-use.sse.txt"),
     ),
 ];
 
