@@ -157,7 +157,9 @@ fn gateway() {
     }
 }
 
-/// One side under one condition, many times over: for a profiler.
+/// One side under one condition, many times over: for a profiler, or for a side's time a
+/// piece. `probe -- one <generated|agent> <Nothing|Caches|Predictors|Both> <64|4096|serde|timer>`
+/// (`timer`: no parser, the timer alone).
 fn one(args: &[String]) {
     let corpus = args.first().map_or("agent", String::as_str);
     let other = match args.get(1).map_or("Both", String::as_str) {
@@ -190,10 +192,16 @@ fn one(args: &[String]) {
         let (_, t) = match side {
             "4096" => g.toolstream(&mut work),
             "serde" => g.serde(&mut work),
+            "timer" => g.timer_only(&mut work),
             _ => g.toolstream_slices(64, &mut work),
         };
         total += t;
     }
+    let pieces = input.len().div_ceil(4096) as f64 * f64::from(iters);
+    println!(
+        "{corpus} {other:?} {side}: {:.0} ns a 4 KiB piece",
+        total.as_secs_f64() * 1e9 / pieces
+    );
     println!(
         "{corpus} {other:?} {side}: {:.2} GB/s",
         gbs(input.len() * iters as usize, total)
