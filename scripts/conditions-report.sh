@@ -37,7 +37,7 @@ Two corpora written independently of each other: `generated` (the splitter corpu
 `agent` (`benches/common/agent.rs`: tool arguments in the shapes coding agents' tools take —
 a file written whole, an edit's old and new text, several edits, a shell command, a search, a
 to-do list, a patch — their text cut from real files of this repository, Rust, Python, shell,
-Markdown and a recorded provider stream; serialized by serde_json, one in five
+Markdown and a recorded provider stream, as frozen in `benches/data/agent/`; serialized by serde_json, one in five
 pretty-printed; its own generator and sizes, ~60 B to 64 KiB).
 
 ### What the splitter loses out of cache and after other work, and why
@@ -85,7 +85,9 @@ terms, but toolstream pays it on every piece (it reads each piece as it comes, t
 value over the moment it closes), where serde_json runs once per value (a value spans ~2.3
 pieces of the `agent` corpus on average), and a piece takes toolstream 1–2 µs where it takes
 actson 17–20 µs: the same few hundred nanoseconds are a much larger share of toolstream's
-time (+20–70 %) than of actson's (+5–15 %). The vector units are not the cause: the scalar
+time (+12–37 %) than of actson's (0–4 %). The clock is not part of it: with no parser
+between its two readings (`probe -- one agent Both timer`, beside `Nothing`) it costs
+32–47 ns a piece under every kind of other work. The vector units are not the cause: the scalar
 build (`RUSTFLAGS="--cfg toolstream_disable_simd"`, then `probe -- one agent Both 4096` beside
 `Nothing`) pays ~0.8 µs per 4 KiB piece cold, the AVX-512 build ~0.4 µs, at ten times the
 speed. Page faults are not in these figures (every buffer is reused or freshly written); a
@@ -97,14 +99,22 @@ start is less code and fewer distinct branches on the per-piece path.
 
 Where the 64-byte path's time goes, by perf's clock sampling (`perf record -e cpu-clock` of
 `probe -- one agent Nothing 64`, or `Both`, then `perf report`): about a third in the tracker
-that decides, chunk by chunk, whether a chunk may wait (`scan::track`: ~10 ns a 64-byte
-chunk, a chain of dependent steps, from the quotes through the escapes and the carry-less
-prefix XOR to the brackets outside strings), a little over half in the machine's one read
-of the bytes that waited, the rest in copying and bookkeeping; after other work the two
-main parts each take about half of the cold start. The waiting is what makes the path this
-fast: built to read every chunk at once, the same groups ran at 5.5× / 4.6× actson
-(`agent` / `generated`) against 7.5× / 8.4×, the machine's entry and exit for each chunk
-costing more than the tracker and its share of the read.
+that decides, chunk by chunk, whether a chunk may wait (`scan::track`: ~10 ns a 64-byte chunk,
+a chain of dependent steps, from the quotes through the escapes and the carry-less prefix XOR
+to the brackets outside strings), a little over half in the machine's one read of the bytes
+that waited, the rest in copying and bookkeeping; after other work the two main parts each
+take about half of the cold start. The waiting is what makes the path this fast: built to read
+every chunk at once, the same groups ran at 5.5× / 4.6× actson (`agent` / `generated`) against
+7.5× / 8.4×, the machine's entry and exit for each chunk costing more than the tracker and its
+share of the read. Part of the tracker's ~10 ns is its call: over a whole 4 KiB in one call it
+takes 3.8 ns a block, a 64-byte call 6.9 ns in a tight loop (the rest is the other work around
+it in the push); a one-block version without the loop (one masked load) took 6.6 ns and gained
+nothing measurable in the groups, nor did copying a waiting chunk by two fixed-size moves
+instead of a call to `memcpy`. Tracking fewer chunks does not pay either: letting a chunk wait
+on a count of its closers alone while that count stays under the depth, and following the
+bytes only when it does not, would still follow ~93 % of the `agent` stream's blocks (a
+simulation of the 64-byte stream), since a string of code holds a `}` every few dozen bytes
+and the depth is two or three.
 
 ### The groups
 
@@ -157,7 +167,7 @@ lto gateway-pipeline eventsource-stream+serde_json toolstream eventsource-stream
 cat <<'EOF'
 
 toolstream, serde_json and the reference stack move within the noise: their hot loops lie
-inside one crate and were inlined already. actson runs 20–30 % faster with it, from inlining
+inside one crate and were inlined already. actson runs 20–35 % faster with it, from inlining
 across crates (one codegen unit without LTO gains it ~5 %), and every ratio against actson
 falls by as much. A comparison with actson should say how both were built.
 EOF
