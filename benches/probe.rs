@@ -4,7 +4,8 @@
 //! `cargo run --release -p toolstream-benches --example probe -- sizes` (whole buffers of
 //! 1 MiB to 256 MiB, each read many times over: in cache up to L2/L3's size, out of it
 //! past them; toolstream, serde_json and a read of every byte with no work), and
-//! `-- gateway` (4 KiB pieces with each kind of other work between them).
+//! `-- gateway` (4 KiB pieces with each kind of other work between them), `-- rewarm` (the
+//! part of the cold start a run over other values brings back).
 
 mod common;
 
@@ -208,6 +209,85 @@ fn one(args: &[String]) {
     );
 }
 
+/// The cold start's parts: toolstream in 64-byte slices after each kind of other work, and
+/// the same with an untimed run of a second splitter over 4 KiB of other values of the same
+/// corpus between the other work and the piece. That run brings back the code, its
+/// constants and tables and the predictors' memory, but not the timed splitter's own state
+/// and buffer: what is left of the cold start is theirs.
+fn rewarm() {
+    let all = corpora(16 << 20);
+    println!(
+        "| corpus | between pieces | ns a piece | with the code warmed again | cold start left |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut work = Work::default();
+    for (name, input) in &all {
+        // Whole values from the corpus's last part, which the timed run reaches last.
+        let spans = conditions::spans(input);
+        let first = spans
+            .iter()
+            .position(|&(a, _)| a >= input.len() - (1 << 20))
+            .expect("values");
+        let last = spans[first..]
+            .iter()
+            .position(|&(_, e)| e >= spans[first].0 + 4096)
+            .map_or(spans.len() - 1, |k| first + k);
+        let warm = input.slice(spans[first].0..spans[last].1);
+        let mut out = Vec::new();
+        let mut nothing = (0.0, 0.0);
+        for other in [
+            Other::Nothing,
+            Other::Caches,
+            Other::Predictors,
+            Other::Both,
+        ] {
+            let mut runs: [Vec<f64>; 2] = Default::default();
+            for _ in 0..5 {
+                for (r, rewarm) in runs.iter_mut().zip([false, true]) {
+                    let mut s = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
+                    let mut d = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
+                    let mut spent = Duration::ZERO;
+                    for piece in input.chunks(4096) {
+                        work.run(other);
+                        if rewarm {
+                            for c in warm.chunks(64) {
+                                d.push_slice(c, &mut out).expect("valid");
+                            }
+                            out.clear();
+                        }
+                        let fresh = Bytes::copy_from_slice(piece);
+                        let t = Instant::now();
+                        for c in fresh.chunks(64) {
+                            s.push_slice(c, &mut out).expect("valid");
+                        }
+                        spent += t.elapsed();
+                        out.clear();
+                    }
+                    r.push(spent.as_secs_f64() * 1e9 / input.len().div_ceil(4096) as f64);
+                }
+            }
+            let [a, b] = runs.map(|mut r| {
+                r.sort_by(f64::total_cmp);
+                r[2]
+            });
+            if other == Other::Nothing {
+                nothing = (a, b);
+                println!(
+                    "| {name} | {other:?} | {a:.0} | {b:.0} | – (the extra run: {:+.0} ns) |",
+                    b - a
+                );
+                continue;
+            }
+            // Each against its own column's figure with nothing between pieces.
+            println!(
+                "| {name} | {other:?} | {a:.0} | {b:.0} | {:.0} of {:.0} ns |",
+                b - nothing.1,
+                a - nothing.0
+            );
+        }
+    }
+}
+
 /// Out of cache: the whole buffer in pieces, plain, or with the next piece read ahead
 /// first (a software prefetch of sorts): whether the misses the hardware prefetcher leaves
 /// are what the out-of-cache loss is.
@@ -330,6 +410,7 @@ fn main() {
         Some("gateway") => gateway(),
         Some("ahead") => ahead(),
         Some("memo") => memo(),
+        Some("rewarm") => rewarm(),
         Some("one") => one(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             sizes();

@@ -18,7 +18,7 @@ for g in gateway-generated gateway-agent gateway-pipeline; do
   cp "target/criterion/$g/totals.txt" "target/criterion/bench-lto/$g.txt"
 done
 cargo bench -p toolstream-benches --bench conditions
-for p in memo sizes gateway; do
+for p in memo sizes gateway rewarm; do
   cargo run -q --release -p toolstream-benches --example probe -- "$p" > "target/criterion/probe-$p.txt"
 done
 cargo build --release

@@ -94,8 +94,25 @@ speed. Page faults are not in these figures (every buffer is reused or freshly w
 software read-ahead of the input does not help (above), but one of the splitter's own writes
 did: the chunks that wait are appended to a buffer whose lines the other work evicted, one
 line a 64-byte push, and asking for the line 2 KiB ahead of the buffer's end (one prefetch
-a waiting chunk) took 3–9 % off the 64-byte figures. What would shrink the rest of the cold
-start is less code and fewer distinct branches on the per-piece path.
+a waiting chunk) took 3–9 % off the 64-byte figures.
+
+Which part of the cold start is the code's (`-- rewarm`): toolstream in 64-byte slices after
+each kind of other work, and the same with an untimed run of a second splitter over 4 KiB
+of other values of the corpus between the other work and the piece, which brings back the
+code, its constants and tables and the predictors' memory of the same branches, but not the
+timed splitter's own state and buffer, nor the predictors' memory of this stream:
+
+EOF
+probe rewarm
+cat <<'EOF'
+
+Bringing the code back takes away a third to a half of the cold start (57–125 ns of the
+160–280 ns a piece, each column against its own figure with nothing between pieces). The
+rest, 105–162 ns, remains even where the other work leaves the caches alone
+(`Predictors`), so it is most likely the predictors' memory of this stream's own recent branches (which
+state each chunk starts in, where its strings and escapes fall), which no other run brings
+back, and, where the caches were evicted, the splitter's own lines. Smaller code would take
+at most that third to half; the rest is the price of reading each piece as it comes.
 
 Where the 64-byte path's time goes, by perf's clock sampling (`perf record -e cpu-clock` of
 `probe -- one agent Nothing 64`, or `Both`, then `perf report`): about a third in the tracker
