@@ -241,29 +241,25 @@ fn rewarm() {
             Other::Predictors,
             Other::Both,
         ] {
+            let g = Gateway {
+                input,
+                spans: &spans,
+                piece: 4096,
+                other,
+            };
+            let pieces = input.len().div_ceil(4096) as f64;
             let mut runs: [Vec<f64>; 2] = Default::default();
             for _ in 0..5 {
-                for (r, rewarm) in runs.iter_mut().zip([false, true]) {
-                    let mut s = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
-                    let mut d = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
-                    let mut spent = Duration::ZERO;
-                    for piece in input.chunks(4096) {
-                        work.run(other);
-                        if rewarm {
-                            for c in warm.chunks(64) {
-                                d.push_slice(c, &mut out).expect("valid");
-                            }
-                            out.clear();
-                        }
-                        let fresh = Bytes::copy_from_slice(piece);
-                        let t = Instant::now();
-                        for c in fresh.chunks(64) {
-                            s.push_slice(c, &mut out).expect("valid");
-                        }
-                        spent += t.elapsed();
-                        out.clear();
+                let (_, plain) = g.toolstream_slices(64, &mut work);
+                let mut d = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
+                let (_, rewarmed) = g.toolstream_slices_then(64, &mut work, || {
+                    for c in warm.chunks(64) {
+                        d.push_slice(c, &mut out).expect("valid");
                     }
-                    r.push(spent.as_secs_f64() * 1e9 / input.len().div_ceil(4096) as f64);
+                    out.clear();
+                });
+                for (r, t) in runs.iter_mut().zip([plain, rewarmed]) {
+                    r.push(t.as_secs_f64() * 1e9 / pieces);
                 }
             }
             let [a, b] = runs.map(|mut r| {

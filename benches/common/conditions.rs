@@ -208,6 +208,18 @@ fn gateway<F: FnMut(Bytes, usize)>(
     piece: usize,
     other: Other,
     work: &mut Work,
+    feed: F,
+) -> Duration {
+    gateway_then(input, piece, other, work, || {}, feed)
+}
+
+/// [`gateway`] with `then` run (untimed) after the other work, before each piece.
+fn gateway_then<F: FnMut(Bytes, usize)>(
+    input: &Bytes,
+    piece: usize,
+    other: Other,
+    work: &mut Work,
+    mut then: impl FnMut(),
     mut feed: F,
 ) -> Duration {
     let mut spent = Duration::ZERO;
@@ -215,6 +227,7 @@ fn gateway<F: FnMut(Bytes, usize)>(
     while i < input.len() {
         let j = (i + piece).min(input.len());
         work.run(other);
+        then();
         let fresh = Bytes::copy_from_slice(&input[i..j]);
         let t = Instant::now();
         feed(fresh, j);
@@ -259,16 +272,34 @@ impl Gateway<'_> {
 
     /// toolstream, each piece in `chunk`-byte slices (`push_slice`), as deltas come.
     pub fn toolstream_slices(&self, chunk: usize, work: &mut Work) -> (usize, Duration) {
+        self.toolstream_slices_then(chunk, work, || {})
+    }
+
+    /// [`Gateway::toolstream_slices`] with `then` run (untimed) between the other work and
+    /// each piece.
+    pub fn toolstream_slices_then(
+        &self,
+        chunk: usize,
+        work: &mut Work,
+        then: impl FnMut(),
+    ) -> (usize, Duration) {
         let mut s = Splitter::new(Mode::Objects);
         let mut out = Vec::new();
         let mut n = 0;
-        let t = gateway(self.input, self.piece, self.other, work, |fresh, _| {
-            for c in fresh.chunks(chunk) {
-                s.push_slice(c, &mut out).expect("valid");
-            }
-            n += out.len();
-            out.clear();
-        });
+        let t = gateway_then(
+            self.input,
+            self.piece,
+            self.other,
+            work,
+            then,
+            |fresh, _| {
+                for c in fresh.chunks(chunk) {
+                    s.push_slice(c, &mut out).expect("valid");
+                }
+                n += out.len();
+                out.clear();
+            },
+        );
         (n, t)
     }
 
