@@ -100,12 +100,7 @@ fn bench_gateway(c: &mut Criterion) {
     for (name, input, n) in corpora(bytes) {
         let sections = conditions::sections(&input);
         let s = &sections;
-        let gateway = move |k: usize| Gateway {
-            input: &s[k].0,
-            spans: &s[k].1,
-            piece: 4096,
-            other: Other::Both,
-        };
+        let gateway = move |k: usize| Gateway::new(&s[k].0, &s[k].1, Other::Both);
         // Each side its own other work (the same kind and amount).
         let (mut w1, mut w2, mut w3, mut w4) = (
             Work::default(),

@@ -82,18 +82,8 @@ fn gateway() {
         let spans = conditions::spans(input);
         let pieces = input.len().div_ceil(4096) as f64;
         let mut warm = [0f64; 4];
-        for other in [
-            Other::Nothing,
-            Other::Caches,
-            Other::Predictors,
-            Other::Both,
-        ] {
-            let g = Gateway {
-                input,
-                spans: &spans,
-                piece: 4096,
-                other,
-            };
+        for other in Other::ALL {
+            let g = Gateway::new(input, &spans, other);
             let mut runs: [Vec<Duration>; 4] = Default::default();
             for _ in 0..5 {
                 let (n0, t0) = g.toolstream(&mut work);
@@ -181,12 +171,7 @@ fn one(args: &[String]) {
     let all = corpora(mb << 20);
     let input = &all.iter().find(|(n, _)| *n == corpus).expect("corpus").1;
     let spans = conditions::spans(input);
-    let g = Gateway {
-        input,
-        spans: &spans,
-        piece: 4096,
-        other,
-    };
+    let g = Gateway::new(input, &spans, other);
     let mut work = Work::default();
     let mut total = Duration::ZERO;
     for _ in 0..iters {
@@ -235,18 +220,8 @@ fn rewarm() {
         let warm = input.slice(spans[first].0..spans[last].1);
         let mut out = Vec::new();
         let mut nothing = (0.0, 0.0);
-        for other in [
-            Other::Nothing,
-            Other::Caches,
-            Other::Predictors,
-            Other::Both,
-        ] {
-            let g = Gateway {
-                input,
-                spans: &spans,
-                piece: 4096,
-                other,
-            };
+        for other in Other::ALL {
+            let g = Gateway::new(input, &spans, other);
             let pieces = input.len().div_ceil(4096) as f64;
             let mut runs: [Vec<f64>; 2] = Default::default();
             for _ in 0..5 {

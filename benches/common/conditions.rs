@@ -42,6 +42,16 @@ impl Default for Work {
     }
 }
 
+impl Other {
+    /// Every kind, the warm case first.
+    pub const ALL: [Other; 4] = [
+        Other::Nothing,
+        Other::Caches,
+        Other::Predictors,
+        Other::Both,
+    ];
+}
+
 impl Work {
     fn rand(&mut self) -> u64 {
         self.seed ^= self.seed << 13;
@@ -244,6 +254,18 @@ pub struct Gateway<'a> {
     pub spans: &'a [(usize, usize)],
     pub piece: usize,
     pub other: Other,
+}
+
+impl<'a> Gateway<'a> {
+    /// The stream in 4 KiB pieces (a gateway's reads), `other` between two.
+    pub fn new(input: &'a Bytes, spans: &'a [(usize, usize)], other: Other) -> Self {
+        Gateway {
+            input,
+            spans,
+            piece: 4096,
+            other,
+        }
+    }
 }
 
 impl Gateway<'_> {
