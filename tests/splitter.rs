@@ -590,7 +590,7 @@ fn an_error_in_a_waiting_chunk_comes_from_the_call_that_reads_it() {
     assert!(out.is_empty());
 }
 
-/// Values far longer than the splitter's wait (16 KiB), of the kinds that take its three
+/// Values far longer than the splitter's wait (64 KiB), of the kinds that take its three
 /// ways to wait — chunks without a closer (a long string, a number array), chunks whose
 /// closers the tracker follows (an edit list, code with braces inside a string), and a
 /// value whose first waits test for a closer and whose later ones follow every chunk —
@@ -602,17 +602,17 @@ fn an_error_in_a_waiting_chunk_comes_from_the_call_that_reads_it() {
 fn long_values_wait_and_are_read_at_every_chunk_size() {
     let mut doc = String::new();
     doc.push_str("{\"command\":\"");
-    while doc.len() < 40_000 {
+    while doc.len() < 150_000 {
         doc.push_str(r#"grep -rn \"fn main\" src/ | sed 's/\\t/ /g' && echo \"done\"; "#);
     }
     doc.push_str("\",\"timeout\":30}");
     doc.push_str("{\"content\":\"");
-    while doc.len() < 100_000 {
+    while doc.len() < 300_000 {
         doc.push_str(r#"fn main() {\n    if x > 0 { return Err(\"bad \\\"input\\\"\".into()); }\n}\n[1, 2]\n"#);
     }
     doc.push_str("\"}{\"edits\":[");
     let mut k = 0;
-    while doc.len() < 160_000 {
+    while doc.len() < 450_000 {
         if k > 0 {
             doc.push(',');
         }
@@ -623,15 +623,15 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
     }
     doc.push_str("],\"dry_run\":false}{\"values\":[");
     let start = doc.len();
-    while doc.len() - start < 30_000 {
+    while doc.len() - start < 100_000 {
         doc.push_str("12,-3.5,1e-7,null,");
     }
     doc.push_str("0],\"label\":\"x\"}");
     // A string whose first closer comes late, then a run of closers that end no value.
     doc.push_str("{\"a\":\"");
-    doc.push_str(&"x".repeat(20_000));
+    doc.push_str(&"x".repeat(70_000));
     doc.push_str("\",\"b\":[[[]]],\"c\":\"");
-    doc.push_str(&"y".repeat(20_000));
+    doc.push_str(&"y".repeat(70_000));
     doc.push_str("\"}");
     let input = bytes::Bytes::from(doc.into_bytes());
     let limits = Limits::default();
@@ -668,7 +668,7 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
     }
     // One wrong byte (a raw control byte in a string) deep inside the edit list.
     let mut bad = input.to_vec();
-    let at = 150_000 + bad[150_000..].iter().position(|&b| b == b'"').unwrap_or(0);
+    let at = 420_000 + bad[420_000..].iter().position(|&b| b == b'"').unwrap_or(0);
     bad[at + 1] = 0x01;
     let bad = bytes::Bytes::from(bad);
     let want = common::run_reference(Mode::Objects, limits, &bad);

@@ -200,7 +200,7 @@ impl Splitter {
     /// hold that byte — it has no `}` or `]`, or (over 16 bytes) its brackets outside
     /// strings, followed in order, never bring the depth to zero — may
     /// therefore be appended to the splitter's buffer unread, and such chunks read later
-    /// back to back, in one pass: with the next chunk that may end the value, once 16 KiB
+    /// back to back, in one pass: with the next chunk that may end the value, once 64 KiB
     /// wait, or at the next [`Splitter::push_slice`] of a chunk that does not wait itself
     /// (see there), [`Splitter::state`] or [`Splitter::finish`]. Every
     /// value still comes out of the push that delivers its last byte, no byte is read

@@ -23,9 +23,10 @@ pub(super) const HOLD_MAX: usize = 1024;
 const STAGE: usize = 32;
 
 /// Held-back bytes are read once there are this many: the buffer holds the value's bytes
-/// anyway, and the waiting ones stay in cache (the runs that chose it are in the commit
-/// that set it).
-const HOLD_BATCH: usize = 16384;
+/// anyway (memory is bounded by the value limit, not by this), and each read costs the
+/// machine its entry and, after other work, its cold start, so a long value is read in
+/// few runs (the runs that chose it are in the commit that set it).
+const HOLD_BATCH: usize = 65536;
 
 /// Strings and nesting through bytes that wait unread, from where the machine stood when
 /// they began to wait ([`scan::track`]: exact on every valid prefix; where the bytes are
