@@ -69,10 +69,28 @@ fn sizes() {
     }
 }
 
+/// The median of `v`.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A cold start in ns a piece, and as a share of the time with nothing between pieces.
+fn penalty(ns: f64, warm: f64) -> String {
+    format!("{ns:+.0} ns ({:+.0} %)", 100.0 * ns / warm)
+}
+
+/// Rounds of every condition in turn, so that a drift of the machine's speed over the run
+/// falls on all of them alike; each cold start is the median of its rounds' differences.
+const ROUNDS: usize = 7;
+
 fn gateway() {
     let all = corpora(16 << 20);
-    println!("GB/s of each parser's own time, median of 5 interleaved runs; then the time a");
-    println!("cold start adds to each 4 KiB piece (ns), against the same parser with nothing between pieces.");
+    println!(
+        "GB/s of each parser's own time, median of {ROUNDS} rounds (each runs every kind of other"
+    );
+    println!("work in turn, every parser under each); then the time a cold start adds to each 4 KiB piece");
+    println!("(ns), against the same parser with nothing between pieces in the same round, median over rounds.");
     println!();
     println!("| corpus | between pieces | toolstream 4 KiB | toolstream 64 B | serde_json | actson 64 B | 4 KiB × serde_json | 64 B × actson |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -81,58 +99,45 @@ fn gateway() {
     for (name, input) in &all {
         let spans = conditions::spans(input);
         let pieces = input.len().div_ceil(4096) as f64;
-        let mut warm = [0f64; 4];
-        for other in Other::ALL {
-            let g = Gateway::new(input, &spans, other);
-            let mut runs: [Vec<Duration>; 4] = Default::default();
-            for _ in 0..5 {
+        // ns a piece: [condition][parser][round].
+        let mut runs = vec![vec![Vec::new(); 4]; Other::ALL.len()];
+        for _ in 0..ROUNDS {
+            for (k, &other) in Other::ALL.iter().enumerate() {
+                let g = Gateway::new(input, &spans, other);
                 let (n0, t0) = g.toolstream(&mut work);
                 let (n1, t1) = g.toolstream_slices(64, &mut work);
                 let (n2, t2) = g.serde(&mut work);
                 let (n3, t3) = g.actson(64, &mut work);
                 assert!([n1, n2, n3].iter().all(|&n| n == n0), "{n0} {n1} {n2} {n3}");
-                for (r, t) in runs.iter_mut().zip([t0, t1, t2, t3]) {
-                    r.push(t);
+                for (r, t) in runs[k].iter_mut().zip([t0, t1, t2, t3]) {
+                    r.push(t.as_secs_f64() * 1e9 / pieces);
                 }
             }
-            let ns = runs.map(|mut r| {
-                r.sort();
-                r[2].as_secs_f64() * 1e9 / pieces
-            });
-            let [a, b, c, d] = ns.map(|t| 4096.0 / t);
+        }
+        for (k, &other) in Other::ALL.iter().enumerate() {
+            let ns: Vec<f64> = runs[k].iter().map(|r| median(r.clone())).collect();
+            let [a, b, c, d] = [0, 1, 2, 3].map(|p| 4096.0 / ns[p]);
             println!(
                 "| {name} | {other:?} | {a:.2} | {b:.2} | {c:.2} | {d:.3} | {:.2} | {:.1} |",
                 a / c,
                 b / d
             );
-            if other == Other::Nothing {
-                warm = ns;
-            } else {
-                penalties.push((
-                    name,
-                    other,
-                    ns.map(|t| t)
-                        .iter()
-                        .zip(warm)
-                        .map(|(c, w)| c - w)
-                        .collect::<Vec<_>>(),
-                    warm,
-                ));
+            if k > 0 {
+                let cells: Vec<String> = (0..4)
+                    .map(|p| {
+                        let diffs = runs[k][p].iter().zip(&runs[0][p]).map(|(x, w)| x - w);
+                        penalty(median(diffs.collect()), median(runs[0][p].clone()))
+                    })
+                    .collect();
+                penalties.push((name, other, cells));
             }
         }
     }
     println!();
     println!("| corpus | between pieces | toolstream 4 KiB | toolstream 64 B | serde_json | actson 64 B |");
     println!("|---|---|---|---|---|---|");
-    for (name, other, p, warm) in &penalties {
-        let cell = |k: usize| format!("+{:.0} ns ({:+.0} %)", p[k], 100.0 * p[k] / warm[k]);
-        println!(
-            "| {name} | {other:?} | {} | {} | {} | {} |",
-            cell(0),
-            cell(1),
-            cell(2),
-            cell(3)
-        );
+    for (name, other, cells) in &penalties {
+        println!("| {name} | {other:?} | {} |", cells.join(" | "));
     }
     println!();
     // The other work's own cost, for the record.
@@ -202,9 +207,9 @@ fn one(args: &[String]) {
 fn rewarm() {
     let all = corpora(16 << 20);
     println!(
-        "| corpus | between pieces | ns a piece | with the code warmed again | cold start left |"
+        "| corpus | between pieces | ns a piece | with the code warmed again | cold start | cold start left |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
     let mut work = Work::default();
     for (name, input) in &all {
         // Whole values from the corpus's last part, which the timed run reaches last.
@@ -219,12 +224,12 @@ fn rewarm() {
             .map_or(spans.len() - 1, |k| first + k);
         let warm = input.slice(spans[first].0..spans[last].1);
         let mut out = Vec::new();
-        let mut nothing = (0.0, 0.0);
-        for other in Other::ALL {
-            let g = Gateway::new(input, &spans, other);
-            let pieces = input.len().div_ceil(4096) as f64;
-            let mut runs: [Vec<f64>; 2] = Default::default();
-            for _ in 0..5 {
+        let pieces = input.len().div_ceil(4096) as f64;
+        // ns a piece: [condition][plain, rewarmed][round].
+        let mut runs = vec![[Vec::new(), Vec::new()]; Other::ALL.len()];
+        for _ in 0..ROUNDS {
+            for (k, &other) in Other::ALL.iter().enumerate() {
+                let g = Gateway::new(input, &spans, other);
                 let (_, plain) = g.toolstream_slices(64, &mut work);
                 let mut d = toolstream::json::Splitter::new(toolstream::json::Mode::Objects);
                 let (_, rewarmed) = g.toolstream_slices_then(64, &mut work, || {
@@ -233,28 +238,41 @@ fn rewarm() {
                     }
                     out.clear();
                 });
-                for (r, t) in runs.iter_mut().zip([plain, rewarmed]) {
+                for (r, t) in runs[k].iter_mut().zip([plain, rewarmed]) {
                     r.push(t.as_secs_f64() * 1e9 / pieces);
                 }
             }
-            let [a, b] = runs.map(|mut r| {
-                r.sort_by(f64::total_cmp);
-                r[2]
-            });
-            if other == Other::Nothing {
-                nothing = (a, b);
+        }
+        for (k, &other) in Other::ALL.iter().enumerate() {
+            let [a, b] = [0, 1].map(|j| median(runs[k][j].clone()));
+            // Each column against its own figure with nothing between pieces, round by round.
+            let cold = |j: usize| {
+                median(
+                    runs[k][j]
+                        .iter()
+                        .zip(&runs[0][j])
+                        .map(|(x, w)| x - w)
+                        .collect(),
+                )
+            };
+            if k == 0 {
                 println!(
-                    "| {name} | {other:?} | {a:.0} | {b:.0} | – (the extra run: {:+.0} ns) |",
-                    b - a
+                    "| {name} | {other:?} | {a:.0} | {b:.0} | – | – (the extra run: {:+.0} ns) |",
+                    median(
+                        runs[0][1]
+                            .iter()
+                            .zip(&runs[0][0])
+                            .map(|(x, w)| x - w)
+                            .collect()
+                    )
                 );
-                continue;
+            } else {
+                println!(
+                    "| {name} | {other:?} | {a:.0} | {b:.0} | {:+.0} ns | {:+.0} ns |",
+                    cold(0),
+                    cold(1)
+                );
             }
-            // Each against its own column's figure with nothing between pieces.
-            println!(
-                "| {name} | {other:?} | {a:.0} | {b:.0} | {:.0} of {:.0} ns |",
-                b - nothing.1,
-                a - nothing.0
-            );
         }
     }
 }

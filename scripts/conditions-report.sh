@@ -84,8 +84,8 @@ cold start is a few hundred nanoseconds, of the same order for every parser in a
 terms, but toolstream pays it on every piece (it reads each piece as it comes, to hand each
 value over the moment it closes), where serde_json runs once per value (a value spans ~2.3
 pieces of the `agent` corpus on average), and a piece takes toolstream 1–2 µs where it takes
-actson 17–20 µs: the same few hundred nanoseconds are a much larger share of toolstream's
-time (+12–37 %) than of actson's (0–4 %). The clock is not part of it: with no parser
+actson 16–20 µs: the same few hundred nanoseconds are a much larger share of toolstream's
+time (from several per cent to two fifths, the second table) than of actson's (a few per cent). The clock is not part of it: with no parser
 between its two readings (`probe -- one agent Both timer`, beside `Nothing`) it costs
 32–47 ns a piece under every kind of other work. The vector units are not the cause: the scalar
 build (`RUSTFLAGS="--cfg toolstream_disable_simd"`, then `probe -- one agent Both 4096` beside
@@ -106,24 +106,33 @@ EOF
 probe rewarm
 cat <<'EOF'
 
-Bringing the code back takes away a third to a half of the cold start (57–125 ns of the
-160–280 ns a piece, each column against its own figure with nothing between pieces). The
-rest, 105–162 ns, remains even where the other work leaves the caches alone
-(`Predictors`), so it is most likely the predictors' memory of this stream's own recent branches (which
+Each cold start is the median, over rounds that run every condition in turn, of the
+difference from the same column with nothing between pieces. Bringing the code back takes
+away a third to three fifths of it (the last two columns, over runs). The rest, about
+100–200 ns a piece, remains even where the
+other work leaves the caches alone (`Predictors`), so it is most likely the predictors' memory of this stream's own recent branches (which
 state each chunk starts in, where its strings and escapes fall), which no other run brings
 back, and, where the caches were evicted, the splitter's own lines. Smaller code would take
-at most that third to half; the rest is the price of reading each piece as it comes.
+at most the share the code's return takes; the rest is the price of reading each piece as it
+comes.
 
 Where the 64-byte path's time goes, by perf's clock sampling (`perf record -e cpu-clock` of
 `probe -- one agent Nothing 64`, or `Both`, then `perf report`): about a third in the tracker
 that decides, chunk by chunk, whether a chunk may wait (`scan::track`: ~10 ns a 64-byte chunk,
-a chain of dependent steps, from the quotes through the escapes and the carry-less prefix XOR
-to the brackets outside strings), a little over half in the machine's one read of the bytes
+and a second call of it on every chunk adds 9 ns; a chain of dependent steps, from the
+quotes through the escapes and the carry-less prefix XOR to the brackets outside strings),
+a little over half in the machine's one read of the bytes
 that waited, the rest in copying and bookkeeping; after other work the two main parts each
 take about half of the cold start. The waiting is what makes the path this fast: built to read
-every chunk at once, the same groups ran at 5.5× / 4.6× actson (`agent` / `generated`) against
-7.5× / 8.4×, the machine's entry and exit for each chunk costing more than the tracker and its
-share of the read. Part of the tracker's ~10 ns is its call: over a whole 4 KiB in one call it
+every chunk at once, the same groups ran at 5.5× / 4.6× actson (`agent` / `generated`), a
+quarter to a half below the figures further down, the machine's entry and exit for each
+chunk costing more than the tracker and its share of the read. For the same reason the wait
+is long: the waiting bytes are read at the chunk that may end the value, or once 64 KiB
+wait. Each read costs the machine its entry and, after other work, a cold start; reading a
+long value in one run rather than one per 16 KiB took 2–4 % off `agent`'s 64-byte time
+(the two builds alternated three times in the gateway groups), and waits of 256 KiB or 1 MiB
+gained nothing more. Memory stays bounded by the value limit: the buffer holds the value's
+bytes anyway. Part of the tracker's ~10 ns is its call: over a whole 4 KiB in one call it
 takes 3.8 ns a block, a 64-byte call 6.9 ns in a tight loop (the rest is the other work around
 it in the push); a one-block version without the loop (one masked load) took 6.6 ns and gained
 nothing measurable in the groups, nor did copying a waiting chunk by two fixed-size moves
@@ -131,7 +140,15 @@ instead of a call to `memcpy`. Tracking fewer chunks does not pay either: lettin
 on a count of its closers alone while that count stays under the depth, and following the
 bytes only when it does not, would still follow ~93 % of the `agent` stream's blocks (a
 simulation of the 64-byte stream), since a string of code holds a `}` every few dozen bytes
-and the depth is two or three.
+and the depth is two or three. Nor does skipping the machine where it is cheap to check:
+taking a chunk that lies inside a long string at once (a check that it is plain string
+content in place of the tracker, the machine moved past it unread) was 3–12 % slower,
+because the machine must stand inside the string first, so the first such chunk of each
+long string reads what waits, and those extra entries cost more than the tracker and the
+reading they spare. Following every chunk of a value from its first wait, rather than
+testing for closers until one fails to end the value, was 0–6 % slower; a tracker whose
+step from one block's state to the next is shorter (the escape carried in touching byte 0
+alone) was no faster.
 
 ### The groups
 
