@@ -75,6 +75,11 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The median of the differences `xs[i] - ws[i]` (one per round).
+fn median_diff(xs: &[f64], ws: &[f64]) -> f64 {
+    median(xs.iter().zip(ws).map(|(x, w)| x - w).collect())
+}
+
 /// A cold start in ns a piece, and as a share of the time with nothing between pieces.
 fn penalty(ns: f64, warm: f64) -> String {
     format!("{ns:+.0} ns ({:+.0} %)", 100.0 * ns / warm)
@@ -125,8 +130,10 @@ fn gateway() {
             if k > 0 {
                 let cells: Vec<String> = (0..4)
                     .map(|p| {
-                        let diffs = runs[k][p].iter().zip(&runs[0][p]).map(|(x, w)| x - w);
-                        penalty(median(diffs.collect()), median(runs[0][p].clone()))
+                        penalty(
+                            median_diff(&runs[k][p], &runs[0][p]),
+                            median(runs[0][p].clone()),
+                        )
                     })
                     .collect();
                 penalties.push((name, other, cells));
@@ -246,25 +253,11 @@ fn rewarm() {
         for (k, &other) in Other::ALL.iter().enumerate() {
             let [a, b] = [0, 1].map(|j| median(runs[k][j].clone()));
             // Each column against its own figure with nothing between pieces, round by round.
-            let cold = |j: usize| {
-                median(
-                    runs[k][j]
-                        .iter()
-                        .zip(&runs[0][j])
-                        .map(|(x, w)| x - w)
-                        .collect(),
-                )
-            };
+            let cold = |j: usize| median_diff(&runs[k][j], &runs[0][j]);
             if k == 0 {
                 println!(
                     "| {name} | {other:?} | {a:.0} | {b:.0} | – | – (the extra run: {:+.0} ns) |",
-                    median(
-                        runs[0][1]
-                            .iter()
-                            .zip(&runs[0][0])
-                            .map(|(x, w)| x - w)
-                            .collect()
-                    )
+                    median_diff(&runs[0][1], &runs[0][0])
                 );
             } else {
                 println!(
