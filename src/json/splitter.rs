@@ -90,7 +90,7 @@ fn append(buf: &mut BytesMut, bytes: &[u8]) {
             buf.put_u8(b);
         }
     } else {
-        buf.extend_from_slice(bytes);
+        crate::scan::append_copy(buf, bytes);
     }
 }
 
@@ -320,7 +320,7 @@ impl Splitter {
     /// of waiting chunks, one line a 64-byte push, were found waiting for them.
     #[inline(always)]
     fn append_waiting(&mut self, chunk: &[u8]) {
-        append(&mut self.buf, chunk);
+        crate::scan::append_copy(&mut self.buf, chunk);
         crate::scan::prefetch(self.buf.as_ptr().wrapping_add(self.buf.len() + AHEAD));
     }
 

@@ -297,6 +297,39 @@ pub(crate) fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// `bytes` appended to `buf`, as [`BytesMut::extend_from_slice`], with the copy of 16 to 64
+/// bytes done inline by two overlapping copies of a fixed size, where `extend_from_slice`
+/// calls the C library's `memcpy` for any length it cannot see: the splitter appends one
+/// chunk of a tool call's deltas on every push, most of them 17 to 64 bytes.
+#[inline(always)]
+pub(crate) fn append_copy(buf: &mut bytes::BytesMut, bytes: &[u8]) {
+    let n = bytes.len();
+    if !(16..=64).contains(&n) {
+        buf.extend_from_slice(bytes);
+        return;
+    }
+    buf.reserve(n);
+    let dst = bytes::BufMut::chunk_mut(buf).as_mut_ptr();
+    let src = bytes.as_ptr();
+    if n >= 32 {
+        // SAFETY: `reserve(n)` left at least `n` bytes of spare capacity at `dst`; `src`
+        // holds `n` bytes; 32 <= n, so both copies (bytes 0..32 and n-32..n) lie within
+        // both, and the spare capacity cannot overlap the borrowed `bytes`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, 32);
+            std::ptr::copy_nonoverlapping(src.add(n - 32), dst.add(n - 32), 32);
+        }
+    } else {
+        // SAFETY: as above, with 16 <= n < 32 and copies of 16 bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, 16);
+            std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
+        }
+    }
+    // SAFETY: the `n` bytes after the buffer's end were all written just above.
+    unsafe { bytes::BufMut::advance_mut(buf, n) };
+}
+
 /// Whether `bytes` holds a `}` or a `]`: what a chunk must have to end a value while a
 /// container is open. Cheaper than following the chunk ([`track`]), so asked first.
 #[inline]

@@ -724,3 +724,48 @@ fn prefetch_never_faults() {
     }
     assert_eq!(v.iter().map(|&b| u32::from(b)).sum::<u32>(), 0);
 }
+
+/// `append_copy` against the plain definition (the bytes before, then the chunk), at every
+/// length around its inline copies, into buffers with no spare room, exactly enough, more
+/// than enough, and one that shares its allocation with a value split off it.
+#[test]
+fn append_copy() {
+    let mut x = 0x9e37_79b9_7f4a_7c15;
+    for n in 0..=80usize {
+        let chunk: Vec<u8> = (0..n).map(|_| xorshift(&mut x) as u8).collect();
+        // Under miri (slow), fewer of the buffers' states.
+        let prefixes: &[usize] = if cfg!(miri) {
+            &[0, 33]
+        } else {
+            &[0, 1, 15, 16, 31, 33, 64, 100]
+        };
+        for &prefix in prefixes {
+            let before: Vec<u8> = (0..prefix).map(|_| xorshift(&mut x) as u8).collect();
+            let spares = [0usize, n.saturating_sub(1), n, n + 7, 256];
+            for &spare in if cfg!(miri) {
+                &spares[..3]
+            } else {
+                &spares[..]
+            } {
+                for shared in [false, true] {
+                    let mut buf = bytes::BytesMut::with_capacity(prefix + spare + 8);
+                    buf.extend_from_slice(&[0xAA; 8]);
+                    let kept = if shared {
+                        Some(buf.split_to(8).freeze())
+                    } else {
+                        buf.clear();
+                        None
+                    };
+                    buf.extend_from_slice(&before);
+                    super::append_copy(&mut buf, &chunk);
+                    let mut want = before.clone();
+                    want.extend_from_slice(&chunk);
+                    assert_eq!(&buf[..], &want[..], "n={n} prefix={prefix} spare={spare}");
+                    if let Some(k) = kept {
+                        assert_eq!(&k[..], &[0xAA; 8], "the value split off is untouched");
+                    }
+                }
+            }
+        }
+    }
+}
