@@ -283,7 +283,9 @@ impl Splitter {
                 return self.catch_up();
             }
         } else if chunk.len() <= HOLD_MAX
-            && self.batch.may_hold_long(&self.m, self.buf.len(), &chunk)
+            && self
+                .batch
+                .may_hold_long_outlined(&self.m, self.buf.len(), &chunk)
         {
             self.append_waiting(&chunk);
             if !self.batch.due(self.buf.len()) {

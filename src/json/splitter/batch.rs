@@ -192,7 +192,10 @@ impl Batch {
     /// alone (a chunk with a closer then ends the wait). Once a closer ended a wait
     /// without ending the value (an edit list has one every few dozen bytes), its later
     /// waits follow every chunk from their start.
-    #[inline]
+    ///
+    /// Inlined into [`Splitter::push_slice`](super::Splitter::push_slice), where a
+    /// chunk that waits then makes one call (to the tracker), not two.
+    #[inline(always)]
     pub(super) fn may_hold_long(&mut self, m: &Machine, buf_len: usize, chunk: &[u8]) -> bool {
         if self.end == 0 {
             if !self.may_hold(m, buf_len) {
@@ -213,6 +216,18 @@ impl Batch {
         } else {
             !scan::has_closer(chunk)
         }
+    }
+
+    /// [`Batch::may_hold_long`] out of line, for [`Splitter::push`](super::Splitter::push),
+    /// which is inlined into its callers: their code stays as small as it was.
+    #[inline(never)]
+    pub(super) fn may_hold_long_outlined(
+        &mut self,
+        m: &Machine,
+        buf_len: usize,
+        chunk: &[u8],
+    ) -> bool {
+        self.may_hold_long(m, buf_len, chunk)
     }
 
     /// A closer ended a wait without ending the value that starts at `value_start`: its
