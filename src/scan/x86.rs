@@ -486,6 +486,10 @@ pub(super) fn bracket_masks(block: &[u8; 64]) -> BracketMasks {
 pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
     let c = choice();
     if c == AVX512 {
+        if bytes.len() <= 64 {
+            // SAFETY: as below.
+            return unsafe { track_one_avx512(bytes, t) };
+        }
         // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX2, POPCNT,
         // PCLMULQDQ, AVX-512F and AVX-512BW.
         return unsafe { track_avx512(bytes, t) };
@@ -516,6 +520,24 @@ fn track_avx512(bytes: &[u8], t: &mut Track) -> bool {
         |rest| bracket_masks_avx512_tail(rest),
         |x| prefix_xor_clmul(x),
     )
+}
+
+/// [`track_avx512`] of at most 64 bytes (a chunk of tool-call arguments as it comes): one
+/// masked load and one block, in a function with no loop, so with few registers to save.
+#[target_feature(enable = "avx2,popcnt,pclmulqdq,avx512f,avx512bw")]
+fn track_one_avx512(bytes: &[u8], t: &mut Track) -> bool {
+    let n = bytes.len();
+    debug_assert!(n <= 64);
+    if n == 0 {
+        return true;
+    }
+    // One bit for each of the `n` (1 to 64) bytes.
+    let k = u64::MAX >> (64 - n);
+    // SAFETY: the mask has a bit for each of the `n` bytes of `bytes` and no other, so the
+    // load reads only bytes of `bytes`; masked-out bytes are not accessed (they raise no
+    // fault) and come back as zero, which is none of the classes.
+    let x = unsafe { _mm512_maskz_loadu_epi8(k, bytes.as_ptr() as *const i8) };
+    super::track_block(bracket_masks_avx512_of(x), n, t, |x| prefix_xor_clmul(x))
 }
 
 #[target_feature(enable = "sse2")]
