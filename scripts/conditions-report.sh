@@ -132,11 +132,21 @@ wait. Each read costs the machine its entry and, after other work, a cold start;
 long value in one run rather than one per 16 KiB took 2–4 % off `agent`'s 64-byte time
 (the two builds alternated three times in the gateway groups), and waits of 256 KiB or 1 MiB
 gained nothing more. Memory stays bounded by the value limit: the buffer holds the value's
-bytes anyway. Part of the tracker's ~10 ns is its call: over a whole 4 KiB in one call it
-takes 3.8 ns a block, a 64-byte call 6.9 ns in a tight loop (the rest is the other work around
-it in the push); a one-block version without the loop (one masked load) took 6.6 ns and gained
-nothing measurable in the groups, nor did copying a waiting chunk by two fixed-size moves
-instead of a call to `memcpy`. Tracking fewer chunks does not pay either: letting a chunk wait
+bytes anyway. What the chunk that waits costs around the tracker was cut by measuring many
+alternated runs of two builds (`probe -- one agent <Nothing|Both> 64`, twelve or more runs each,
+the minimum and the median compared, since single runs on this shared machine move by 20 %):
+the test of whether a chunk may wait inlined into `push_slice`, so a chunk that waits makes one
+call, to the tracker, where it made two (−4 %); the tracker computing a block's escapes
+whether or not it holds a backslash, where a branch on that mispredicted on code, about every
+other block of which has one (−2 to −3 %); a tracker of one block for chunks of at most 64
+bytes, one masked load and no loop (−1 to −2 %); a waiting chunk of 16 to 64 bytes copied by
+two fixed-size moves instead of a call to `memcpy` (−2 to −4 %). The first three took `agent`'s
+64-byte gateway ratio from 7.3× (three runs of the groups, the build before them) to 8.2–8.4×
+(four runs). Letting chunks without a closer
+wait on that test alone inside a followed wait, with the tracker catching up over all of them
+in one call at the next chunk with a closer, was 6–13 % slower: two-thirds of those chunks
+lack a closer, but each then pays the closer test as well, and the catch-up reads bytes just
+stored. Tracking fewer chunks does not pay either: letting a chunk wait
 on a count of its closers alone while that count stays under the depth, and following the
 bytes only when it does not, would still follow ~93 % of the `agent` stream's blocks (a
 simulation of the 64-byte stream), since a string of code holds a `}` every few dozen bytes
