@@ -487,7 +487,7 @@ pub(super) fn track(bytes: &[u8], t: &mut Track) -> bool {
     let c = choice();
     if c == AVX512 {
         if bytes.len() <= 64 {
-            // SAFETY: as below.
+            // SAFETY: as for `track_avx512` below: the same features.
             return unsafe { track_one_avx512(bytes, t) };
         }
         // SAFETY: `choice()` returns AVX512 only when the CPU reported AVX2, POPCNT,
@@ -523,7 +523,7 @@ fn track_avx512(bytes: &[u8], t: &mut Track) -> bool {
 }
 
 /// [`track_avx512`] of at most 64 bytes (a chunk of tool-call arguments as it comes): one
-/// masked load and one block, in a function with no loop, so with few registers to save.
+/// masked load and one block, no loop over blocks and no separate last block.
 #[target_feature(enable = "avx2,popcnt,pclmulqdq,avx512f,avx512bw")]
 fn track_one_avx512(bytes: &[u8], t: &mut Track) -> bool {
     let n = bytes.len();
