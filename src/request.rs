@@ -149,17 +149,30 @@ fn name(v: Option<&Value>) -> String {
     v.and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
+/// How much of an arguments text [`judge`] hands the splitter at a time.
+const JUDGE_PIECE: usize = 4 << 10;
+
 /// What JSON text is, as arguments.
 fn judge(text: &str) -> Option<Problem> {
     if text.trim().is_empty() {
         return Some(Problem::Empty);
     }
+    // Fed a piece at a time and stopped at the second value: a text of a million small
+    // values (`1 1 1 ...`) costs no more than its bytes.
     let mut s = Splitter::new(Mode::Any);
     let mut values = Vec::new();
-    let ok = s
-        .push(Bytes::copy_from_slice(text.as_bytes()), &mut values)
-        .and_then(|()| s.finish())
-        .map(|last| values.extend(last));
+    let bytes = Bytes::copy_from_slice(text.as_bytes());
+    let mut ok = Ok(());
+    for at in (0..bytes.len()).step_by(JUDGE_PIECE) {
+        let piece = bytes.slice(at..bytes.len().min(at + JUDGE_PIECE));
+        ok = s.push(piece, &mut values);
+        if ok.is_err() || values.len() > 1 {
+            break;
+        }
+    }
+    if ok.is_ok() && values.len() <= 1 {
+        ok = s.finish().map(|last| values.extend(last));
+    }
     match ok {
         Err(_) => Some(Problem::Invalid),
         Ok(()) if values.len() > 1 => Some(Problem::Glued),

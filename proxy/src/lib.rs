@@ -54,8 +54,15 @@ pub struct Config {
     pub max_request_bytes: usize,
     /// The largest error or non-streaming body read to rewrite or classify.
     pub max_response_bytes: usize,
-    /// Streams served at once; past it, a 503 the classifier calls `overloaded`.
+    /// Streams served at once; past it, a 503 the classifier calls `overloaded`. Lowered
+    /// at start to fit the process's file-descriptor limit (see [`Limits`]).
     pub max_streams: usize,
+    /// Client connections open at once; past it, each request on a new connection gets a
+    /// 503 and the connection is closed. Lowered at start to fit the file-descriptor limit.
+    pub max_connections: usize,
+    /// To read a request's head (its line and headers), from the connection's first byte
+    /// or the end of the request before on it.
+    pub header_timeout: Duration,
     /// To connect to the upstream.
     pub connect_timeout: Duration,
     /// From sending the request to the response's head.
@@ -76,6 +83,8 @@ impl Config {
             max_request_bytes: 32 << 20,
             max_response_bytes: 16 << 20,
             max_streams: 1024,
+            max_connections: 4096,
+            header_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(300),
@@ -99,13 +108,80 @@ struct State {
     config: Config,
     client: HttpsClient,
     streams: Arc<Semaphore>,
-    /// Request bodies read as trees at once (see `handle`).
-    parsing: Semaphore,
+    /// Request bodies read as trees at once (see `handle`); each permit goes into the
+    /// blocking task that reads, so a client that leaves does not free it early.
+    parsing: Arc<Semaphore>,
     next_id: AtomicU64,
 }
 
-/// Serve on `listener` until the task is dropped.
+/// File descriptors kept back from connections and streams: the standard streams, the
+/// listener, the runtime's own, the upstream connections kept idle for reuse
+/// ([`IDLE_UPSTREAM`]) and name lookups.
+pub const FD_RESERVE: u64 = 64;
+
+/// Upstream connections kept open, idle, for reuse.
+pub const IDLE_UPSTREAM: usize = 32;
+
+/// The most of a request head (line and headers) one connection may send; past it, a 431.
+pub const MAX_HEAD_BYTES: usize = 64 << 10;
+
+/// The most of a request read from a connection answered with a 503.
+const BUSY_DRAIN: usize = 64 << 10;
+
+/// Connections past [`Limits::connections`] held at once to answer them with a 503; past
+/// these too, the proxy stops accepting until one closes (the rest wait in the listen
+/// queue, as with nginx at its `worker_connections`).
+pub const BUSY_CONNECTIONS: u64 = 64;
+
+/// What the proxy serves at once, the configured limits fitted to the process's
+/// file-descriptor limit `fds`. A stream holds two descriptors (the client's connection and
+/// the upstream's), an idle connection one; with `r` = [`FD_RESERVE`] and
+/// `b` = [`BUSY_CONNECTIONS`]: `streams = min(max_streams, (fds - r - b) / 2)` and
+/// `connections = min(max_connections, fds - r - b - streams)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Streams at once.
+    pub streams: usize,
+    /// Client connections served at once.
+    pub connections: usize,
+}
+
+impl Limits {
+    /// The limits of `config` under a file-descriptor limit of `fds`.
+    pub fn new(config: &Config, fds: u64) -> Limits {
+        let room = fds.saturating_sub(FD_RESERVE + BUSY_CONNECTIONS).max(2);
+        let streams = (config.max_streams as u64).min(room / 2).max(1);
+        let connections = (config.max_connections as u64).min(room - streams).max(1);
+        Limits {
+            streams: streams as usize,
+            connections: connections as usize,
+        }
+    }
+
+    /// The limits of `config` under this process's file-descriptor limit (its soft limit,
+    /// which [`raise_fd_limit`] may have raised).
+    pub fn of_process(config: &Config) -> Limits {
+        let fds = rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft);
+        Limits::new(config, fds)
+    }
+}
+
+/// Raise this process's soft file-descriptor limit to its hard limit (many systems start
+/// processes at 1024 whatever the hard limit allows); the limit in force after.
+pub fn raise_fd_limit() -> std::io::Result<u64> {
+    rlimit::increase_nofile_limit(u64::MAX)
+}
+
+/// Serve on `listener` until the task is dropped. No error ends it: a failed `accept()`
+/// (out of file descriptors, a connection reset before it was taken) is logged and the
+/// loop goes on after a pause.
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    let limits = Limits::of_process(&config);
+    tracing::info!(
+        streams = limits.streams,
+        connections = limits.connections,
+        "limits"
+    );
     let mut http = HttpConnector::new();
     http.set_connect_timeout(Some(config.connect_timeout));
     http.enforce_http(false);
@@ -115,30 +191,85 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
         .https_or_http()
         .enable_http1()
         .wrap_connector(http);
-    let client = Client::builder(TokioExecutor::new()).build(https);
+    let client = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(IDLE_UPSTREAM)
+        .build(https);
+    let connections = Arc::new(Semaphore::new(limits.connections));
+    let open = Arc::new(Semaphore::new(
+        limits.connections + BUSY_CONNECTIONS as usize,
+    ));
     let state = Arc::new(State {
-        streams: Arc::new(Semaphore::new(config.max_streams)),
-        parsing: Semaphore::new(PARSING),
+        streams: Arc::new(Semaphore::new(limits.streams)),
+        parsing: Arc::new(Semaphore::new(PARSING)),
         config,
         client,
         next_id: AtomicU64::new(1),
     });
     loop {
-        let (socket, peer) = listener.accept().await?;
+        let Ok(slot) = open.clone().acquire_owned().await else {
+            return Ok(());
+        };
+        let (socket, peer) = match listener.accept().await {
+            Ok(a) => a,
+            Err(e) => {
+                // EMFILE and ENFILE clear when a connection closes; ECONNABORTED at once.
+                tracing::warn!(error = %e, "accept failed; the proxy goes on");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
         let _ = socket.set_nodelay(true);
         let state = state.clone();
+        let permit = connections.clone().try_acquire_owned().ok();
         tokio::spawn(async move {
+            let busy = permit.is_none();
+            let header_timeout = state.config.header_timeout;
             let service = hyper::service::service_fn(move |req| {
                 let state = state.clone();
-                async move { Ok::<_, Infallible>(handle(state, req, peer).await) }
+                async move {
+                    if busy {
+                        let provider = provider_of(&state.config, req.uri().path());
+                        // The request is read (a little of it, briefly) before the answer:
+                        // closing on unread bytes would reset the connection, and the
+                        // client would never see the 503.
+                        let (_, body) = req.into_parts();
+                        let _ = read_limited(body, BUSY_DRAIN, Duration::from_secs(1)).await;
+                        tracing::warn!(%peer, "too many connections");
+                        let mut r = local_error(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            provider,
+                            "the proxy holds its maximum of client connections",
+                            Some(1),
+                        );
+                        r.headers_mut()
+                            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+                        return Ok::<_, Infallible>(r);
+                    }
+                    Ok::<_, Infallible>(handle(state, req, peer).await)
+                }
             });
             let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_buf_size(MAX_HEAD_BYTES)
+                .keep_alive(!busy)
                 .serve_connection(TokioIo::new(socket), service);
             if let Err(e) = conn.await {
                 tracing::debug!(%peer, error = %e, "connection ended");
             }
+            drop(permit);
+            drop(slot);
         });
     }
+}
+
+/// Who the upstream is for a request to `path`: as configured, else by the path.
+fn provider_of(config: &Config, path: &str) -> Provider {
+    config.provider.unwrap_or(if path.ends_with("/messages") {
+        Provider::Anthropic
+    } else {
+        Provider::Openai
+    })
 }
 
 /// What an endpoint is, for the rewriting.
@@ -173,10 +304,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     }
     let path = req.uri().path().to_string();
     let kind = kind(req.method(), &path);
-    let provider = state.config.provider.unwrap_or(match kind {
-        Kind::Messages => Provider::Anthropic,
-        _ => Provider::Openai,
-    });
+    let provider = provider_of(&state.config, &path);
     let Ok(permit) = state.streams.clone().try_acquire_owned() else {
         tracing::warn!(id, %path, "too many streams");
         return local_error(
@@ -203,10 +331,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         .iter()
         .any(|k| memchr::memmem::find(&body, k.as_bytes()).is_some());
     let body = if state.config.repair_requests && kind != Kind::Other && has_calls {
-        let _parsing = state.parsing.acquire().await;
+        let parsing = state.parsing.clone().acquire_owned().await;
         let raw = body.clone();
-        // Off the executor's threads: a large body takes milliseconds to read.
+        // Off the executor's threads: a large body takes milliseconds to read. The permit
+        // goes with the work: a client that leaves drops this handler, not the parse.
         let parsed = tokio::task::spawn_blocking(move || {
+            let _parsing = parsing;
             serde_json::from_slice::<serde_json::Value>(&raw)
                 .ok()
                 .map(|mut v| {
@@ -232,10 +362,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         && kind == Kind::Chat
         && memchr::memmem::find(&body, b"\"tools\"").is_some()
     {
+        let parsing = state.parsing.clone().acquire_owned().await;
         let raw = body.clone();
-        let tools = tokio::task::spawn_blocking(move || declared_tools(&raw))
-            .await
-            .unwrap_or_default();
+        let tools = tokio::task::spawn_blocking(move || {
+            let _parsing = parsing;
+            declared_tools(&raw)
+        })
+        .await
+        .unwrap_or_default();
         TextSetting::new(state.config.text_calls, tools)
     } else {
         None
@@ -298,6 +432,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("text/event-stream"));
+    // A body the upstream compressed although asked not to is not read: it goes to the
+    // client untouched, with its content-encoding (decoding it for the rewriters and
+    // sending it plain would be the other consistent way; this one keeps the bytes).
+    let encoded = up_parts
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
     let log = Log {
         id,
         peer,
@@ -314,11 +455,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         )
         .await
         .unwrap_or_default();
+        let readable: &[u8] = if encoded { b"" } else { &body };
         let v = classify_response(
             provider,
             status.as_u16(),
             &up_parts.headers,
-            &body,
+            readable,
             0,
             &Policy::default(),
         );
@@ -326,7 +468,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         log.done(Counts::default(), Some(&v));
         return respond(status, headers, Body::full(body));
     }
-    if streaming && matches!(kind, Kind::Chat | Kind::Messages) {
+    if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages) {
         let rewriter = match kind {
             Kind::Chat => Rewriter::OpenAi(OpenAiRewriter::new(
                 provider,
@@ -344,7 +486,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         });
         return respond(status, headers, Body::channel(rx));
     }
-    if kind == Kind::Chat && !streaming {
+    if kind == Kind::Chat && !streaming && !encoded {
         let body = match read_limited(
             up_body,
             state.config.max_response_bytes,
@@ -411,17 +553,25 @@ enum Rewriter {
 }
 
 /// Read the upstream body frame by frame, rewrite, and send each piece to the client as
-/// soon as it is known. Stops when the client goes away (the send fails).
+/// soon as it is known. Stops when the client goes away, whatever the upstream is doing
+/// (sending call fragments that produce no output yet, or nothing): dropping the upstream
+/// body closes that connection. A pass-through body the upstream cut is cut for the client
+/// too (the body ends with an error, so the client sees no clean end).
 async fn pump(
     mut body: Incoming,
     mut rewriter: Rewriter,
-    tx: mpsc::Sender<Bytes>,
+    tx: mpsc::Sender<Piece>,
     idle: Duration,
 ) -> Counts {
     let mut out = BytesMut::new();
     let mut cut: Option<String> = None;
     loop {
-        let frame = match tokio::time::timeout(idle, body.frame()).await {
+        let next = tokio::select! {
+            biased;
+            _ = tx.closed() => return counts(&rewriter),
+            next = tokio::time::timeout(idle, body.frame()) => next,
+        };
+        let frame = match next {
             Err(_) => {
                 cut = Some("the upstream was idle too long".into());
                 break;
@@ -447,8 +597,7 @@ async fn pump(
                 Rewriter::Anthropic(r) => r.push(piece, &mut out),
                 Rewriter::None => out.extend_from_slice(&piece),
             }
-            if !out.is_empty() && tx.send(out.split().freeze()).await.is_err() {
-                // The client went away: dropping the upstream body closes that connection.
+            if !out.is_empty() && tx.send(Ok(out.split().freeze())).await.is_err() {
                 return counts(&rewriter);
             }
         }
@@ -456,13 +605,35 @@ async fn pump(
     let counts = match rewriter {
         Rewriter::OpenAi(r) => r.finish(cut.as_deref(), &mut out),
         Rewriter::Anthropic(r) => r.finish(cut.as_deref(), &mut out),
-        Rewriter::None => Counts::default(),
+        Rewriter::None => {
+            if let Some(why) = cut {
+                // Not rewritten: nothing of the provider's shape to say it in. The body
+                // is cut, as the upstream's was.
+                let _ = tx.send(Err(Cut(why))).await;
+            }
+            Counts::default()
+        }
     };
     if !out.is_empty() {
-        let _ = tx.send(out.freeze()).await;
+        let _ = tx.send(Ok(out.freeze())).await;
     }
     counts
 }
+
+/// A piece of a response body, or the error that cuts it.
+type Piece = Result<Bytes, Cut>;
+
+/// The upstream cut its body: the client's is cut too.
+#[derive(Debug)]
+pub struct Cut(String);
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the upstream body was cut: {}", self.0)
+    }
+}
+
+impl std::error::Error for Cut {}
 
 fn counts(r: &Rewriter) -> Counts {
     match r {
@@ -623,7 +794,7 @@ pub struct Body {
 
 enum Inner {
     Full(Option<Bytes>),
-    Channel(mpsc::Receiver<Bytes>),
+    Channel(mpsc::Receiver<Piece>),
 }
 
 impl Body {
@@ -632,7 +803,7 @@ impl Body {
             inner: Inner::Full(Some(b)),
         }
     }
-    fn channel(rx: mpsc::Receiver<Bytes>) -> Self {
+    fn channel(rx: mpsc::Receiver<Piece>) -> Self {
         Body {
             inner: Inner::Channel(rx),
         }
@@ -641,19 +812,19 @@ impl Body {
 
 impl hyper::body::Body for Body {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = Cut;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Cut>>> {
         match &mut self.inner {
             Inner::Full(b) => Poll::Ready(
                 b.take()
                     .filter(|b| !b.is_empty())
                     .map(|b| Ok(Frame::data(b))),
             ),
-            Inner::Channel(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Inner::Channel(rx) => rx.poll_recv(cx).map(|o| o.map(|p| p.map(Frame::data))),
         }
     }
 

@@ -39,10 +39,22 @@ provider gave a delay, retry-after. GET /healthz answers ok.
                            Only calls to the tools the request declared are taken; other
                            markup, and markup that cannot be read, stays in the text.
   --max-streams N          streams at once (default 1024; past it a 503)
+  --max-connections N      client connections at once (default 4096; past it a 503 and
+                           the connection closed)
+  --header-timeout S       seconds to send a request's head (default 30; heads over 64 KiB
+                           get a 431)
   --max-request-bytes N    largest request body (default 33554432)
   --connect-timeout S      seconds to connect to the upstream (default 10)
   --first-byte-timeout S   seconds to the upstream's response head (default 300)
   --idle-timeout S         seconds between two pieces of a body (default 300)
+
+Limits. At start the soft file-descriptor limit is raised to the hard one (F), and the
+limits are fitted to it: streams = min(--max-streams, (F - 128) / 2), connections =
+min(--max-connections, F - 128 - streams); past them a 503 in the provider's shape, and
+past 64 connections more the proxy stops accepting until one closes. No accept error ends
+the process. Memory is bounded by: streams x (--max-request-bytes + 24 MiB of framing
+limits + 16 MiB of a non-streaming body) + 4 x 30 x --max-request-bytes for request
+histories read as trees (4 at once) + 4 x 64 KiB x 1024 for declared tools' schemas.
 
 Logs go to stderr, one line per request (RUST_LOG=debug for more); credentials and bodies
 are never logged.";
@@ -67,6 +79,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    match toolstream_proxy::raise_fd_limit() {
+        Ok(n) => tracing::debug!(fds = n, "file-descriptor limit"),
+        Err(e) => tracing::warn!(error = %e, "the file-descriptor limit could not be raised"),
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -78,7 +94,7 @@ fn main() -> ExitCode {
         }
     };
     rt.block_on(async move {
-        let listener = match tokio::net::TcpListener::bind(&listen).await {
+        let listener = match listen_on(&listen).await {
             Ok(l) => l,
             Err(e) => {
                 eprintln!("toolstream proxy: cannot listen on {listen}: {e}");
@@ -102,6 +118,32 @@ fn main() -> ExitCode {
         }
     })
 }
+
+/// A listener with a deep accept queue: the connections that wait while the proxy is at
+/// its limits wait there (the kernel caps it at `net.core.somaxconn`), rather than being
+/// dropped or reset by a full queue.
+async fn listen_on(listen: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for addr in tokio::net::lookup_host(listen).await? {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        match socket
+            .bind(addr)
+            .and_then(|()| socket.listen(LISTEN_BACKLOG))
+        {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
+}
+
+/// The accept queue asked for.
+const LISTEN_BACKLOG: u32 = 8192;
 
 fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut upstream = None;
@@ -131,6 +173,8 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
                 ))?;
             }
             n @ ("--max-streams"
+            | "--max-connections"
+            | "--header-timeout"
             | "--max-request-bytes"
             | "--connect-timeout"
             | "--first-byte-timeout"
@@ -161,6 +205,8 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     for (n, x) in numbers {
         match n {
             "--max-streams" => config.max_streams = x.max(1) as usize,
+            "--max-connections" => config.max_connections = x.max(1) as usize,
+            "--header-timeout" => config.header_timeout = Duration::from_secs(x.max(1)),
             "--max-request-bytes" => config.max_request_bytes = x as usize,
             "--connect-timeout" => config.connect_timeout = Duration::from_secs(x),
             "--first-byte-timeout" => config.first_byte_timeout = Duration::from_secs(x),

@@ -57,13 +57,97 @@ impl TextSetting {
     }
 }
 
-/// The declared tools of a request body: its `tools` member alone is read into a tree (the
-/// rest is skipped, not built).
+/// The most tools read from a request (providers take 128 or fewer): past it, the rest
+/// are not declared, so their calls stay in the text.
+pub const MAX_TOOLS: usize = 1024;
+
+/// The largest parameters schema read as a tree; a larger one is not kept (that tool's
+/// values in the XML families stay strings).
+pub const MAX_SCHEMA_BYTES: usize = 64 << 10;
+
+/// The declared tools of a request body. Memory is bounded whatever the body holds: only
+/// its `tools` member is read, elements that are not objects and members no tool
+/// declaration has are skipped without being built, at most [`MAX_TOOLS`] are kept, and a
+/// schema is built into a tree only up to [`MAX_SCHEMA_BYTES`] of text.
 pub fn declared_tools(body: &[u8]) -> Tools {
+    use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+    use serde_json::value::RawValue;
+
     #[derive(serde::Deserialize)]
     struct Request {
-        #[serde(default)]
-        tools: Value,
+        #[serde(default, deserialize_with = "tools")]
+        tools: Vec<Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Decl<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        parameters: Option<&'a RawValue>,
+        #[serde(borrow)]
+        input_schema: Option<&'a RawValue>,
+        #[serde(borrow)]
+        function: Option<Box<Decl<'a>>>,
+        #[serde(borrow, rename = "functionDeclarations")]
+        function_declarations: Option<Vec<MaybeDecl<'a>>>,
+    }
+    /// A declaration, or anything else (skipped).
+    struct MaybeDecl<'a>(Option<Decl<'a>>);
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for MaybeDecl<'a> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let raw = <&RawValue>::deserialize(d)?;
+            let text = raw.get();
+            if !text.starts_with('{') {
+                return Ok(MaybeDecl(None));
+            }
+            Ok(MaybeDecl(serde_json::from_str(text).ok()))
+        }
+    }
+    fn schema(raw: Option<&RawValue>) -> Value {
+        raw.filter(|r| r.get().len() <= MAX_SCHEMA_BYTES)
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or(Value::Null)
+    }
+    fn as_tool(d: Decl<'_>, out: &mut Vec<Value>) {
+        let push = |out: &mut Vec<Value>, name: Option<std::borrow::Cow<'_, str>>, s: Value| {
+            if let Some(n) = name.filter(|_| out.len() < MAX_TOOLS) {
+                out.push(json!({"name": n, "input_schema": s}));
+            }
+        };
+        if let Some(f) = d.function {
+            let s = schema(f.parameters);
+            push(out, f.name, s);
+        } else if let Some(decls) = d.function_declarations {
+            for x in decls.into_iter().filter_map(|m| m.0) {
+                let s = schema(x.parameters);
+                push(out, x.name, s);
+            }
+        } else {
+            let s = schema(d.input_schema);
+            push(out, d.name, s);
+        }
+    }
+    fn tools<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+        struct Each;
+        impl<'de> Visitor<'de> for Each {
+            type Value = Vec<Value>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of tools")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+                let mut out = Vec::new();
+                while out.len() < MAX_TOOLS {
+                    match seq.next_element::<MaybeDecl<'de>>()? {
+                        Some(MaybeDecl(Some(d))) => as_tool(d, &mut out),
+                        Some(MaybeDecl(None)) => {}
+                        None => return Ok(out),
+                    }
+                }
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(Each)
     }
     match serde_json::from_slice::<Request>(body) {
         Ok(r) => Tools::from_request(&json!({ "tools": r.tools })),

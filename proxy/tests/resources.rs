@@ -1,0 +1,397 @@
+//! The proxy's resources under hostile clients and upstreams: the built binary spawned with
+//! a small file-descriptor limit, floods of connections, heads that never end, clients that
+//! leave while the upstream is silent, bodies the upstream cuts. Every test is bounded in
+//! count and time and talks to loopback only. No wall-clock thresholds: what is asserted is
+//! what happened (a status, a close, a process still alive), and where time is the point,
+//! a bound far above what a working proxy takes and far below what a broken one takes.
+//!
+//! Each of these failed on the proxy of commit 91c7367 (the process exited on EMFILE; the
+//! head of a request had no timeout; a departed client kept its upstream open until the
+//! upstream ended; a cut pass-through body reached the client well terminated).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A spawned proxy, killed when dropped.
+struct Proxy {
+    child: Child,
+    addr: String,
+}
+
+impl Proxy {
+    /// The binary in front of `upstream`, under file-descriptor limit `fds` (soft and hard:
+    /// it cannot raise it), with `args`.
+    fn spawn(upstream: &str, fds: u32, args: &[&str]) -> Proxy {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let bin = env!("CARGO_BIN_EXE_toolstream-proxy");
+        let script = format!(
+            "ulimit -n {fds} && exec \"$0\" --upstream {upstream} --listen {addr} {}",
+            args.join(" ")
+        );
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(bin)
+            .env(
+                "RUST_LOG",
+                std::env::var("PROXY_LOG").unwrap_or("error".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(
+                std::env::var("PROXY_LOG_FILE")
+                    .map_or(Stdio::null(), |f| std::fs::File::create(f).unwrap().into()),
+            )
+            .spawn()
+            .expect("spawn the proxy");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the proxy did not start listening"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        Proxy { child, addr }
+    }
+
+    /// Whether the process is still running.
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Its resident memory, from /proc, in bytes (its peak: VmHWM).
+    fn peak_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Read one request (head and content-length body) from `s`; false when it closed first.
+fn read_request(s: &mut TcpStream) -> bool {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    loop {
+        match s.read(&mut tmp) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+        }
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while buf.len() < i + 4 + len {
+                match s.read(&mut tmp) {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                }
+            }
+            return true;
+        }
+    }
+}
+
+/// An upstream on its own threads: `answer` runs for each connection after its request is
+/// read.
+fn upstream<F>(answer: F) -> String
+where
+    F: Fn(TcpStream) + Send + Sync + 'static,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = Arc::new(answer);
+    thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let answer = answer.clone();
+            thread::spawn(move || {
+                if read_request(&mut s) {
+                    answer(s);
+                }
+            });
+        }
+    });
+    url
+}
+
+const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+
+fn chunk(s: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    s.write_all(&[format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat())
+}
+
+/// A whole chat stream with one call, written slowly enough that many are open at once.
+const STREAM: &[&str] = &[
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":\"}}]}}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"1}\"}}]}}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    "data: [DONE]\n\n",
+];
+
+fn slow_stream(mut s: TcpStream) {
+    if s.write_all(SSE_HEAD.as_bytes()).is_err() {
+        return;
+    }
+    for part in STREAM {
+        thread::sleep(Duration::from_millis(300));
+        if chunk(&mut s, part.as_bytes()).is_err() {
+            return;
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n");
+}
+
+/// One client: a streaming request and the whole response, as text.
+fn request(addr: &str, path: &str, body: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// 2 000 streams at once against a proxy whose file-descriptor limit is 1 024 (soft and
+/// hard): each gets its whole stream or a 503 in OpenAI's error shape, and the process
+/// lives on to serve the next request.
+#[test]
+fn two_thousand_streams_under_a_1024_fd_limit_complete_or_get_503() {
+    let up = upstream(slow_stream);
+    let mut proxy = Proxy::spawn(&up, 1024, &[]);
+    let addr = proxy.addr.clone();
+    let (tx, rx) = mpsc::channel();
+    let n = 2000;
+    // Clients in batches of threads, each thread several sequential clients' worth of
+    // connections opened at once by the batch: all 2 000 are open while the streams last.
+    for _ in 0..n {
+        let tx = tx.clone();
+        let addr = addr.clone();
+        thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || {
+                let r = request(&addr, "/v1/chat/completions", "{\"stream\":true}");
+                let _ = tx.send(r);
+            })
+            .unwrap();
+    }
+    drop(tx);
+    let (mut complete, mut refused, mut other) = (0, 0, Vec::new());
+    for r in rx {
+        match r {
+            Ok(t) if t.starts_with("HTTP/1.1 200") && t.contains("data: [DONE]") => {
+                assert!(t.contains("\\\"a\\\":1}"), "the call is whole: {t}");
+                complete += 1;
+            }
+            Ok(t) if t.starts_with("HTTP/1.1 503") => {
+                let body = &t[t.find("\r\n\r\n").unwrap() + 4..];
+                assert!(
+                    body.contains("\"error\"") && body.contains("\"message\""),
+                    "{t}"
+                );
+                refused += 1;
+            }
+            r => other.push(format!("{r:?}")),
+        }
+    }
+    assert!(
+        other.is_empty(),
+        "{} neither: {:?}",
+        other.len(),
+        &other[..other.len().min(3)]
+    );
+    assert_eq!(complete + refused, n);
+    assert!(complete > 0, "no stream completed");
+    assert!(proxy.alive(), "the proxy exited");
+    let after = request(&addr, "/v1/chat/completions", "{\"stream\":true}").unwrap();
+    assert!(after.contains("data: [DONE]"), "{after}");
+    eprintln!(
+        "2000 streams, fd limit 1024: {complete} complete, {refused} refused with 503; peak RSS {} MiB",
+        proxy.peak_rss() >> 20
+    );
+}
+
+/// Connections that send part of a head and nothing more are closed by the header timeout;
+/// a head over the limit gets 431.
+#[test]
+fn unfinished_heads_are_closed_and_huge_heads_refused() {
+    let up = upstream(slow_stream);
+    let proxy = Proxy::spawn(&up, 4096, &["--header-timeout", "1"]);
+    let mut held = Vec::new();
+    for _ in 0..50 {
+        let mut s = TcpStream::connect(&proxy.addr).unwrap();
+        s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nx-a: ")
+            .unwrap();
+        s.write_all(&vec![b'a'; 16 << 10]).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        held.push(s);
+    }
+    let start = Instant::now();
+    for mut s in held {
+        let mut buf = Vec::new();
+        // Closed by the proxy (with or without a 408): the read ends.
+        let _ = s.read_to_end(&mut buf);
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "unfinished heads were held for {:?}",
+        start.elapsed()
+    );
+    let mut s = TcpStream::connect(&proxy.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nx-a: ");
+    let _ = s.write_all(&vec![b'a'; 256 << 10]);
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 431"),
+        "{text}"
+    );
+}
+
+/// A client that leaves while the upstream is silent, or sends only call fragments (which
+/// produce nothing for the client until the call closes): the proxy closes the upstream
+/// connection within a bounded time, not when the upstream ends.
+#[test]
+fn a_departed_client_closes_its_upstream() {
+    for fragments in [false, true] {
+        let closed = Arc::new(AtomicUsize::new(0));
+        let c = closed.clone();
+        let up = upstream(move |mut s| {
+            if s.write_all(SSE_HEAD.as_bytes()).is_err() {
+                return;
+            }
+            let opened = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":\\\"\"}}]}}]}\n\n";
+            let more = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"xx\"}}]}}]}\n\n";
+            let _ = chunk(&mut s, opened.as_bytes());
+            let start = Instant::now();
+            // For 20 s: fragments every 50 ms, or nothing (then a read sees the close).
+            s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            while start.elapsed() < Duration::from_secs(20) {
+                if fragments {
+                    if chunk(&mut s, more.as_bytes()).is_err() {
+                        break;
+                    }
+                    thread::sleep(Duration::from_millis(50));
+                } else {
+                    let mut b = [0u8; 1];
+                    match s.read(&mut b) {
+                        Ok(0) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                        _ => break,
+                    }
+                }
+            }
+            c.store(start.elapsed().as_millis() as usize + 1, Ordering::SeqCst);
+        });
+        let proxy = Proxy::spawn(&up, 4096, &[]);
+        let mut s = TcpStream::connect(&proxy.addr).unwrap();
+        let body = "{\"stream\":true}";
+        write!(
+            s,
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut head = [0u8; 64];
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.read(&mut head).unwrap();
+        thread::sleep(Duration::from_millis(300));
+        s.shutdown(Shutdown::Both).unwrap();
+        drop(s);
+        let deadline = Instant::now() + Duration::from_secs(25);
+        while closed.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let ms = closed.load(Ordering::SeqCst);
+        assert!(ms > 0, "the upstream's handler never ended");
+        // The client left ~300 ms in; the upstream would have gone on for 20 s.
+        assert!(
+            ms < 5_000,
+            "fragments={fragments}: the upstream connection closed {ms} ms in, not when the client left"
+        );
+    }
+}
+
+/// A pass-through body (here the Responses API, an embeddings body shorter than its
+/// content-length, an NDJSON stream) that the upstream cuts reaches the client cut: no
+/// clean end of the chunked body.
+#[test]
+fn a_cut_pass_through_body_reaches_the_client_cut() {
+    let cases: [(&str, &str); 3] = [
+        ("/v1/responses", "text/event-stream"),
+        ("/v1/embeddings", "application/json"),
+        ("/api/chat", "application/x-ndjson"),
+    ];
+    for (path, ty) in cases {
+        let ty = ty.to_string();
+        let up = upstream(move |mut s| {
+            if path_is_json(&ty) {
+                // Content-length says 1000; 10 bytes come.
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: {ty}\r\ncontent-length: 1000\r\n\r\n{{\"data\":[1"
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: {ty}\r\ntransfer-encoding: chunked\r\n\r\n"
+                );
+                let _ = chunk(
+                    &mut s,
+                    b"data: {\"type\":\"response.created\"}\n\ndata: {\"ty",
+                );
+            }
+            let _ = s.flush();
+            thread::sleep(Duration::from_millis(100));
+            // Closed without ending the body.
+        });
+        let proxy = Proxy::spawn(&up, 4096, &[]);
+        let text = request(&proxy.addr, path, "{\"stream\":true}").unwrap();
+        assert!(text.starts_with("HTTP/1.1 200"), "{path}: {text}");
+        assert!(
+            !text.ends_with("0\r\n\r\n"),
+            "{path}: the cut body ended cleanly: {text:?}"
+        );
+    }
+}
+
+fn path_is_json(ty: &str) -> bool {
+    ty == "application/json"
+}
