@@ -8,31 +8,17 @@
 //! calls, duplicates are dropped, failed calls go out as the provider sent them (so the
 //! agent's own handling applies), annotated with an SSE comment.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::sync::LazyLock;
 
 use bytes::{Bytes, BytesMut};
-use memchr::memmem::Finder;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use toolstream::assemble::{Event, Failure, Policy, ToolCallAssembler};
 use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
 use toolstream::provider::{Decoder, Delta, Format};
 use toolstream::sse;
 
 use crate::text::{completion_message, Extraction, TextSetting};
-
-/// Searchers built once (building one costs more than searching a payload).
-macro_rules! finder {
-    ($name:ident, $needle:expr) => {
-        static $name: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new($needle));
-    };
-}
-finder!(FINISH, b"\"finish_reason\"");
-finder!(FINISH_NULL, b"\"finish_reason\":null");
-finder!(TOOL_CALLS, b"\"tool_calls\"");
-finder!(STOP, b"\"stop\"");
-finder!(LOGPROBS, b"\"logprobs\"");
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,11 +51,6 @@ struct Core {
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
     provider: Provider,
-    /// The last payload carried something besides tool-call fragments (text, reasoning, a
-    /// finish, usage, an error...).
-    other: bool,
-    /// The last payload carried tool-call fragments.
-    calls: bool,
     /// Calls written into the text, when taken out.
     text: Option<Box<Extraction>>,
 }
@@ -82,8 +63,6 @@ impl Core {
             assembler: ToolCallAssembler::new(Policy::default()),
             deltas: Vec::new(),
             provider,
-            other: false,
-            calls: false,
             text: None,
         }
     }
@@ -104,31 +83,68 @@ impl Core {
 
     /// Decode one payload; the events it completes go to `events`.
     fn decode(&mut self, ty: &[u8], data: &[u8], events: &mut Vec<Event>) {
+        let mut tagged = Vec::new();
+        self.decode_tagged(ty, data, &mut tagged);
+        events.extend(tagged.into_iter().map(|(_, e)| e));
+    }
+
+    /// Decode one payload; the events it completes go to `events`, each with the choice
+    /// of the delta that produced it (0 for a delta of no choice). What its deltas were is
+    /// returned.
+    fn decode_tagged(&mut self, ty: &[u8], data: &[u8], events: &mut Vec<(u32, Event)>) -> Seen {
         let ty = (ty != b"message").then_some(ty);
         self.decoder.decode(ty, data, &mut self.deltas);
-        self.other = self
-            .deltas
-            .iter()
-            .any(|d| !matches!(d, Delta::Call { .. } | Delta::CallEnd { .. }));
-        self.calls = self.deltas.iter().any(|d| matches!(d, Delta::Call { .. }));
-        let Some(x) = self.text.as_deref_mut() else {
-            for d in self.deltas.drain(..) {
-                self.assembler.push(d, events);
-            }
-            return;
-        };
-        x.start();
-        for d in self.deltas.drain(..) {
-            match d {
-                Delta::Text { choice, text } => x.push(choice, text, &mut self.assembler, events),
-                Delta::Finish { choice, .. } => {
-                    // The choice's text is over: what its extractor holds comes first.
-                    x.finish(Some(choice), &mut self.assembler, events);
-                    self.assembler.push(d, events);
-                }
-                d => self.assembler.push(d, events),
-            }
+        let mut seen = Seen::default();
+        if let Some(x) = self.text.as_deref_mut() {
+            x.start();
         }
+        let mut produced = Vec::new();
+        for d in self.deltas.drain(..) {
+            let choice = match &d {
+                Delta::Call { choice, .. }
+                | Delta::CallEnd { choice, .. }
+                | Delta::CallFailed { choice, .. } => {
+                    seen.calls = true;
+                    *choice
+                }
+                Delta::Finish { choice, .. } => {
+                    seen.finish = true;
+                    *choice
+                }
+                Delta::Text { choice, .. }
+                | Delta::Reasoning { choice, .. }
+                | Delta::ReasoningSignature { choice, .. }
+                | Delta::RedactedReasoning { choice, .. }
+                | Delta::ReasoningItem { choice, .. }
+                | Delta::ReasoningDetail { choice, .. } => *choice,
+                Delta::Undecodable { .. } => {
+                    seen.undecodable = true;
+                    0
+                }
+                Delta::Error { .. } => {
+                    seen.error = true;
+                    0
+                }
+                Delta::Done => {
+                    seen.done = true;
+                    0
+                }
+                _ => 0,
+            };
+            match (self.text.as_deref_mut(), d) {
+                (Some(x), Delta::Text { choice, text }) => {
+                    x.push(choice, text, &mut self.assembler, &mut produced)
+                }
+                (Some(x), d @ Delta::Finish { .. }) => {
+                    // The choice's text is over: what its extractor holds comes first.
+                    x.finish(Some(choice), &mut self.assembler, &mut produced);
+                    self.assembler.push(d, &mut produced);
+                }
+                (_, d) => self.assembler.push(d, &mut produced),
+            }
+            events.extend(produced.drain(..).map(|e| (choice, e)));
+        }
+        seen
     }
 
     /// An SSE comment annotating an error the provider sent: the classifier's verdict.
@@ -147,6 +163,21 @@ impl Core {
     }
 }
 
+/// What one payload's deltas were.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    /// A call's fragment, end or failure.
+    calls: bool,
+    /// A finish reason.
+    finish: bool,
+    /// A payload the decoder could not read.
+    undecodable: bool,
+    /// An error the provider sent.
+    error: bool,
+    /// The terminal marker.
+    done: bool,
+}
+
 /// What both rewriters share: the framing's comments and over-limit events handled alike,
 /// each event's payload handed to the rewriter.
 trait Rewrite {
@@ -154,6 +185,9 @@ trait Rewrite {
 
     /// One SSE event's payload.
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut);
+
+    /// Bytes of the stream were dropped: it cannot end cleanly.
+    fn dropped(&mut self, why: &'static str);
 
     /// Feed upstream bytes: comments (keep-alives) forwarded, an event over the limit
     /// reported and the calls it cut failed, each event's payload handled.
@@ -169,6 +203,7 @@ trait Rewrite {
                     out.extend_from_slice(b"\n\n");
                 }
                 Frame::Skipped => {
+                    self.dropped("an event over the size limit was dropped");
                     self.core()
                         .assembler
                         .interrupt("an event over the limit was dropped");
@@ -194,6 +229,7 @@ trait Rewrite {
             }
         }
         if end.is_err() {
+            self.dropped("the stream was cut inside an event");
             self.core()
                 .assembler
                 .interrupt("the stream was cut inside an event");
@@ -208,6 +244,9 @@ impl Rewrite for OpenAiRewriter {
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
         OpenAiRewriter::payload(self, ty, data, out)
     }
+    fn dropped(&mut self, why: &'static str) {
+        self.broken.get_or_insert(why);
+    }
 }
 
 impl Rewrite for AnthropicRewriter {
@@ -216,6 +255,9 @@ impl Rewrite for AnthropicRewriter {
     }
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
         AnthropicRewriter::payload(self, ty, data, out)
+    }
+    fn dropped(&mut self, why: &'static str) {
+        self.broken.get_or_insert(why);
     }
 }
 
@@ -229,10 +271,15 @@ impl std::fmt::Write for Writer<'_> {
     }
 }
 
+/// An event's data as SSE: a `data:` line for each of its lines (an event that came in
+/// several `data:` lines, or whose data holds a line break, stays one valid event).
 fn sse_data(out: &mut BytesMut, data: &[u8]) {
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\n\n");
+    for line in data.split(|&b| b == b'\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line);
+        out.extend_from_slice(b"\n");
+    }
+    out.extend_from_slice(b"\n");
 }
 
 fn sse_event(out: &mut BytesMut, ty: &[u8], data: &[u8]) {
@@ -250,8 +297,12 @@ fn comment(out: &mut BytesMut, text: &str) {
 
 /// An id for a call that came without one: unique within the response (the seed is random
 /// per stream), in OpenAI's form.
-fn mint_id(seed: u64, n: u32) -> String {
-    format!("call_{seed:016x}{n:04}")
+fn mint_id(seed: u64, choice: u32, n: u32) -> String {
+    if choice == 0 {
+        format!("call_{seed:016x}{n:04}")
+    } else {
+        format!("call_{seed:016x}c{choice}_{n:04}")
+    }
 }
 
 fn random_seed() -> u64 {
@@ -262,20 +313,38 @@ fn random_seed() -> u64 {
 }
 
 /// OpenAI chat completions (and the servers that speak it).
+///
+/// What the client gets is derived from the library's decoding of each payload and from
+/// nothing else. A payload whose deltas carry no call fragment, close no call and need no
+/// finish corrected goes out as it came; any other is written anew from the events its
+/// deltas produced (each call whole, in its own choice, the finish reason corrected per
+/// choice). A payload the decoder cannot read is not forwarded (a client that read it
+/// another way could run a call twice, or one the library failed): it is noted in the
+/// stream, and the stream ends with an error.
 pub struct OpenAiRewriter {
     core: Core,
-    /// The response's envelope members, from its first chunk.
-    envelope: Map<String, Value>,
-    next_index: u32,
+    /// The response's envelope members (`"id":...,"model":...`), as they came.
+    envelope: Option<String>,
+    /// The assembler's call slots' choices.
+    slot_choice: HashMap<u32, u32>,
+    /// Per choice: the next tool-call index for the client.
+    next_index: HashMap<u32, u32>,
+    /// Choices with a whole call delivered.
+    delivered: HashSet<u32>,
+    /// Choices the client has seen a delta of (later ones need no `role`).
+    opened: HashSet<u32>,
+    /// A thought signature (Gemini's OpenAI-compatible API) waiting for its call.
+    signatures: HashMap<u32, String>,
     seed: u64,
     keep_finish_reason: bool,
-    delivered: bool,
     saw_done: bool,
     after_done: bool,
     saw_finish: bool,
+    /// Why the stream cannot end cleanly, once something was dropped.
+    broken: Option<&'static str>,
     output_started: bool,
     counts: Counts,
-    events: Vec<Event>,
+    events: Vec<(u32, Event)>,
 }
 
 impl OpenAiRewriter {
@@ -287,14 +356,18 @@ impl OpenAiRewriter {
         core.text = text.map(|t| Box::new(Extraction::new(t)));
         OpenAiRewriter {
             core,
-            envelope: Map::new(),
-            next_index: 0,
+            envelope: None,
+            slot_choice: HashMap::new(),
+            next_index: HashMap::new(),
+            delivered: HashSet::new(),
+            opened: HashSet::new(),
+            signatures: HashMap::new(),
             seed: random_seed(),
             keep_finish_reason,
-            delivered: false,
             saw_done: false,
             after_done: false,
             saw_finish: false,
+            broken: None,
             output_started: false,
             counts: Counts::default(),
             events: Vec::new(),
@@ -324,55 +397,50 @@ impl OpenAiRewriter {
         }
     }
 
-    /// The text the chunks did not carry (held until the stream's end, or of a choice the
-    /// chunk did not name), each choice's in a chunk of its own.
+    /// The text the extractors let go of, each choice's in a chunk of its own.
     fn text_left(&mut self, out: &mut BytesMut) {
         let Some(x) = self.core.text.as_deref_mut() else {
             return;
         };
         let left = std::mem::take(&mut x.text);
         for (choice, text) in left.into_iter().filter(|(_, t)| !t.is_empty()) {
-            self.chunk(
-                json!({"index": choice, "delta": {"content": text}, "finish_reason": null}),
-                out,
-            );
-            self.output_started = true;
+            self.delta(choice, json!({"content": text}), out);
         }
     }
 
     /// The end of every choice's text: what the extractors held, out.
-    fn end_text(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
+    fn end_text(&mut self, events: &mut Vec<(u32, Event)>) {
         if let Some(x) = self.core.text.as_deref_mut() {
             x.start();
-            x.finish(None, &mut self.core.assembler, events);
+            let mut plain = Vec::new();
+            x.finish(None, &mut self.core.assembler, &mut plain);
+            events.extend(plain.into_iter().map(|e| (0, e)));
         }
-        self.notes(out);
-        self.text_left(out);
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
         if self.saw_done {
-            // After the terminal marker nothing more belongs to the response (the pipeline
-            // drops it too): said once.
+            // After the terminal marker nothing more belongs to the response: not
+            // forwarded, said once, and the stream does not end cleanly.
             if data.trim_ascii() != b"[DONE]" && !std::mem::replace(&mut self.after_done, true) {
                 comment(out, "toolstream dropped data after [DONE]");
             }
             return;
         }
         let mut events = std::mem::take(&mut self.events);
-        self.core.decode(ty, &data, &mut events);
-        if data.trim_ascii() == b"[DONE]" {
-            self.saw_done = true;
-            self.end_text(&mut events, out);
-            self.calls(&mut events, out);
-            sse_data(out, b"[DONE]");
-            self.events = events;
-            return;
+        let seen = self.core.decode_tagged(ty, &data, &mut events);
+        for (c, e) in &events {
+            if let Event::CallStarted { index, .. } = e {
+                self.slot_choice.insert(*index, *c);
+            }
         }
-        let is_error = events
-            .iter()
-            .any(|e| matches!(e, Event::ProviderError { .. }));
-        if is_error {
+        if seen.undecodable {
+            self.broken.get_or_insert("a payload could not be decoded");
+            comment(out, "toolstream dropped a payload it could not decode");
+        } else if self.envelope.is_none() {
+            self.envelope = envelope(&data);
+        }
+        if seen.error {
             self.counts.errors += 1;
             let phase = if self.output_started {
                 Phase::AfterOutput
@@ -381,171 +449,195 @@ impl OpenAiRewriter {
             };
             self.core.annotate_error(&data, phase, out);
         }
-        // The decoder saw a finish reason; the payload is searched only if it carried
-        // something besides call fragments.
-        let finish =
-            self.core.other && FINISH.find(&data).is_some() && FINISH_NULL.find(&data).is_none();
-        if finish && !is_error {
+        if seen.finish && !seen.error {
             self.saw_finish = true;
         }
-        let forwarded = self.rewrite_chunk(&data, &events);
         self.notes(out);
-        if finish {
-            // The calls this chunk closed (a truncated one, at `length`) go before the
-            // finish reason.
-            self.text_left(out);
-            self.calls(&mut events, out);
-            if let Some(f) = &forwarded {
-                sse_data(out, f);
+        let text_changed = self.core.text.as_ref().is_some_and(|x| x.changed);
+        let as_it_came = !seen.undecodable
+            && !seen.calls
+            && !text_changed
+            && !events.iter().any(|(c, e)| self.changes(*c, e));
+        if as_it_came {
+            if let Some(x) = self.core.text.as_deref_mut() {
+                x.text.clear();
+            }
+            for (c, e) in &events {
+                if matches!(e, Event::Text { .. } | Event::Reasoning { .. }) {
+                    self.opened.insert(*c);
+                }
+            }
+            if !seen.done {
+                sse_data(out, &data);
+                self.output_started = true;
             }
         } else {
-            if let Some(f) = &forwarded {
-                sse_data(out, f);
-            }
             self.text_left(out);
-            self.calls(&mut events, out);
+            self.write(&mut events, !seen.undecodable, out);
         }
-        if forwarded.is_some() {
-            self.output_started = true;
+        if seen.done {
+            // Held until the upstream's body ends: whatever comes after it decides whether
+            // the client sees a clean end.
+            self.saw_done = true;
+            self.end_text(&mut events);
+            self.text_left(out);
+            self.write(&mut events, true, out);
         }
+        events.clear();
         self.events = events;
     }
 
-    /// The chunk as the client gets it: as it came, unless it carries tool-call fragments
-    /// (taken out: the calls go out whole) or a finish reason to correct; `None` when
-    /// nothing is left to send.
-    fn rewrite_chunk(&mut self, data: &Bytes, events: &[Event]) -> Option<Bytes> {
-        let first = self.envelope.is_empty();
-        // Only tool-call fragments, by what the decoder found in it (and no log
-        // probabilities): nothing to forward but the calls, which go out whole. Most
-        // payloads of a call's arguments take this way, searched once, unparsed.
-        if !first && !self.core.other && self.core.calls && LOGPROBS.find(data).is_none() {
-            return None;
-        }
-        let has_calls = TOOL_CALLS.find(data).is_some();
-        let calls_now = events.iter().any(|e| matches!(e, Event::ToolCall(_)));
-        let stop = STOP.find(data).is_some();
-        // Text that is what came goes out in the chunk as it came.
-        if let Some(x) = self.core.text.as_deref_mut().filter(|x| !x.changed) {
-            x.text.clear();
-        }
-        let text = self.core.text.as_deref_mut().filter(|x| x.changed);
-        let text_changed = text.is_some();
-        if !has_calls && !first && !text_changed && !(stop && (self.delivered || calls_now)) {
-            return Some(data.clone());
-        }
-
-        let Ok(Value::Object(mut chunk)) = serde_json::from_slice::<Value>(data) else {
-            // The decoder read it, serde_json does not (nested past its depth): with its
-            // text changed it is not forwarded as it came (that would leak the markup of a
-            // call also sent as a call); its text goes out in chunks of its own.
-            return (!text_changed).then(|| data.clone());
-        };
-        let mut changed = false;
-        if let (Some(x), Some(Value::Array(choices))) = (text, chunk.get_mut("choices")) {
-            x.rewrite(choices);
-            changed = true;
-        }
-        if first {
-            for key in ["id", "object", "created", "model", "system_fingerprint"] {
-                if let Some(v) = chunk.get(key) {
-                    self.envelope.insert(key.to_string(), v.clone());
-                }
+    /// Whether event `e` of choice `c` makes its payload one to write anew: a call, a
+    /// failure or a duplicate to send in its place, or a finish to correct.
+    fn changes(&self, c: u32, e: &Event) -> bool {
+        match e {
+            Event::ToolCall(_) | Event::ToolCallFailed(_) | Event::Duplicate { .. } => true,
+            Event::Finish { raw, .. } => {
+                raw == "stop" && !self.keep_finish_reason && self.delivered.contains(&c)
             }
+            _ => false,
         }
-        let mut keep = chunk.get("usage").is_some_and(|u| !u.is_null())
-            || chunk.get("error").is_some()
-            || !chunk.contains_key("choices");
-        if let Some(Value::Array(choices)) = chunk.get_mut("choices") {
-            for choice in choices.iter_mut() {
-                let Some(choice) = choice.as_object_mut() else {
-                    keep = true;
-                    continue;
-                };
-                if let Some(Value::Object(delta)) = choice.get_mut("delta") {
-                    changed |= delta.remove("tool_calls").is_some();
-                    // A delta left with only `role` or nulls still opens the turn for the
-                    // client: kept when it carries anything at all.
-                    if delta.values().any(|v| !v.is_null()) {
-                        keep = true;
-                    }
-                }
-                if let Some(reason) = choice.get_mut("finish_reason") {
-                    if reason == "stop" && (self.delivered || calls_now) && !self.keep_finish_reason
-                    {
-                        *reason = json!("tool_calls");
-                        changed = true;
-                    }
-                    if !reason.is_null() {
-                        keep = true;
-                    }
-                }
-            }
-        }
-        if !changed {
-            return Some(data.clone());
-        }
-        keep.then(|| Bytes::from(Value::Object(chunk).to_string()))
     }
 
-    /// The calls the last payload completed, each as one chunk of its own; failures as the
-    /// provider sent them, annotated.
-    fn calls(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
-        for e in events.drain(..) {
-            if let Some(call) = outgoing(&mut self.counts, e, out) {
-                self.call_chunk(&call.id, &call.name, call.arguments, out);
-                self.delivered |= call.whole;
-                self.output_started = true;
+    /// A payload written anew from its events, in their order: text and reasoning, each
+    /// call whole in its choice (failures as the provider sent them, annotated), finish
+    /// reasons corrected per choice, usage, errors (`errors`: the provider's, not an
+    /// undecodable payload's).
+    fn write(&mut self, events: &mut Vec<(u32, Event)>, errors: bool, out: &mut BytesMut) {
+        for (c, e) in events.drain(..) {
+            match e {
+                Event::Text { choice, text } => self.delta(choice, json!({"content": text}), out),
+                Event::Reasoning { choice, text } => {
+                    self.delta(choice, json!({"reasoning_content": text}), out)
+                }
+                Event::ReasoningSignature { choice, signature } => {
+                    self.signatures.insert(choice, signature);
+                }
+                Event::Finish { raw, .. } => {
+                    // What the extractor let go of at the choice's end comes first.
+                    self.text_left(out);
+                    let reason =
+                        if raw == "stop" && !self.keep_finish_reason && self.delivered.contains(&c)
+                        {
+                            "tool_calls".to_string()
+                        } else {
+                            raw
+                        };
+                    self.choice(
+                        json!({"index": c, "delta": {}, "finish_reason": reason}),
+                        out,
+                    );
+                }
+                Event::Usage { raw } => {
+                    let usage = serde_json::from_str::<Value>(&raw).unwrap_or(Value::Null);
+                    self.chunk(Value::Array(Vec::new()), Some(usage), out);
+                }
+                Event::ProviderError { body, .. } if errors => {
+                    let error = serde_json::from_str::<Value>(&body).unwrap_or(Value::String(body));
+                    sse_data(out, json!({ "error": error }).to_string().as_bytes());
+                }
+                e => {
+                    let index = match &e {
+                        Event::ToolCall(t) => Some(t.index),
+                        Event::ToolCallFailed(f) => Some(f.index),
+                        _ => None,
+                    };
+                    let choice = index
+                        .and_then(|i| self.slot_choice.get(&i).copied())
+                        .unwrap_or(c);
+                    if let Some(call) = outgoing(&mut self.counts, e, out) {
+                        if call.whole {
+                            self.delivered.insert(choice);
+                        }
+                        self.call_chunk(choice, call, out);
+                    }
+                }
             }
         }
     }
 
-    fn call_chunk(&mut self, id: &str, name: &str, arguments: String, out: &mut BytesMut) {
-        let index = self.next_index;
-        self.next_index += 1;
+    fn call_chunk(&mut self, choice: u32, call: Outgoing, out: &mut BytesMut) {
+        let next = self.next_index.entry(choice).or_insert(0);
+        let index = *next;
+        *next += 1;
         // A call taken out of the text has the assembler's id (`text_call_<slot>`), not
         // one in OpenAI's form.
-        let from_text = self.core.text.is_some() && id.starts_with("text_call_");
-        let id = if id.is_empty() || id.starts_with('_') || from_text {
-            mint_id(self.seed, index)
+        let from_text = self.core.text.is_some() && call.id.starts_with("text_call_");
+        let id = if call.id.is_empty() || call.id.starts_with('_') || from_text {
+            mint_id(self.seed, choice, index)
         } else {
-            id.to_string()
+            call.id
         };
-        self.chunk(
-            json!({
-                "index": 0,
-                "delta": {"tool_calls": [{
-                    "index": index, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }]},
-                "finish_reason": null,
-            }),
+        let mut tc = json!({
+            "index": index, "id": id, "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        });
+        if let Some(s) = self.signatures.remove(&choice) {
+            tc["extra_content"] = json!({"google": {"thought_signature": s}});
+        }
+        self.delta(choice, json!({ "tool_calls": [tc] }), out);
+    }
+
+    /// One delta of choice `choice`, in a chunk of its own (with `role` the first time).
+    fn delta(&mut self, choice: u32, mut delta: Value, out: &mut BytesMut) {
+        if self.opened.insert(choice) {
+            delta["role"] = json!("assistant");
+        }
+        self.choice(
+            json!({"index": choice, "delta": delta, "finish_reason": null}),
             out,
         );
     }
 
-    /// A chunk of the proxy's own, in the response's envelope, with one choice.
-    fn chunk(&self, choice: Value, out: &mut BytesMut) {
-        let mut chunk = self.envelope.clone();
-        chunk
-            .entry("object")
-            .or_insert_with(|| json!("chat.completion.chunk"));
-        chunk.insert("choices".into(), Value::Array(vec![choice]));
-        sse_data(out, Value::Object(chunk).to_string().as_bytes());
+    fn choice(&mut self, choice: Value, out: &mut BytesMut) {
+        self.chunk(Value::Array(vec![choice]), None, out);
     }
 
-    /// The end of the upstream body. `cut` when the transport failed; a stream without
-    /// `[DONE]` and without a finish reason is cut too. A cut stream ends with an error in
-    /// OpenAI's shape and no `[DONE]`: never a clean end.
+    /// A chunk of the proxy's own, in the response's envelope.
+    fn chunk(&mut self, choices: Value, usage: Option<Value>, out: &mut BytesMut) {
+        self.output_started = true;
+        let mut text = String::from("{");
+        match &self.envelope {
+            Some(e) => {
+                text.push_str(e);
+                text.push(',');
+            }
+            None => text.push_str("\"object\":\"chat.completion.chunk\","),
+        }
+        let _ = write!(text, "\"choices\":{choices}");
+        if let Some(u) = usage {
+            let _ = write!(text, ",\"usage\":{u}");
+        }
+        text.push('}');
+        sse_data(out, text.as_bytes());
+    }
+
+    /// The end of the upstream body. `cut` when the transport failed. The stream ends
+    /// cleanly only when the library would call it complete: its terminal marker (or a
+    /// finish) came and nothing was dropped, cut or sent after `[DONE]`; else it ends with
+    /// an error in OpenAI's shape and no `[DONE]`.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
         self.end_framing(out);
-        let complete = cut.is_none() && (self.saw_done || self.saw_finish);
         let mut events = Vec::new();
-        self.end_text(&mut events, out);
-        self.core.assembler.finish(complete, &mut events);
-        self.calls(&mut events, out);
-        if !complete {
-            let why = cut.unwrap_or("the upstream ended the stream before it was complete");
+        self.end_text(&mut events);
+        let complete = cut.is_none()
+            && (self.saw_done || self.saw_finish)
+            && self.broken.is_none()
+            && !self.after_done;
+        let mut plain = Vec::new();
+        self.core.assembler.finish(complete, &mut plain);
+        events.extend(plain.into_iter().map(|e| (0, e)));
+        self.text_left(out);
+        self.write(&mut events, true, out);
+        if complete {
+            if self.saw_done {
+                sse_data(out, b"[DONE]");
+            }
+        } else {
+            let why = cut
+                .or(self.broken)
+                .or(self.after_done.then_some("data came after [DONE]"))
+                .unwrap_or("the upstream ended the stream before it was complete");
             comment(
                 out,
                 "toolstream error reason=stream_interrupted action=retry",
@@ -559,6 +651,47 @@ impl OpenAiRewriter {
         }
         self.counts()
     }
+}
+
+/// The envelope members of a chat chunk (`id`, `object`, `created`, `model`,
+/// `system_fingerprint`), as their JSON text, for the chunks the proxy writes. Only these
+/// are read; a payload they cannot be read from gives none (the next one is tried).
+fn envelope(data: &[u8]) -> Option<String> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow)]
+        object: Option<&'a RawValue>,
+        #[serde(borrow)]
+        created: Option<&'a RawValue>,
+        #[serde(borrow)]
+        model: Option<&'a RawValue>,
+        #[serde(borrow)]
+        system_fingerprint: Option<&'a RawValue>,
+    }
+    let e: Envelope = serde_json::from_slice(data).ok()?;
+    let mut text = String::new();
+    for (k, v) in [
+        ("id", e.id),
+        ("object", e.object),
+        ("created", e.created),
+        ("model", e.model),
+        ("system_fingerprint", e.system_fingerprint),
+    ] {
+        if let Some(v) = v {
+            if !text.is_empty() {
+                text.push(',');
+            }
+            let _ = write!(text, "\"{k}\":{}", v.get());
+        }
+    }
+    if e.object.is_none() {
+        text.push_str(if text.is_empty() { "" } else { "," });
+        text.push_str("\"object\":\"chat.completion.chunk\"");
+    }
+    Some(text)
 }
 
 /// A call to send the client: whole, or failed and sent as the provider sent it.
@@ -627,6 +760,8 @@ pub struct AnthropicRewriter {
     next_index: u64,
     seed: u64,
     saw_stop: bool,
+    /// Why the stream cannot end cleanly, once something was dropped.
+    broken: Option<&'static str>,
     output_started: bool,
     counts: Counts,
     events: Vec<Event>,
@@ -642,6 +777,7 @@ impl AnthropicRewriter {
             next_index: 0,
             seed: random_seed(),
             saw_stop: false,
+            broken: None,
             output_started: false,
             counts: Counts::default(),
             events: Vec::new(),
@@ -773,12 +909,14 @@ impl AnthropicRewriter {
     /// shape and no `message_stop`.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
         self.end_framing(out);
-        let complete = cut.is_none() && self.saw_stop;
+        let complete = cut.is_none() && self.saw_stop && self.broken.is_none();
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
         self.calls(&mut events, out);
         if !complete {
-            let why = cut.unwrap_or("the upstream ended the stream before message_stop");
+            let why = cut
+                .or(self.broken)
+                .unwrap_or("the upstream ended the stream before message_stop");
             comment(
                 out,
                 "toolstream error reason=stream_interrupted action=retry",
@@ -874,7 +1012,7 @@ pub fn rewrite_completion(
                 .and_then(Value::as_str)
                 .is_none_or(str::is_empty)
             {
-                c["id"] = json!(mint_id(seed, n as u32));
+                c["id"] = json!(mint_id(seed, 0, n as u32));
                 changed = true;
             }
         }

@@ -28,6 +28,8 @@ struct Client {
     finish: Option<String>,
     comments: Vec<String>,
     done: bool,
+    /// Calls seen per choice.
+    per_choice: std::collections::HashMap<u64, usize>,
 }
 
 fn client(out: &[u8]) -> Client {
@@ -54,8 +56,15 @@ fn client(out: &[u8]) -> Client {
             .into_iter()
             .flatten()
         {
+            // Each choice numbers its own calls.
             let i = tc["index"].as_u64().unwrap() as usize;
-            assert_eq!(i, c.calls.len(), "one whole chunk per call, in order");
+            let k = choice["index"].as_u64().unwrap();
+            let before = c.per_choice.entry(k).or_insert(0);
+            assert_eq!(
+                i, *before,
+                "one whole chunk per call, in order, in its choice"
+            );
+            *before += 1;
             c.calls.push((
                 tc["id"].as_str().unwrap().into(),
                 tc["function"]["name"].as_str().unwrap().into(),

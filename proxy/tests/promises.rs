@@ -1,0 +1,303 @@
+//! The OpenAI rewriter keeps the library's promises for the client: what it sends is
+//! derived from the library's decoding alone. Each stream here is one an outside test used
+//! to lose, double or invent calls, or to pass a cut stream as complete, on the proxy of
+//! commit 91c7367 (a serde tree of each chunk beside the decoder, a byte search for
+//! `"finish_reason":null`). Every case runs whole, a byte at a time and at pseudo-random
+//! cuts, and the output is read as a strict client reads it: the SSE spec first (every
+//! line of an event, CR, LF or CRLF), then each event's JSON, calls accumulated per choice
+//! by index as the SDKs do.
+
+use std::collections::BTreeMap;
+
+use bytes::{Bytes, BytesMut};
+use serde_json::{json, Value};
+use toolstream::classify::Provider;
+use toolstream_proxy::rewrite::OpenAiRewriter;
+
+/// What a strict client makes of the rewriter's output.
+#[derive(Debug, Default, PartialEq)]
+struct Client {
+    /// Per choice: content.
+    content: BTreeMap<u64, String>,
+    /// Per choice, by index: (id, name, arguments).
+    calls: BTreeMap<u64, BTreeMap<u64, (String, String, String)>>,
+    /// Per choice: the finish reason.
+    finish: BTreeMap<u64, String>,
+    /// `[DONE]` came.
+    done: bool,
+    /// An error event came.
+    error: bool,
+}
+
+/// Read `out` as the SSE spec says, then each event's data as JSON (which must parse).
+fn client(out: &[u8]) -> Client {
+    let text = std::str::from_utf8(out).expect("UTF-8 out");
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut c = Client::default();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            if let Some(d) = data.take() {
+                event(&mut c, &d);
+            }
+            continue;
+        }
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        if field == "data" {
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(value);
+                }
+                None => data = Some(value.to_string()),
+            }
+        }
+    }
+    assert!(data.is_none(), "the output ends inside an event");
+    c
+}
+
+fn event(c: &mut Client, data: &str) {
+    assert!(!c.done, "an event after [DONE]: {data}");
+    if data == "[DONE]" {
+        c.done = true;
+        return;
+    }
+    let v: Value = serde_json::from_str(data)
+        .unwrap_or_else(|e| panic!("an event the client cannot parse ({e}): {data:?}"));
+    if v.get("error").is_some() {
+        c.error = true;
+        return;
+    }
+    for choice in v["choices"].as_array().into_iter().flatten() {
+        let k = choice["index"].as_u64().expect("a choice index");
+        if let Some(t) = choice.pointer("/delta/content").and_then(Value::as_str) {
+            c.content.entry(k).or_default().push_str(t);
+        }
+        for tc in choice
+            .pointer("/delta/tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let i = tc["index"].as_u64().expect("a call index");
+            let call = c.calls.entry(k).or_default().entry(i).or_default();
+            if let Some(id) = tc["id"].as_str() {
+                call.0 = id.to_string();
+            }
+            if let Some(n) = tc.pointer("/function/name").and_then(Value::as_str) {
+                call.1.push_str(n);
+            }
+            if let Some(a) = tc.pointer("/function/arguments").and_then(Value::as_str) {
+                call.2.push_str(a);
+            }
+        }
+        if let Some(f) = choice["finish_reason"].as_str() {
+            c.finish.insert(k, f.to_string());
+        }
+    }
+}
+
+fn rewrite(data: &[u8], cuts: &[usize]) -> Vec<u8> {
+    let data = Bytes::copy_from_slice(data);
+    let mut r = OpenAiRewriter::new(Provider::Openai, false, None);
+    let mut out = BytesMut::new();
+    let mut prev = 0;
+    for &c in cuts.iter().chain(std::iter::once(&data.len())) {
+        r.push(data.slice(prev..c), &mut out);
+        prev = c;
+    }
+    r.finish(None, &mut out);
+    out.to_vec()
+}
+
+/// The client's view of `stream` at every chunking tried; all the same.
+fn through(stream: &[u8]) -> Client {
+    let whole = client(&rewrite(stream, &[]));
+    let ones: Vec<usize> = (1..stream.len()).collect();
+    assert_eq!(client(&rewrite(stream, &ones)), whole, "a byte at a time");
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..8 {
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        loop {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            at += 1 + (x % 40) as usize;
+            if at >= stream.len() {
+                break;
+            }
+            cuts.push(at);
+        }
+        assert_eq!(client(&rewrite(stream, &cuts)), whole, "cut at {cuts:?}");
+    }
+    whole
+}
+
+fn sse(chunks: &[Value]) -> String {
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect()
+}
+
+fn call_chunk(index: Value, id: Option<&str>, args: &str) -> Value {
+    let mut tc = json!({"index": index, "function": {"arguments": args}});
+    if let Some(id) = id {
+        tc["id"] = json!(id);
+        tc["type"] = json!("function");
+        tc["function"]["name"] = json!("get_weather");
+    }
+    json!({"id": "x", "choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": null}]})
+}
+
+fn finish(reason: &str) -> Value {
+    json!({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+}
+
+/// A tool-call index the decoder does not accept (`1.0`, `"0"`, `-1`, 2^32): the chunk is
+/// not forwarded (a client reading it another way would run a call the library failed),
+/// no call reaches the client whole, and the stream ends with an error, not `[DONE]`.
+#[test]
+fn a_chunk_the_decoder_cannot_read_is_not_forwarded_and_the_end_is_an_error() {
+    for index in ["1.0", "\"0\"", "-1", "4294967296"] {
+        let index: Value = serde_json::from_str(index).unwrap();
+        let s = sse(&[
+            call_chunk(index.clone(), Some("c1"), "{\"city\":\"Paris\"}"),
+            finish("tool_calls"),
+        ]) + "data: [DONE]\n\n";
+        let c = through(s.as_bytes());
+        assert!(!c.done, "index {index}: a clean end");
+        assert!(c.error, "index {index}: no error at the end");
+        let whole = c
+            .calls
+            .values()
+            .flat_map(|m| m.values())
+            .any(|call| call.2 == "{\"city\":\"Paris\"}");
+        assert!(!whole, "index {index}: the client got the call: {c:?}");
+    }
+}
+
+/// A chunk that also holds a number serde_json refuses (`1e400`) or deep nesting: the
+/// decoder reads it, and the client gets the call once, not its fragment and then the call.
+#[test]
+fn a_chunk_serde_json_refuses_gives_the_call_once() {
+    let deep = format!("{}{}", "[".repeat(127), "]".repeat(127));
+    for extra in ["1e400".to_string(), deep] {
+        let mut first = call_chunk(json!(0), Some("c1"), "{\"city\":");
+        first["x"] = json!("PLACEHOLDER");
+        let first = first.to_string().replace("\"PLACEHOLDER\"", &extra);
+        let s = format!(
+            "data: {first}\n\n{}data: [DONE]\n\n",
+            sse(&[
+                call_chunk(json!(0), None, "\"Paris\"}"),
+                finish("tool_calls")
+            ])
+        );
+        let c = through(s.as_bytes());
+        assert!(c.done && !c.error, "{c:?}");
+        let calls: Vec<_> = c.calls[&0].values().cloned().collect();
+        assert_eq!(
+            calls,
+            [(
+                "c1".to_string(),
+                "get_weather".to_string(),
+                "{\"city\":\"Paris\"}".to_string()
+            )]
+        );
+    }
+}
+
+/// A cut stream whose chunks say `"finish_reason": null` with a space (Python's
+/// `json.dumps`): the client is told it was cut.
+#[test]
+fn a_cut_stream_with_spaced_json_ends_with_an_error() {
+    let s = "data: {\"id\": \"x\", \"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hel\"}, \"finish_reason\": null}]}\n\n";
+    let c = through(s.as_bytes());
+    assert!(c.error && !c.done, "{c:?}");
+    assert_eq!(c.content[&0], "Hel");
+}
+
+/// An event over the size limit between two text events: the stream ends with an error,
+/// not a clean `[DONE]`.
+#[test]
+fn an_event_over_the_limit_ends_the_stream_with_an_error() {
+    let text = |t: &str| json!({"id": "x", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]});
+    let big = "y".repeat(17 << 20);
+    let s = sse(&[text("Hello "), text(&big), text("world"), finish("stop")]) + "data: [DONE]\n\n";
+    let c = client(&rewrite(s.as_bytes(), &[]));
+    assert!(c.error && !c.done, "a clean end after a dropped event");
+    assert_eq!(c.content[&0], "Hello world");
+}
+
+/// Events in several `data:` lines, with CR, LF or CRLF line ends, comments and `id:` /
+/// `retry:` fields: every event the client gets is valid, and the calls are whole.
+#[test]
+fn every_line_layout_gives_valid_events() {
+    let a = call_chunk(json!(0), Some("c1"), "{\"city\":").to_string();
+    let b = call_chunk(json!(0), None, "\"Paris\"}").to_string();
+    let text =
+        json!({"id": "x", "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]})
+            .to_string();
+    let f = finish("tool_calls").to_string();
+    // The text chunk split over two data lines at a comma.
+    let (t1, t2) = text.split_at(text.find(",").unwrap() + 1);
+    for nl in ["\n", "\r", "\r\n"] {
+        let s = format!(
+            ": keep-alive{nl}id: 1{nl}retry: 10{nl}data: {t1}{nl}data: {t2}{nl}{nl}data: {a}{nl}{nl}data:{b}{nl}{nl}data: {f}{nl}{nl}data: [DONE]{nl}{nl}"
+        );
+        let c = through(s.as_bytes());
+        assert!(c.done && !c.error, "{nl:?}: {c:?}");
+        assert_eq!(c.content[&0], "Hi");
+        assert_eq!(c.calls[&0][&0].2, "{\"city\":\"Paris\"}");
+    }
+}
+
+/// `n > 1`: each choice's calls stay in their choice, numbered from 0 in it; glued calls
+/// split in their choice; a choice with text only keeps its `stop`.
+#[test]
+fn calls_stay_in_their_choice_and_the_finish_is_corrected_per_choice() {
+    let call = |choice: u32, id: &str, args: &str| {
+        json!({"id": "x", "choices": [{"index": choice, "delta": {"tool_calls": [
+            {"index": 0, "id": id, "type": "function",
+             "function": {"name": "get_weather", "arguments": args}}]}, "finish_reason": null}]})
+    };
+    let text = |choice: u32, t: &str| json!({"id": "x", "choices": [{"index": choice, "delta": {"content": t}, "finish_reason": null}]});
+    let fin = |choice: u32, r: &str| json!({"id": "x", "choices": [{"index": choice, "delta": {}, "finish_reason": r}]});
+    let s = sse(&[
+        call(0, "a", "{\"city\":\"Paris\"}"),
+        call(1, "b", "{\"city\":\"Oslo\"}{\"city\":\"Rome\"}"),
+        text(2, "no tools"),
+        fin(0, "stop"),
+        fin(1, "tool_calls"),
+        fin(2, "stop"),
+    ]) + "data: [DONE]\n\n";
+    let c = through(s.as_bytes());
+    assert!(c.done && !c.error);
+    let args = |k: u64| -> Vec<String> {
+        c.calls
+            .get(&k)
+            .map(|m| m.values().map(|v| v.2.clone()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(args(0), ["{\"city\":\"Paris\"}"]);
+    assert_eq!(args(1), ["{\"city\":\"Oslo\"}", "{\"city\":\"Rome\"}"]);
+    assert!(args(2).is_empty());
+    assert_eq!(c.finish[&0], "tool_calls");
+    assert_eq!(c.finish[&1], "tool_calls");
+    assert_eq!(c.finish[&2], "stop");
+    assert_eq!(c.content[&2], "no tools");
+}
+
+/// Data after `[DONE]`: the library calls the stream incomplete, so the client does not get
+/// a clean end either (`[DONE]` is held until the upstream's body ends).
+#[test]
+fn data_after_done_is_not_a_clean_end() {
+    let s = sse(&[finish("stop")]) + "data: [DONE]\n\n" + &sse(&[finish("stop")]);
+    let c = through(s.as_bytes());
+    assert!(c.error && !c.done, "{c:?}");
+}
