@@ -939,3 +939,97 @@ fn many_undecodable_payloads_are_reported_in_one_event_past_the_first() {
     assert!(!end(&events));
     assert!(peak < 3 << 20, "peak {peak}");
 }
+
+/// An Anthropic web-search turn: the `server_tool_use` block's input streams as
+/// `input_json_delta` like a client call's, but the provider runs it. It is no call and no
+/// failure; the `tool_use` block beside it is the one call. A block event without an index
+/// cannot be placed: the stream is not complete. (At 91c7367 the server tool's input was
+/// read as a call: a `no_name` failure, and a phantom call in the proxy.)
+#[test]
+fn a_server_tool_is_no_client_call_and_a_block_without_index_is_undecodable() {
+    let events = |list: &[(&str, &str)]| {
+        let mut s = String::new();
+        for (ty, data) in list {
+            s.push_str(&format!("event: {ty}\ndata: {data}\n\n"));
+        }
+        Bytes::from(s)
+    };
+    let turn = events(&[
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"weather\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Paris\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    for chunk in [0, 1, 7] {
+        let (ev, _, _) = run(None, &turn, chunk);
+        assert_eq!(
+            calls(&ev),
+            [("get_weather".to_string(), r#"{"city":"Paris"}"#.to_string())]
+        );
+        assert!(failures(&ev).is_empty(), "{:?}", failures(&ev));
+        assert!(end(&ev));
+    }
+    let no_index = events(&[
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Paris\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    let (ev, _, _) = run(Some(Format::Anthropic), &no_index, 0);
+    assert!(calls(&ev).is_empty(), "{ev:?}");
+    assert!(!end(&ev));
+}

@@ -470,12 +470,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     }
     if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages) {
         let rewriter = match kind {
-            Kind::Chat => Rewriter::OpenAi(OpenAiRewriter::new(
+            Kind::Chat => Rewriter::OpenAi(Box::new(OpenAiRewriter::new(
                 provider,
                 state.config.keep_finish_reason,
                 text,
-            )),
-            _ => Rewriter::Anthropic(AnthropicRewriter::new()),
+            ))),
+            _ => Rewriter::Anthropic(Box::default()),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
@@ -547,8 +547,8 @@ impl Log {
 }
 
 enum Rewriter {
-    OpenAi(OpenAiRewriter),
-    Anthropic(AnthropicRewriter),
+    OpenAi(Box<OpenAiRewriter>),
+    Anthropic(Box<AnthropicRewriter>),
     None,
 }
 

@@ -81,13 +81,6 @@ impl Core {
         }
     }
 
-    /// Decode one payload; the events it completes go to `events`.
-    fn decode(&mut self, ty: &[u8], data: &[u8], events: &mut Vec<Event>) {
-        let mut tagged = Vec::new();
-        self.decode_tagged(ty, data, &mut tagged);
-        events.extend(tagged.into_iter().map(|(_, e)| e));
-    }
-
     /// Decode one payload; the events it completes go to `events`, each with the choice
     /// of the delta that produced it (0 for a delta of no choice). What its deltas were is
     /// returned.
@@ -755,8 +748,6 @@ pub struct AnthropicRewriter {
     core: Core,
     /// Upstream block index → the client's.
     blocks: HashMap<u64, u64>,
-    /// Upstream indices of the tool_use blocks held.
-    held: HashMap<u64, ()>,
     next_index: u64,
     seed: u64,
     saw_stop: bool,
@@ -773,7 +764,6 @@ impl AnthropicRewriter {
         AnthropicRewriter {
             core: Core::new(Format::Anthropic, Provider::Anthropic),
             blocks: HashMap::new(),
-            held: HashMap::new(),
             next_index: 0,
             seed: random_seed(),
             saw_stop: false,
@@ -796,84 +786,70 @@ impl AnthropicRewriter {
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
         let mut events = std::mem::take(&mut self.events);
-        self.core.decode(ty, &data, &mut events);
-        let parsed: Option<Value> = match ty {
-            b"content_block_start" | b"content_block_delta" | b"content_block_stop" => {
-                serde_json::from_slice(&data).ok()
-            }
-            _ => None,
-        };
-        let index = parsed
-            .as_ref()
-            .and_then(|v| v.get("index"))
-            .and_then(Value::as_u64);
-        match (ty, index) {
-            (b"content_block_start", Some(i)) => {
-                let is_tool = parsed
-                    .as_ref()
-                    .and_then(|v| v.pointer("/content_block/type"))
-                    .and_then(Value::as_str)
-                    == Some("tool_use");
-                if is_tool {
-                    // Held: the call goes out whole when its input closes.
-                    self.held.insert(i, ());
+        let mut tagged = Vec::new();
+        let seen = self.core.decode_tagged(ty, &data, &mut tagged);
+        events.extend(tagged.into_iter().map(|(_, e)| e));
+        if seen.undecodable {
+            // Not forwarded: a client reading it another way could place it wrongly.
+            self.broken.get_or_insert("an event could not be decoded");
+            comment(out, "toolstream dropped an event it could not decode");
+        } else if seen.calls {
+            // A `tool_use` block's start, input or stop, by the decoder's reading: held;
+            // the call goes out whole when its input closes.
+        } else if let Some((kind, i)) = block_event(ty, &data) {
+            // Any other block (text, thinking, a server tool's use and result, a type not
+            // known): forwarded, its index made the client's.
+            let mine = if kind == BlockEvent::Start {
+                let mine = self.next_index;
+                self.next_index += 1;
+                self.blocks.insert(i, mine);
+                mine
+            } else {
+                self.blocks.get(&i).copied().unwrap_or(i)
+            };
+            self.forward(ty, &data, i, mine, out);
+        } else {
+            if seen.error {
+                self.counts.errors += 1;
+                let phase = if self.output_started {
+                    Phase::AfterOutput
                 } else {
-                    let mine = self.next_index;
-                    self.next_index += 1;
-                    self.blocks.insert(i, mine);
-                    self.forward(ty, &data, parsed, i, out);
-                }
+                    Phase::BeforeOutput
+                };
+                self.core.annotate_error(&data, phase, out);
             }
-            (b"content_block_delta" | b"content_block_stop", Some(i))
-                if self.held.contains_key(&i) =>
-            {
-                if ty == b"content_block_stop" {
-                    self.held.remove(&i);
-                }
+            if seen.done {
+                self.saw_stop = true;
             }
-            (b"content_block_delta" | b"content_block_stop", Some(i)) => {
-                self.forward(ty, &data, parsed, i, out);
-            }
-            _ => {
-                if ty == b"error" {
-                    self.counts.errors += 1;
-                    let phase = if self.output_started {
-                        Phase::AfterOutput
-                    } else {
-                        Phase::BeforeOutput
-                    };
-                    self.core.annotate_error(&data, phase, out);
-                }
-                if ty == b"message_stop" {
-                    self.saw_stop = true;
-                }
-                // The calls closed by this event go before it (a message_delta's stop
-                // reason comes after every block).
-                self.calls(&mut events, out);
-                sse_event(out, ty, &data);
-            }
+            // The calls closed by this event go before it (a message_delta's stop
+            // reason comes after every block).
+            self.calls(&mut events, out);
+            sse_event(out, ty, &data);
         }
         self.calls(&mut events, out);
         self.events = events;
     }
 
-    /// A non-tool block's event, its index made the client's.
-    fn forward(
-        &mut self,
-        ty: &[u8],
-        data: &Bytes,
-        parsed: Option<Value>,
-        i: u64,
-        out: &mut BytesMut,
-    ) {
+    /// A non-tool block's event, its index `i` made the client's (`mine`).
+    fn forward(&mut self, ty: &[u8], data: &Bytes, i: u64, mine: u64, out: &mut BytesMut) {
         self.output_started = true;
-        let mine = self.blocks.get(&i).copied().unwrap_or(i);
         if mine == i {
             return sse_event(out, ty, data);
         }
-        let mut v = parsed.unwrap_or(Value::Null);
-        v["index"] = json!(mine);
-        sse_event(out, ty, v.to_string().as_bytes());
+        match serde_json::from_slice::<Value>(data) {
+            Ok(mut v) => {
+                v["index"] = json!(mine);
+                sse_event(out, ty, v.to_string().as_bytes());
+            }
+            Err(_) => {
+                self.broken
+                    .get_or_insert("a block event could not be renumbered");
+                comment(
+                    out,
+                    "toolstream dropped a block event it could not renumber",
+                );
+            }
+        }
     }
 
     fn calls(&mut self, events: &mut Vec<Event>, out: &mut BytesMut) {
@@ -935,6 +911,35 @@ impl Default for AnthropicRewriter {
     fn default() -> Self {
         Self::new()
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockEvent {
+    Start,
+    Other,
+}
+
+/// A content block event's kind and index (the payload's `type` wins over the SSE event's,
+/// as in the decoder), read the way the decoder reads the event; `None` for any other
+/// event.
+fn block_event(ty: &[u8], data: &[u8]) -> Option<(BlockEvent, u64)> {
+    #[derive(serde::Deserialize)]
+    struct Block<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<std::borrow::Cow<'a, str>>,
+        index: Option<u32>,
+    }
+    let b: Block = serde_json::from_slice(data).ok()?;
+    let kind = b
+        .kind
+        .map(|k| k.into_owned().into_bytes())
+        .unwrap_or_else(|| ty.to_vec());
+    let kind = match &kind[..] {
+        b"content_block_start" => BlockEvent::Start,
+        b"content_block_delta" | b"content_block_stop" => BlockEvent::Other,
+        _ => return None,
+    };
+    Some((kind, u64::from(b.index?)))
 }
 
 /// A non-streaming OpenAI chat completion: each choice's tool calls with glued arguments

@@ -301,3 +301,130 @@ fn data_after_done_is_not_a_clean_end() {
     let c = through(s.as_bytes());
     assert!(c.error && !c.done, "{c:?}");
 }
+
+/// An Anthropic client's view: blocks by index as the SDK keeps them (each start appends a
+/// block whose index must be its position; deltas go to `content[index]`).
+fn anthropic_blocks(out: &[u8]) -> (Vec<(String, String, String)>, bool) {
+    let text = std::str::from_utf8(out).unwrap();
+    let mut blocks: Vec<(String, String, String)> = Vec::new();
+    let mut stopped = false;
+    for ev in text.split("\n\n").filter(|e| !e.trim().is_empty()) {
+        let data: String = ev
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if data.is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&data).expect("valid JSON");
+        match v["type"].as_str().unwrap_or_default() {
+            "content_block_start" => {
+                assert_eq!(
+                    v["index"].as_u64().unwrap() as usize,
+                    blocks.len(),
+                    "{data}"
+                );
+                let b = &v["content_block"];
+                blocks.push((
+                    b["type"].as_str().unwrap().into(),
+                    b["name"].as_str().unwrap_or_default().into(),
+                    String::new(),
+                ));
+            }
+            "content_block_delta" => {
+                let i = v["index"].as_u64().unwrap() as usize;
+                let d = &v["delta"];
+                let piece = d["partial_json"].as_str().or(d["text"].as_str()).unwrap();
+                blocks[i].2.push_str(piece);
+            }
+            "message_stop" => stopped = true,
+            "error" => stopped = false,
+            _ => {}
+        }
+    }
+    (blocks, stopped)
+}
+
+/// A web-search turn: the `server_tool_use` block and its result pass as they are (never
+/// a client call, never a phantom `tool_use` with an empty name); the glued `tool_use`
+/// input becomes two calls; every block keeps a contiguous index.
+#[test]
+fn anthropic_server_tools_pass_and_only_tool_use_blocks_are_calls() {
+    use toolstream_proxy::rewrite::AnthropicRewriter;
+    let list = [
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"weather\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Paris\"}{\"city\":\"Oslo\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Done."}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ];
+    let stream: String = list
+        .iter()
+        .map(|(t, d)| format!("event: {t}\ndata: {d}\n\n"))
+        .collect();
+    for step in [stream.len(), 1, 7] {
+        let data = Bytes::from(stream.clone());
+        let mut r = AnthropicRewriter::new();
+        let mut out = BytesMut::new();
+        for at in (0..data.len()).step_by(step) {
+            r.push(data.slice(at..data.len().min(at + step)), &mut out);
+        }
+        r.finish(None, &mut out);
+        let (blocks, stopped) = anthropic_blocks(&out);
+        assert!(stopped);
+        let kinds: Vec<(&str, &str, &str)> = blocks
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("server_tool_use", "web_search", "{\"query\": \"weather\"}"),
+                ("tool_use", "get_weather", "{\"city\":\"Paris\"}"),
+                ("tool_use", "get_weather", "{\"city\":\"Oslo\"}"),
+                ("text", "", "Done."),
+            ]
+        );
+    }
+}

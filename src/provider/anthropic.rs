@@ -63,6 +63,9 @@ struct BlockDelta<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct Decoder {
     tool_blocks: BTreeSet<u32>,
+    /// Blocks open that are not `tool_use` (a server tool's input is not a call; a delta
+    /// of a block never started is read as a call, which then fails for want of a name).
+    other_blocks: BTreeSet<u32>,
     templates: Templates,
 }
 
@@ -98,12 +101,31 @@ impl Decoder {
             }
         };
         let kind = event_kind(ev.kind.as_deref(), event);
+        // A block event says which block: one without an index cannot be placed (a client
+        // would put it in the wrong block, or nowhere).
+        if ev.index.is_none() && kind.starts_with("content_block_") {
+            out.push(Delta::Undecodable {
+                message: format!("undecodable payload: {kind} without an index"),
+                body: String::from_utf8_lossy(payload).into_owned(),
+            });
+            return;
+        }
         match kind.as_str() {
             "content_block_start" => self.block_start(ev, out),
-            "content_block_delta" => block_delta(ev, out),
+            "content_block_delta" => {
+                // Only a `tool_use` block's input is a client call: a `server_tool_use`
+                // block's (web search, code execution, MCP) runs at the provider.
+                let tool = ev.index.is_some_and(|i| !self.other_blocks.contains(&i));
+                block_delta(ev, tool, out)
+            }
             "content_block_stop" => {
                 let index = ev.index.unwrap_or(0);
+                self.other_blocks.remove(&index);
                 if self.tool_blocks.remove(&index) {
+                    // The template read this block's deltas as a call's: no later event
+                    // is (a block's index is not reused in a valid stream; in another
+                    // it must not make a server tool's input a call).
+                    self.templates = Templates::default();
                     out.push(Delta::CallEnd {
                         choice: 0,
                         index: Some(index),
@@ -140,6 +162,11 @@ impl Decoder {
         let Some(block) = ev.content_block else {
             return;
         };
+        if block.kind.as_deref() != Some("tool_use")
+            && self.other_blocks.len() < super::MAX_OPEN_BLOCKS
+        {
+            self.other_blocks.insert(ev.index.unwrap_or(0));
+        }
         if block.kind.as_deref() == Some("redacted_thinking") {
             if let Some(data) = block.data {
                 out.push(Delta::RedactedReasoning {
@@ -165,8 +192,9 @@ impl Decoder {
     }
 }
 
-/// `content_block_delta`: text, thinking, a signature or a call's arguments.
-fn block_delta(ev: Event<'_>, out: &mut Vec<Delta>) {
+/// `content_block_delta`: text, thinking, a signature or, in a `tool_use` block (`tool`), a
+/// call's arguments.
+fn block_delta(ev: Event<'_>, tool: bool, out: &mut Vec<Delta>) {
     let Some(d) = ev.delta else { return };
     match d.kind.as_deref() {
         Some("text_delta") => {
@@ -193,7 +221,7 @@ fn block_delta(ev: Event<'_>, out: &mut Vec<Delta>) {
                 });
             }
         }
-        Some("input_json_delta") => out.push(Delta::Call {
+        Some("input_json_delta") if tool => out.push(Delta::Call {
             choice: 0,
             index: ev.index,
             id: None,
