@@ -1,7 +1,8 @@
 //! Oracle: the proxy's OpenAI rewriter, fed any upstream bytes at any chunking, hands the
 //! client the calls the pipeline finds in the same bytes (each call's arguments exactly,
 //! each failed call's bytes as they came), one per index, and the same output whatever
-//! the chunking; an incomplete stream without `[DONE]` ends with an error event. With calls
+//! the chunking; every event is valid SSE and JSON; a stream the pipeline calls incomplete
+//! ends with an error event and no `[DONE]`. With calls
 //! written into the text taken out (`--text-calls auto`), the client's calls are the
 //! pipeline's with the same setting (the text calls that cannot be read stay text in the
 //! proxy) and its text is the same at every chunking.
@@ -30,15 +31,44 @@ fn tools() -> Tools {
     Tools::from_names(["f", "get_weather"])
 }
 
-/// The content the client accumulates.
-fn client_text(out: &[u8]) -> String {
-    let text = String::from_utf8_lossy(out);
-    let mut content = String::new();
-    for block in text.split("\n\n") {
-        let Some(data) = block.strip_prefix("data: ") else {
+/// The data of each event of the output, read as the SSE spec says (a `data:` line per
+/// line of the data); each must be `[DONE]` or JSON a client can parse.
+fn client_events(out: &[u8]) -> Vec<String> {
+    let text = std::str::from_utf8(out).expect("the output is UTF-8");
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            events.extend(data.take());
             continue;
-        };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+        }
+        if let Some(v) = line.strip_prefix("data:") {
+            let v = v.strip_prefix(' ').unwrap_or(v);
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(v);
+                }
+                None => data = Some(v.to_string()),
+            }
+        }
+    }
+    assert!(data.is_none(), "the output ends inside an event");
+    for e in &events {
+        if e != "[DONE]" {
+            if let Err(err) = serde_json::from_str::<serde_json::Value>(e) {
+                panic!("an event a client cannot parse ({err}): {e:?}");
+            }
+        }
+    }
+    events
+}
+
+/// The content the client accumulates, over every choice.
+fn client_text(out: &[u8]) -> String {
+    let mut content = String::new();
+    for data in client_events(out) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&data) else {
             continue;
         };
         for choice in v["choices"].as_array().into_iter().flatten() {
@@ -50,34 +80,36 @@ fn client_text(out: &[u8]) -> String {
     content
 }
 
-/// (name, arguments) of each call the client accumulates, by index.
+/// (name, arguments) of each call the client accumulates, per choice by index, sorted
+/// (the pipeline's events do not say which choice a call is in).
 fn client_calls(out: &[u8]) -> Vec<(String, String)> {
-    let text = String::from_utf8_lossy(out);
-    let mut calls: Vec<(String, String)> = Vec::new();
-    for block in text.split("\n\n") {
-        let Some(data) = block.strip_prefix("data: ") else {
+    let mut per_choice: std::collections::BTreeMap<u64, Vec<(String, String)>> = Default::default();
+    for data in client_events(out) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&data) else {
             continue;
         };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
-            continue;
-        };
-        let Some(tcs) = v
-            .pointer("/choices/0/delta/tool_calls")
-            .and_then(|t| t.as_array())
-        else {
-            continue;
-        };
-        for tc in tcs {
-            let i = tc["index"].as_u64().unwrap() as usize;
-            // Each call is one whole chunk with the next index.
-            assert_eq!(i, calls.len(), "indices in order, one chunk per call");
-            calls.push((
-                tc["function"]["name"].as_str().unwrap().to_string(),
-                tc["function"]["arguments"].as_str().unwrap().to_string(),
-            ));
+        for choice in v["choices"].as_array().into_iter().flatten() {
+            let k = choice["index"].as_u64().expect("a choice index");
+            for tc in choice
+                .pointer("/delta/tool_calls")
+                .and_then(|t| t.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let calls = per_choice.entry(k).or_default();
+                let i = tc["index"].as_u64().unwrap() as usize;
+                // Each call is one whole chunk with its choice's next index.
+                assert_eq!(i, calls.len(), "indices in order, one chunk per call");
+                calls.push((
+                    tc["function"]["name"].as_str().unwrap().to_string(),
+                    tc["function"]["arguments"].as_str().unwrap().to_string(),
+                ));
+            }
         }
     }
-    calls
+    let mut all: Vec<_> = per_choice.into_values().flatten().collect();
+    all.sort();
+    all
 }
 
 fn rewrite(data: &Bytes, cuts: &[usize], text_calls: bool) -> Vec<u8> {
@@ -122,6 +154,8 @@ fuzz_target!(|input: Input| {
             _ => None,
         })
         .collect();
+    let mut want = want;
+    want.sort();
     assert_eq!(calls, want, "the client's calls are the pipeline's");
 
     let whole_out = rewrite(&data, &[], input.text_calls);
@@ -133,15 +167,16 @@ fuzz_target!(|input: Input| {
         "chunking changed the text"
     );
 
-    // A stream the pipeline finds incomplete, without `[DONE]`, ends with an error event.
+    // A stream the pipeline finds incomplete never ends cleanly for the client: its last
+    // event is an error, and no `[DONE]` came.
     let complete = events.last() == Some(&Event::End { complete: true });
-    if !complete && memchr::memmem::find(&data, b"[DONE]").is_none() {
-        let text = String::from_utf8_lossy(&out);
-        let last = text
-            .split("\n\n")
-            .filter_map(|b| b.strip_prefix("data: "))
-            .last()
-            .expect("an error event");
+    if !complete {
+        let events = client_events(&out);
+        assert!(
+            !events.iter().any(|e| e == "[DONE]"),
+            "[DONE] in an incomplete stream"
+        );
+        let last = events.last().expect("an error event");
         let v: serde_json::Value = serde_json::from_str(last).expect("the last event is JSON");
         assert!(
             v.get("error").is_some(),

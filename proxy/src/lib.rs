@@ -497,9 +497,19 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             Ok(b) => b,
             Err(e) => return local_error(StatusCode::BAD_GATEWAY, provider, &e, None),
         };
-        let (body, counts) =
-            rewrite::rewrite_completion(&body, state.config.keep_finish_reason, text.as_ref())
-                .unwrap_or((body, Counts::default()));
+        // Off the executor's threads: a large body takes milliseconds to rewrite, and
+        // under the request permits, as a request body's tree is.
+        let parsing = state.parsing.clone().acquire_owned().await;
+        let keep = state.config.keep_finish_reason;
+        let raw = body.clone();
+        let (body, counts) = tokio::task::spawn_blocking(move || {
+            let _parsing = parsing;
+            rewrite::rewrite_completion(&raw, keep, text.as_ref())
+        })
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or((body, Counts::default()));
         log.done(counts, None);
         return respond(status, headers, Body::full(body));
     }

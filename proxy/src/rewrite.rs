@@ -980,13 +980,15 @@ pub fn rewrite_completion(
             match parts {
                 Some(parts) if parts.len() > 1 => {
                     changed = true;
-                    let mut seen: Vec<&str> = Vec::new();
+                    let mut seen: HashSet<&str> = HashSet::new();
+                    // Each part is a copy of the call without its arguments, then its own.
+                    let mut call = call;
+                    call["function"]["arguments"] = json!("");
                     for (k, part) in parts.iter().enumerate() {
-                        if seen.contains(&part.as_str()) {
+                        if !seen.insert(part.as_str()) {
                             counts.duplicates += 1;
                             continue;
                         }
-                        seen.push(part);
                         let mut c = call.clone();
                         let id = c
                             .get("id")
@@ -1036,16 +1038,31 @@ pub fn rewrite_completion(
     Some((bytes, counts))
 }
 
+/// How much of a non-streaming call's arguments the splitter is handed at a time.
+const SPLIT_PIECE: usize = 16 << 10;
+
 /// The JSON objects glued in `text`, each as its exact text; `None` when the text is not
-/// only objects.
+/// only objects, or holds more objects than a response may have calls.
+/// More objects than the library's limit of calls in a response ([`Policy::max_calls`]):
+/// the call is left as it came (one failure), as the streaming path fails it.
 fn split_objects(text: &str) -> Option<Vec<String>> {
     use toolstream::json::{Mode, Splitter};
+    let max = Policy::default().max_calls;
     let mut s = Splitter::new(Mode::Objects);
     let mut values = Vec::new();
-    s.push(Bytes::copy_from_slice(text.as_bytes()), &mut values)
+    let bytes = Bytes::copy_from_slice(text.as_bytes());
+    for at in (0..bytes.len()).step_by(SPLIT_PIECE) {
+        s.push(
+            bytes.slice(at..bytes.len().min(at + SPLIT_PIECE)),
+            &mut values,
+        )
         .ok()?;
+        if values.len() > max {
+            return None;
+        }
+    }
     values.extend(s.finish().ok()?);
-    if values.is_empty() {
+    if values.is_empty() || values.len() > max {
         return None;
     }
     Some(

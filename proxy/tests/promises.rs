@@ -428,3 +428,28 @@ fn anthropic_server_tools_pass_and_only_tool_use_blocks_are_calls() {
         );
     }
 }
+
+/// A non-streaming completion whose call glues more objects than a response may have
+/// calls is left as it came (one failure), as the streaming path fails it; at the limit,
+/// every object is a call. (At 91c7367 there was no limit, and the duplicate check and
+/// a copy of the whole arguments per part made it quadratic: 40 000 objects took 7 s.)
+#[test]
+fn a_completion_with_too_many_glued_objects_is_left_as_it_came() {
+    use toolstream_proxy::rewrite::rewrite_completion;
+    let max = toolstream::assemble::Policy::default().max_calls;
+    for (n, calls) in [(max, max), (max + 1, 1), (40_000, 1)] {
+        let args: String = (0..n).map(|k| format!("{{\"k\":{k}}}")).collect();
+        let body = json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c",
+            "type": "function", "function": {"name": "f", "arguments": args}}]},
+            "finish_reason": "tool_calls"}]});
+        let (out, counts) = rewrite_completion(body.to_string().as_bytes(), false, None).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let got = v["choices"][0]["message"]["tool_calls"].as_array().unwrap();
+        assert_eq!(got.len(), calls, "{n} objects");
+        if calls == 1 {
+            assert_eq!(counts.failures, 1);
+            assert_eq!(got[0]["function"]["arguments"], json!(args));
+        }
+    }
+}
