@@ -191,8 +191,9 @@ trait Rewrite {
         while let Some(frame) = self.core().next() {
             match frame {
                 Frame::Comment(c) => {
+                    // Keep-alives go on; what the client gets is UTF-8 whatever came.
                     out.extend_from_slice(b":");
-                    out.extend_from_slice(&c);
+                    out.extend_from_slice(String::from_utf8_lossy(&c).as_bytes());
                     out.extend_from_slice(b"\n\n");
                 }
                 Frame::Skipped => {
