@@ -655,3 +655,32 @@ fn a_request_with_nothing_to_repair_is_forwarded_byte_for_byte() {
         assert_eq!(seen.lock().unwrap()[0], body.as_bytes());
     }
 }
+
+/// A compressed upstream body (sent although the proxy asked for identity) reaches the
+/// client untouched, with its content-encoding: never decoded as an event stream and
+/// answered in plain text under a gzip header. (At 91c7367 the rewriter read the gzip
+/// bytes as SSE and sent an error event in plain text under `content-encoding: gzip`.)
+#[test]
+fn a_compressed_upstream_body_passes_untouched() {
+    let rt = runtime();
+    // A gzip member's header and some deflate bytes: what matters is that they are not SSE.
+    let gz = Bytes::from_static(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcbH\xcd\xc9\xc9\x07\x00\x86\xa6\x106\x05\x00\x00\x00");
+    let (status, headers, body) = rt.block_on(async {
+        let mut script = Script::sse(gz.clone(), 7);
+        script.headers.push(("content-encoding", "gzip".into()));
+        let (up, _) = upstream(script).await;
+        let url = proxy(&up).await;
+        let r = reqwest::Client::new()
+            .post(format!("{url}/v1/chat/completions"))
+            .body(json!({"stream": true}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        (status, headers, r.bytes().await.unwrap().to_vec())
+    });
+    assert_eq!(status, 200);
+    assert_eq!(headers.get("content-encoding").unwrap(), "gzip");
+    assert_eq!(body, gz.to_vec());
+}
