@@ -517,6 +517,9 @@ impl Stream {
     fn skipped(&mut self, s: sse::Skipped, out: &mut Vec<Event>) {
         let reason = match s.reason {
             sse::SkipReason::LineTooLong => DropReason::LineTooLong,
+            // A comment carries no data: skipping it loses nothing, as a comment within
+            // the limit is nothing to the pipeline either.
+            sse::SkipReason::CommentTooLong => return,
             _ => DropReason::EventTooLarge,
         };
         self.dropped(reason, s.offset, s.dropped, out);

@@ -157,6 +157,9 @@ pub enum SkipReason {
     LineTooLong,
     /// An event larger than [`Limits::max_event_bytes`].
     EventTooLarge,
+    /// A comment line longer than [`Limits::max_line_bytes`]: only that line is skipped (a
+    /// comment carries no data), and the event around it goes on.
+    CommentTooLong,
 }
 
 /// An over-limit event that was dropped; decoding resumed after the next blank line.
@@ -261,6 +264,9 @@ pub struct Decoder {
     event_bytes: u64,
     event_start: Option<u64>,
     skipping: Option<Skipping>,
+    /// Skipping the rest of a comment line over the line limit, from this offset (the
+    /// first byte past the limit).
+    skipping_comment: Option<u64>,
     /// The chunk being decoded, the position in it, and items decoded but not yet taken.
     pending: Bytes,
     pos: usize,
@@ -296,6 +302,7 @@ impl Decoder {
             event_bytes: 0,
             event_start: None,
             skipping: None,
+            skipping_comment: None,
             pending: Bytes::new(),
             pos: 0,
             backlog: VecDeque::new(),
@@ -414,7 +421,13 @@ impl Decoder {
                 self.partial_line(&chunk[pos..end], base + pos as u64);
                 self.in_line = false;
                 let at = self.line_start;
-                if self.skipping.is_some() {
+                if let Some(offset) = self.skipping_comment.take() {
+                    out = Some(Item::Skipped(Skipped {
+                        reason: SkipReason::CommentTooLong,
+                        offset,
+                        dropped: self.line_len,
+                    }));
+                } else if self.skipping.is_some() {
                     self.skipped_line(self.line_len == 0, at, &mut out);
                 } else {
                     let mut line = self.line.split().freeze();
@@ -439,6 +452,12 @@ impl Decoder {
                 let at = base + pos as u64;
                 if self.skipping.is_some() {
                     self.skipped_line(k == 0, at, &mut out);
+                } else if k as u64 > self.limits.max_line && chunk[pos] == b':' {
+                    out = Some(Item::Skipped(Skipped {
+                        reason: SkipReason::CommentTooLong,
+                        offset: at + self.limits.max_line,
+                        dropped: k as u64,
+                    }));
                 } else if k as u64 > self.limits.max_line {
                     self.start_skipping(SkipReason::LineTooLong, at, at + self.limits.max_line);
                 } else {
@@ -490,11 +509,17 @@ impl Decoder {
             self.line_len = 0;
         }
         self.line_len += bytes.len() as u64;
-        if self.skipping.is_some() {
+        if self.skipping.is_some() || self.skipping_comment.is_some() {
             return;
         }
         if self.line_len > self.limits.max_line {
+            // The line's first byte: in the part kept so far, or this part's first.
+            let first = self.line.first().or(bytes.first()).copied();
             self.line = BytesMut::new();
+            if first == Some(b':') {
+                self.skipping_comment = Some(self.line_start + self.limits.max_line);
+                return;
+            }
             let (start, over) = (self.line_start, self.line_start + self.limits.max_line);
             self.start_skipping(SkipReason::LineTooLong, start, over);
             return;
@@ -679,7 +704,7 @@ impl Decoder {
         if self.in_line {
             self.in_line = false;
             discarded += self.line_len;
-            if self.skipping.is_none() {
+            if self.skipping.is_none() && self.skipping_comment.take().is_none() {
                 // Read the unterminated line as a line, only to report what it carried.
                 let line = self.line.split().freeze();
                 let len = line.len();

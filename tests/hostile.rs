@@ -1033,3 +1033,25 @@ fn a_server_tool_is_no_client_call_and_a_block_without_index_is_undecodable() {
     assert!(calls(&ev).is_empty(), "{ev:?}");
     assert!(!end(&ev));
 }
+
+/// An SSE comment over the line limit (`:` and 9 MiB) in the middle of a call: a comment
+/// carries no data, so the call and the end are untouched. (At 91c7367 it failed the open
+/// call as `interrupted` and the stream as incomplete.)
+#[test]
+fn a_comment_over_the_line_limit_touches_no_call() {
+    let mut s = String::new();
+    s += &format!(
+        "data: {}\n\n",
+        chat_call("0", Some("c1"), Some("f"), "{\"a\":")
+    );
+    s += &format!(":{}\n\n", "x".repeat(9 << 20));
+    s += &format!("data: {}\n\n", chat_call("0", None, None, "1}"));
+    s += "data: [DONE]\n\n";
+    let input = Bytes::from(s);
+    for chunk in [0, 4096, 65536] {
+        let (ev, peak, _) = run(None, &input, chunk);
+        assert_eq!(calls(&ev), [("f".to_string(), "{\"a\":1}".to_string())]);
+        assert!(end(&ev), "chunk {chunk}");
+        assert_memory("comment over the limit", peak, input.len(), 2);
+    }
+}

@@ -25,6 +25,7 @@ fn render(items: &[Item], end: Result<(), toolstream::sse::Incomplete>) -> Vec<S
                 match s.reason {
                     SkipReason::LineTooLong => "line",
                     SkipReason::EventTooLarge => "event",
+                    SkipReason::CommentTooLong => "comment",
                     _ => "other",
                 },
                 s.offset,
@@ -286,6 +287,40 @@ fn limits_skip_and_resynchronise() {
         &["S event@18+26", "E message|ok|", "END ok"],
     );
     check_with(l, b"data: 1234567890", &["END incomplete 16/true/"]);
+    // A comment over the line limit is skipped alone: the event around it goes on. (At
+    // 91c7367 it dropped that event and the calls open in it.)
+    check_with(
+        l,
+        b"data: a
+:123456789
+data: b
+
+data: ok
+
+",
+        &[
+            "S comment@16+10",
+            "E message|a\nb|",
+            "E message|ok|",
+            "END ok",
+        ],
+    );
+    check_with(
+        l,
+        b":0123456789abcdef
+
+data: ok
+
+",
+        &["S comment@8+17", "E message|ok|", "END ok"],
+    );
+    check_with(
+        l,
+        b"data: a
+
+:0123456789",
+        &["E message|a|", "END incomplete 11/true/"],
+    );
     // An `event` line counts towards the event's size before a lone `data:` line (whose
     // one-step path, whole or cut by a chunk end, must count it too).
     let l = Limits::default().max_line_bytes(16).max_event_bytes(20);

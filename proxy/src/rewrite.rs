@@ -75,6 +75,8 @@ impl Core {
                     data: e.data().clone(),
                 }),
                 sse::Item::Comment(c) => Some(Frame::Comment(c)),
+                // A comment over the limit carries no data: nothing of the response lost.
+                sse::Item::Skipped(s) if s.reason == sse::SkipReason::CommentTooLong => continue,
                 sse::Item::Skipped(_) => Some(Frame::Skipped),
                 _ => continue,
             };
