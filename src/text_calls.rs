@@ -355,6 +355,8 @@ struct JsonEnd {
     fed: usize,
     /// Where it closed, once it has.
     end: Option<usize>,
+    /// How far the whitespace after it was read (see [`close_tag_after`]).
+    ws: usize,
 }
 
 /// The streaming extractor. See the module docs.
@@ -605,7 +607,11 @@ impl Extractor {
                             *tagged = true;
                             close_marker(&self.pending, CLOSE_TAG, searched)
                         }
-                        Some(Ok(e)) => match close_tag_after(&self.pending, e) {
+                        Some(Ok(e)) => match close_tag_after(
+                            &self.pending,
+                            e,
+                            &mut json.as_mut().expect("set by json_end").ws,
+                        ) {
                             Ok(Some(end)) => Some(Ok(end)),
                             Ok(None) => None,
                             Err(end) => Some(Err(end)),
@@ -778,12 +784,14 @@ fn json_end(
     if json.is_none() {
         let after = opener.text().len();
         let rest = &call[after..];
-        let lead = rest.len() - rest.trim_start().len();
-        let Some(first) = rest.trim_start().as_bytes().first() else {
-            // Whitespace alone after the marker: looked at again with each delta, so
-            // bounded (no model writes more than a line break or two here).
-            return (rest.len() > MAX_NAME_BYTES).then_some(Err(after + MAX_NAME_BYTES + 1));
-        };
+        // Whitespace after the marker is looked at again with each delta, so it is
+        // bounded (no model writes more than a line break or two here): past
+        // MAX_NAME_BYTES of it the markup fails, however the deltas were cut.
+        let lead = leading_space(rest, MAX_NAME_BYTES);
+        if lead > MAX_NAME_BYTES {
+            return Some(Err(after + MAX_NAME_BYTES + 1));
+        }
+        let first = rest.as_bytes().get(lead)?;
         let from = if opener == Opener::MistralToken && *first != b'[' {
             // `name[ARGS]{...}`: wait for `[ARGS]`, within a name's length (looked for
             // in those bytes only, so that the answer does not depend on the deltas).
@@ -793,10 +801,15 @@ fn json_end(
                     .then_some(Err(after + MAX_NAME_BYTES + 6));
             };
             let r = &rest[k + 6..];
-            if r.trim_start().is_empty() {
+            // The same bound on the whitespace after `[ARGS]`.
+            let lead = leading_space(r, MAX_NAME_BYTES);
+            if lead > MAX_NAME_BYTES {
+                return Some(Err(after + k + 6 + MAX_NAME_BYTES + 1));
+            }
+            if lead == r.len() {
                 return None;
             }
-            after + k + 6 + (r.len() - r.trim_start().len())
+            after + k + 6 + lead
         } else {
             after + lead
         };
@@ -805,6 +818,7 @@ fn json_end(
             from,
             fed: from,
             end: None,
+            ws: 0,
         }));
     }
     let j = json.as_mut()?;
@@ -845,15 +859,33 @@ fn close_marker(call: &str, close: &str, searched: &mut usize) -> Option<Result<
     found.map(|k| Ok(start + k + close.len()))
 }
 
+/// The bytes of whitespace `s` begins with, counted up to a little past `limit` (a caller
+/// that sees more than `limit` needs no more).
+fn leading_space(s: &str, limit: usize) -> usize {
+    for (i, c) in s.char_indices() {
+        if !c.is_whitespace() {
+            return i;
+        }
+        if i > limit {
+            return i;
+        }
+    }
+    s.len()
+}
+
 /// After a JSON payload that ends at `end`: the index past its closing tag (`Ok(Some)`),
 /// `Ok(None)` while whitespace and a prefix of the tag are all that came, `Err(end)` when
 /// something else follows (the markup ends with the JSON; what follows is text).
-fn close_tag_after(call: &str, end: usize) -> Result<Option<usize>, usize> {
-    let rest = &call[end..];
-    let tag_at = rest.len() - rest.trim_start().len();
-    let after_ws = &rest[tag_at..];
+///
+/// `ws` is how far the whitespace after the payload was read before: each byte of it is
+/// read once, however many deltas bring it.
+fn close_tag_after(call: &str, end: usize, ws: &mut usize) -> Result<Option<usize>, usize> {
+    let from = (*ws).max(end);
+    let rest = &call[from..];
+    *ws = from + (rest.len() - rest.trim_start().len());
+    let after_ws = &call[*ws..];
     if after_ws.starts_with(CLOSE_TAG) {
-        Ok(Some(end + tag_at + CLOSE_TAG.len()))
+        Ok(Some(*ws + CLOSE_TAG.len()))
     } else if CLOSE_TAG.starts_with(after_ws) {
         Ok(None)
     } else {
@@ -951,7 +983,7 @@ fn glm_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str>
     }
     let mut rest = &body[end..];
     let mut args = Args::default();
-    while !rest.trim().is_empty() {
+    while !rest.trim_start().is_empty() {
         let (key, r) = between(rest, "<arg_key>", "</arg_key>").ok_or("expected <arg_key>")?;
         let (value, r) =
             between(r, "<arg_value>", "</arg_value>").ok_or("an <arg_key> without <arg_value>")?;
@@ -976,7 +1008,7 @@ fn invoke_calls(
     let param_end = format!("</{prefix}parameter>");
     let mut calls = Vec::new();
     let mut rest = body;
-    while !rest.trim().is_empty() {
+    while !rest.trim_start().is_empty() {
         let r = rest
             .trim_start()
             .strip_prefix(invoke.as_str())
@@ -986,7 +1018,7 @@ fn invoke_calls(
             .split_once(invoke_end.as_str())
             .ok_or("an invoke not closed")?;
         let mut args = Args::default();
-        while !params.trim().is_empty() {
+        while !params.trim_start().is_empty() {
             let p = params
                 .trim_start()
                 .strip_prefix(param.as_str())
@@ -1023,7 +1055,7 @@ fn delimited_calls(
 ) -> Result<Vec<(String, String)>, &'static str> {
     let mut calls = Vec::new();
     let mut rest = body;
-    while !rest.trim().is_empty() {
+    while !rest.trim_start().is_empty() {
         let (one, r) = between(rest, open, close).ok_or("a call not between its markers")?;
         let (name, args) = call(one)?;
         if name.is_empty() {
