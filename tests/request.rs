@@ -158,3 +158,124 @@ fn every_call_of_a_long_history_is_checked() {
     );
     assert!(check(&body).is_empty());
 }
+
+// ---- `repair_bytes`: the same repairs on a body's bytes, everything else kept ----
+
+use toolstream::request::repair_bytes;
+
+/// `repair_bytes` on `body`'s text finds what `repair` finds on its tree, and its output,
+/// read back, is `repair`'s tree.
+#[track_caller]
+fn same_as_tree(body: &Value) {
+    // Compact, as serde_json writes the tree: an object given where its text belongs keeps
+    // its text as it came, so the two agree on its spacing only when it came compact.
+    let text = serde_json::to_string(body).unwrap();
+    let mut tree = body.clone();
+    let found = repair(&mut tree);
+    let r = repair_bytes(text.as_bytes()).unwrap();
+    assert_eq!(r.found, found, "{text}");
+    match r.body {
+        None => assert!(found.is_empty()),
+        Some(out) => {
+            let back: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(back, tree, "{}", String::from_utf8_lossy(&out));
+        }
+    }
+}
+
+#[test]
+fn repair_bytes_agrees_with_repair_on_every_shape() {
+    for raw in [
+        r#"{"a":1"#,
+        r#"{"a":1}{"b":2}"#,
+        "[1,2]",
+        r#""text""#,
+        "",
+        "  \n",
+        "{'a': 1}",
+        "{\"a\":\"\\q\"}",
+        "{\"a\":\"é \\\" \\\\ \\u00e9\"}",
+        r#"{"a":1}"#,
+        "{}",
+    ] {
+        same_as_tree(&openai(json!(raw)));
+    }
+    same_as_tree(&openai(json!({"a": 1})));
+    same_as_tree(&openai(json!(null)));
+    same_as_tree(&openai(json!([1, "x"])));
+    same_as_tree(&json!({"model": "m", "input": [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\":1}{\"b\":2}"},
+        {"arguments": "{", "name": "g", "type": "function_call"},
+        {"type": "function_call", "call_id": "c2", "name": "g", "arguments": "{\"ok\":true}"},
+    ]}));
+    for input in [
+        json!({"a": 1}),
+        json!("{\"a\":1}"),
+        json!(" {\"a\": [1]} "),
+        json!("{\"a\":"),
+        json!("{}{}"),
+        json!([1]),
+        json!(7),
+    ] {
+        same_as_tree(&json!({"messages": [{"role": "assistant", "content": [
+            {"type": "text", "text": "calling"},
+            {"input": input, "name": "f", "type": "tool_use", "id": "t1"},
+        ]}]}));
+    }
+}
+
+/// What serde_json refuses and RFC 8259's grammar allows, elsewhere in the body, does not
+/// stop the repair: a lone surrogate escape (what `json.dumps` writes for a cut emoji), a
+/// number out of a float's range, 130 nested arrays, a key written with an escape.
+/// Everything but the repaired arguments is kept byte for byte. (At 91c7367 the proxy read
+/// the body with serde_json and sent such bodies on unrepaired, saying nothing.)
+#[test]
+fn repair_bytes_reads_what_a_tree_reader_refuses() {
+    let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+    for extra in ["\"\\ud83d\"", "1e400", deep.as_str(), "\"\\udc00 x\""] {
+        let body = format!(
+            r#"{{"model":"m","x":{extra},"messages":[{{"role":"user","content":{extra}}},{{"role":"assistant","tool\u005fcalls":[{{"id":"c","function":{{"name":"f","arguments":"{{\"a\":1"}}}}]}}]}}"#
+        );
+        let r = repair_bytes(body.as_bytes()).unwrap();
+        assert_eq!(r.found.len(), 1, "{extra}");
+        assert_eq!(r.found[0].problem, Problem::Invalid);
+        let out = String::from_utf8(r.body.unwrap()).unwrap();
+        let want = body.replace(
+            r#""arguments":"{\"a\":1""#,
+            r#""arguments":"{\"INVALID_JSON\":\"{\\\"a\\\":1\"}""#,
+        );
+        assert_eq!(out, want);
+    }
+    // A lone surrogate inside the arguments themselves is kept as it came.
+    let body = r#"{"messages":[{"tool_calls":[{"function":{"name":"f","arguments":"{\"a\":\"\ud83d\""}}]}]}"#;
+    let out = repair_bytes(body.as_bytes()).unwrap().body.unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(r#"{\"INVALID_JSON\":\"{\\\"a\\\":\\\"\\ud83d\\\"\"}"#),
+        "{out}"
+    );
+    // Not JSON: said, not repaired.
+    assert!(repair_bytes(b"{\"messages\":[{\"tool_calls\":[").is_err());
+    assert!(repair_bytes(b"\xff").is_err());
+}
+
+/// Memory in proportion: a history of a million small numbers and an arguments string of
+/// `1 1 1 ...` cost about their bytes, not a tree (at 91c7367 a serde tree of the body,
+/// ~30x its bytes, and a list of every value of the arguments: ~1 GiB).
+#[test]
+fn repair_bytes_memory_is_in_proportion_to_the_body() {
+    let ones = "1 ".repeat(4 << 20);
+    let numbers = vec!["1"; 1 << 20].join(",");
+    let body = format!(
+        r#"{{"x":[{numbers}],"messages":[{{"tool_calls":[{{"function":{{"name":"f","arguments":"{ones}"}}}}]}}]}}"#
+    );
+    let (r, peak, _) = crate::common::alloc::measure(|| repair_bytes(body.as_bytes()).unwrap());
+    assert_eq!(r.found[0].problem, Problem::Glued);
+    // The arguments decoded, judged, wrapped and escaped, and the output: a few copies.
+    assert!(
+        peak < 6 * body.len(),
+        "peak {peak} bytes for a body of {}",
+        body.len()
+    );
+}

@@ -322,37 +322,35 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             return local_error(StatusCode::PAYLOAD_TOO_LARGE, provider, &e, None);
         }
     };
-    // The request's history, repaired.
+    // The request's history, repaired on its bytes (`request::repair_bytes`: what is not
+    // repaired goes out byte for byte, memory in proportion to the body), a few at once,
+    // off the executor's threads: a large body takes milliseconds. The permit goes with
+    // the work: a client that leaves drops this handler, not the work. A body that cannot
+    // be read goes out as it came, and the response says so.
     let mut repairs = Vec::new();
-    // Only a body with calls in its history is read as a tree (a tree of an attacker's
-    // numbers costs many times their bytes), and only a few at once: memory for repairs is
-    // bounded whatever arrives. Without repairs the body goes out byte for byte.
-    let has_calls = ["\"tool_calls\"", "\"tool_use\"", "\"function_call\""]
-        .iter()
-        .any(|k| memchr::memmem::find(&body, k.as_bytes()).is_some());
-    let body = if state.config.repair_requests && kind != Kind::Other && has_calls {
+    let mut repair_failed = None;
+    let body = if state.config.repair_requests && kind != Kind::Other {
         let parsing = state.parsing.clone().acquire_owned().await;
         let raw = body.clone();
-        // Off the executor's threads: a large body takes milliseconds to read. The permit
-        // goes with the work: a client that leaves drops this handler, not the parse.
-        let parsed = tokio::task::spawn_blocking(move || {
+        let done = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
-            serde_json::from_slice::<serde_json::Value>(&raw)
-                .ok()
-                .map(|mut v| {
-                    let found = toolstream::request::repair(&mut v);
-                    (v.to_string(), found)
-                })
+            toolstream::request::repair_bytes(&raw)
         })
-        .await
-        .ok()
-        .flatten();
-        match parsed {
-            Some((text, found)) if !found.is_empty() => {
-                repairs = found;
-                Bytes::from(text)
+        .await;
+        match done {
+            Ok(Ok(r)) => {
+                repairs = r.found;
+                r.body.map_or(body, Bytes::from)
             }
-            _ => body,
+            Ok(Err(e)) => {
+                tracing::warn!(id, %path, error = %e, "the request's history could not be read; sent as it came");
+                repair_failed = Some(e.to_string());
+                body
+            }
+            Err(e) => {
+                repair_failed = Some(e.to_string());
+                body
+            }
         }
     } else {
         body
@@ -421,7 +419,11 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             headers.append(name.clone(), value.clone());
         }
     }
-    if !repairs.is_empty() {
+    if let Some(why) = &repair_failed {
+        if let Ok(v) = HeaderValue::from_str(&truncate(&format!("failed: {why}"), 4000)) {
+            headers.insert("toolstream-repaired", v);
+        }
+    } else if !repairs.is_empty() {
         let text: Vec<String> = repairs.iter().map(|r| r.to_string()).collect();
         if let Ok(v) = HeaderValue::from_str(&truncate(&text.join("; "), 4000)) {
             headers.insert("toolstream-repaired", v);

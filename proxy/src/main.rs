@@ -53,8 +53,9 @@ limits are fitted to it: streams = min(--max-streams, (F - 128) / 2), connection
 min(--max-connections, F - 128 - streams); past them a 503 in the provider's shape, and
 past 64 connections more the proxy stops accepting until one closes. No accept error ends
 the process. Memory is bounded by: streams x (--max-request-bytes + 24 MiB of framing
-limits + 16 MiB of a non-streaming body) + 4 x 30 x --max-request-bytes for request
-histories read as trees (4 at once) + 4 x 64 KiB x 1024 for declared tools' schemas.
+limits + 16 MiB of a non-streaming body) + 4 x max(6 x --max-request-bytes, 30 x 16 MiB)
+for the work done 4 at once (request repairs on the bytes; non-streaming rewrites, still
+on a tree) + 4 x 64 KiB x 1024 for declared tools' schemas.
 
 Logs go to stderr, one line per request (RUST_LOG=debug for more); credentials and bodies
 are never logged.";

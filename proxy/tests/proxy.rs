@@ -684,3 +684,52 @@ fn a_compressed_upstream_body_passes_untouched() {
     assert_eq!(headers.get("content-encoding").unwrap(), "gzip");
     assert_eq!(body, gz.to_vec());
 }
+
+/// A history with broken arguments and, elsewhere, what serde_json refuses (a lone
+/// surrogate escape, `1e400`, 130 nested arrays) is repaired all the same, the rest byte
+/// for byte; a body that is not JSON goes out as it came, and the response says the repair
+/// failed. (At 91c7367 both went out unrepaired, with no header and no log line.)
+#[test]
+fn request_repair_reads_what_serde_refuses_and_says_when_it_cannot() {
+    let rt = runtime();
+    let stream = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+    let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+    let body = format!(
+        r#"{{"model":"m","stream":true,"n":1e400,"d":{deep},"messages":[{{"role":"user","content":"cut \ud83d"}},{{"role":"assistant","tool_calls":[{{"id":"a","type":"function","function":{{"name":"f","arguments":"{{\"x\":1"}}}}]}}]}}"#
+    );
+    let send = |body: String| {
+        let stream = stream.clone();
+        rt.block_on(async move {
+            let (up, seen) = upstream(Script::sse(stream, 4096)).await;
+            let url = proxy(&up).await;
+            let r = reqwest::Client::new()
+                .post(format!("{url}/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let note = r.headers()["toolstream-repaired"]
+                .to_str()
+                .unwrap()
+                .to_string();
+            r.bytes().await.unwrap();
+            let sent = seen.lock().unwrap()[0].clone();
+            (note, sent)
+        })
+    };
+    let (note, sent) = send(body.clone());
+    assert!(
+        note.contains("/messages/1/tool_calls/0/function/arguments (invalid"),
+        "{note}"
+    );
+    let want = body.replace(
+        r#""arguments":"{\"x\":1""#,
+        r#""arguments":"{\"INVALID_JSON\":\"{\\\"x\\\":1\"}""#,
+    );
+    assert_eq!(String::from_utf8(sent).unwrap(), want);
+    let broken = r#"{"model":"m","messages":[{"tool_calls":[{"function":{"arguments":"#;
+    let (note, sent) = send(broken.to_string());
+    assert!(note.starts_with("failed: "), "{note}");
+    assert_eq!(sent, broken.as_bytes());
+}

@@ -335,6 +335,59 @@ impl<'a> Cursor<'a> {
         Ok(&self.s[start..self.i])
     }
 
+    /// Skip one value, reading only as much as finds where it ends: a string ends at its
+    /// first unescaped quote (any escape, a lone surrogate among them, is let through),
+    /// a container where its brackets balance; a number or literal is read strictly. For
+    /// a reader that must find its way through a document another party validates (a
+    /// request's history, sent on to a provider) without refusing what RFC 8259's grammar
+    /// allows and this crate's strict reader does not (lone surrogates, any depth). Its
+    /// raw text.
+    pub(crate) fn skip_lenient(&mut self) -> Result<&'a str, CursorError> {
+        let Some(first) = self.peek() else {
+            return self.bad("expected a value");
+        };
+        let b = self.s.as_bytes();
+        let start = self.i;
+        match first {
+            b'"' => {
+                self.i = lenient_string_end(b, start + 1).ok_or(CursorError {
+                    offset: b.len(),
+                    what: "unterminated string",
+                })?
+            }
+            b'{' | b'[' => {
+                let mut depth = 0u64;
+                let mut j = start;
+                loop {
+                    let Some(&c) = b.get(j) else {
+                        self.i = b.len();
+                        return self.bad("unterminated container");
+                    };
+                    j += 1;
+                    match c {
+                        b'"' => {
+                            j = lenient_string_end(b, j).ok_or(CursorError {
+                                offset: b.len(),
+                                what: "unterminated string",
+                            })?;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                self.i = j;
+            }
+            _ => return self.skip(),
+        }
+        Ok(&self.s[start..self.i])
+    }
+
     /// Skip the object or array at the cursor with the splitter's machine.
     #[inline(never)]
     fn skip_container(&mut self) -> Result<(), CursorError> {
@@ -363,6 +416,22 @@ impl<'a> Cursor<'a> {
             return self.bad("trailing bytes after the value");
         }
         Ok(())
+    }
+}
+
+/// Past the closing quote of the string whose content starts at `from` (any escape let
+/// through), or `None` when it does not close.
+fn lenient_string_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    loop {
+        let k = j + memchr::memchr2(b'"', b'\\', &b[j..])?;
+        if b[k] == b'"' {
+            return Some(k + 1);
+        }
+        j = k + 2;
+        if j > b.len() {
+            return None;
+        }
     }
 }
 
