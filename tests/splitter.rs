@@ -685,3 +685,22 @@ fn long_values_wait_and_are_read_at_every_chunk_size() {
         }
     }
 }
+
+/// A string limit whose bound falls at every byte of strings with escapes, quotes and
+/// non-ASCII bytes, padded so that the fast paths' windows and blocks take them (whole, a
+/// byte at a time, at every split, against the reference machine with the same limits).
+/// A backslash as the last byte before the bound must enter the escape, not be consumed:
+/// planted in the short-string scanner, that defect gave a value whole and
+/// `string_too_long` a byte at a time, and no test with the default limits saw it.
+#[test]
+fn a_string_limit_at_every_byte_of_escapes() {
+    for body in [r#"ab\"cd"#, r#"a\\b\"c"#, r#"\u00e9x\n"#, "é\\\"ü"] {
+        for pad in [0, 40, 70] {
+            let input = format!("{{\"k\":\"{body}\"}}{}", " ".repeat(pad));
+            for max in 1..=body.len() as u64 + 1 {
+                let limits = Limits::default().max_string_bytes(max);
+                check_chunkings(Mode::Objects, limits, input.as_bytes());
+            }
+        }
+    }
+}

@@ -1,6 +1,9 @@
 //! Oracle: the splitter gives the same values and error (kind, offset and message) whether
-//! the input is pushed whole, cut at the fuzzer's points, or fed as slices; the reference machine agrees; and whenever
-//! serde_json accepts the whole input as a stream of values, the values are equal.
+//! the input is pushed whole, cut at the fuzzer's points, or fed as slices; the reference
+//! machine agrees, under the default limits or small ones the fuzzer picks (a limit's
+//! bound falls inside the fast paths' blocks: a string's backslash as the last byte before
+//! it, say); and whenever serde_json accepts the whole input as a stream of values under
+//! the default limits, the values are equal.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -15,6 +18,8 @@ struct Input {
     cuts: Vec<u16>,
     any: bool,
     slices: bool,
+    /// Small limits (depth, value, string, number), or the defaults when `None`.
+    limits: Option<(u8, u16, u8, u8)>,
 }
 
 type Outcome = (
@@ -23,8 +28,8 @@ type Outcome = (
     Option<&'static str>,
 );
 
-fn run(mode: Mode, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
-    let mut s = Splitter::new(mode);
+fn run(mode: Mode, limits: Limits, data: &Bytes, cuts: &[usize], slices: bool) -> Outcome {
+    let mut s = Splitter::with_limits(mode, limits);
     let mut out = Vec::new();
     let mut prev = 0;
     let mut err = None;
@@ -71,13 +76,21 @@ fuzz_target!(|input: Input| {
     let mode = if input.any { Mode::Any } else { Mode::Objects };
     let data = Bytes::from(input.data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
-    let whole = run(mode, &data, &[], false);
+    let limits = match input.limits {
+        None => Limits::default(),
+        Some((depth, value, string, number)) => Limits::default()
+            .max_depth(u32::from(depth % 40) + 1)
+            .max_value_bytes(u64::from(value) + 1)
+            .max_string_bytes(u64::from(string) + 1)
+            .max_number_bytes(u64::from(number % 64) + 1),
+    };
+    let whole = run(mode, limits, &data, &[], false);
     assert_eq!(
-        run(mode, &data, &cuts, input.slices),
+        run(mode, limits, &data, &cuts, input.slices),
         whole,
         "chunking changed the result"
     );
-    let (spans, error) = Reference::split(mode, Limits::default(), &data);
+    let (spans, error) = Reference::split(mode, limits, &data);
     let reference: Vec<(u64, u64, Vec<u8>)> = spans
         .into_iter()
         .map(|(s, e)| (s, e, data[s as usize..e as usize].to_vec()))
@@ -87,7 +100,7 @@ fuzz_target!(|input: Input| {
         (whole.0.clone(), whole.1),
         "fast path and reference disagree"
     );
-    if mode == Mode::Any && !data.starts_with(&[0xEF]) {
+    if mode == Mode::Any && input.limits.is_none() && !data.starts_with(&[0xEF]) {
         let mut theirs = Vec::new();
         for v in serde_json::Deserializer::from_slice(&data).into_iter::<serde_json::Value>() {
             match v {

@@ -1,4 +1,7 @@
-//! Oracle: the SSE decoder gives the same items and end report however the input is cut.
+//! Oracle: the SSE decoder gives the same items and end report however the input is cut,
+//! and skips what the standard's line-by-line reading with the same limits drops
+//! (`toolstream_fuzz::sse_reference`, written apart from the decoder): as many events, and
+//! as many over-long comment lines.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -33,5 +36,25 @@ fuzz_target!(|input: Input| {
         let end = d.finish(&mut items);
         (items, end)
     };
-    assert_eq!(run(&cuts), run(&[]), "chunking changed the result");
+    let whole = run(&[]);
+    assert_eq!(run(&cuts), whole, "chunking changed the result");
+    let (items, end) = whole;
+    let skipped = |comment: bool| {
+        items
+            .iter()
+            .filter(|i| {
+                matches!(i, toolstream::sse::Item::Skipped(s)
+                if (s.reason == toolstream::sse::SkipReason::CommentTooLong) == comment)
+            })
+            .count()
+    };
+    let want = toolstream_fuzz::sse_reference(&data, &limits);
+    let got = toolstream_fuzz::SseDrops {
+        dropped: skipped(false) + usize::from(end.is_err_and(|e| e.skipped.is_some())),
+        comments: skipped(true),
+    };
+    assert_eq!(
+        got, want,
+        "the decoder's skips differ from the standard's reading"
+    );
 });
