@@ -352,3 +352,68 @@ def test_openai_sdk_non_streaming_text_calls(text_stack):
         ("get_weather", {"city": "Paris"})
     ]
     assert r.choices[0].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("write", [1, 64, 4096])
+@pytest.mark.parametrize("name", ["responses-function-calls", "responses-encrypted-reasoning"])
+def test_openai_responses_sdk_through_the_proxy(stack, name, write):
+    """The Responses API passes through: the SDK's events and final response are the
+    same through the proxy as the capture's (its function calls, whole)."""
+    up, base = stack
+    body = (CAPTURES / (name + ".sse")).read_bytes()
+    up.script = (200, "text/event-stream", body, write, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    stream = client.responses.create(model="m", input="hi", stream=True)
+    events = list(stream)
+    kinds = [event.type for event in events]
+    assert kinds[-1] == "response.completed"
+    wanted = [
+        json.loads(line[len("data:"):])["type"]
+        for line in body.decode().splitlines()
+        if line.startswith("data:") and line[len("data:"):].strip() not in ("", "[DONE]")
+    ]
+    assert kinds == wanted
+    names = {
+        e.output_index: e.item.name
+        for e in events
+        if e.type == "response.output_item.added" and e.item.type == "function_call"
+    }
+    calls = [
+        (names[e.output_index], json.loads(e.arguments))
+        for e in events
+        if e.type == "response.function_call_arguments.done"
+    ]
+    assert calls == [(n, a) for (n, a) in expected(name) if isinstance(a, dict)]
+
+
+def test_openai_responses_sdk_raises_on_a_cut_stream(stack):
+    """A Responses stream the upstream cuts reaches the SDK cut: it raises, as direct."""
+    up, base = stack
+    body = (CAPTURES / "responses-function-calls.sse").read_bytes()
+    up.script = (200, "text/event-stream", body, 64, len(body) // 2 + 3)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    with pytest.raises(Exception):
+        for event in client.responses.create(model="m", input="hi", stream=True):
+            pass
+
+
+def test_openai_sdk_n_2_keeps_each_choice_calls(stack):
+    """`n = 2`: each choice's calls reach the SDK in that choice, numbered from 0."""
+    up, base = stack
+    def chunk(choice, delta, finish=None):
+        return "data: " + json.dumps({"id": "x", "object": "chat.completion.chunk", "created": 1,
+            "model": "m", "choices": [{"index": choice, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+    call = lambda i, args: {"tool_calls": [{"index": 0, "id": "c%d" % i, "type": "function",
+        "function": {"name": "f", "arguments": args}}]}
+    body = (chunk(0, call(0, '{"a":0}')) + chunk(1, call(1, '{"a":1}{"a":2}'))
+            + chunk(0, {}, "tool_calls") + chunk(1, {}, "tool_calls") + "data: [DONE]\n\n")
+    up.script = (200, "text/event-stream", body.encode(), 7, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    calls = {}
+    for c in client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
+                                            tools=TOOLS, stream=True, n=2):
+        for choice in c.choices:
+            for tc in choice.delta.tool_calls or []:
+                acc = calls.setdefault((choice.index, tc.index), "")
+                calls[(choice.index, tc.index)] = acc + (tc.function.arguments or "")
+    assert calls == {(0, 0): '{"a":0}', (1, 0): '{"a":1}', (1, 1): '{"a":2}'}
