@@ -31,43 +31,10 @@ fn tools() -> Tools {
     Tools::from_names(["f", "get_weather"])
 }
 
-/// The data of each event of the output, read as the SSE spec says (a `data:` line per
-/// line of the data); each must be `[DONE]` or JSON a client can parse.
-fn client_events(out: &[u8]) -> Vec<String> {
-    let text = std::str::from_utf8(out).expect("the output is UTF-8");
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in text.split('\n') {
-        if line.is_empty() {
-            events.extend(data.take());
-            continue;
-        }
-        if let Some(v) = line.strip_prefix("data:") {
-            let v = v.strip_prefix(' ').unwrap_or(v);
-            match &mut data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(v);
-                }
-                None => data = Some(v.to_string()),
-            }
-        }
-    }
-    assert!(data.is_none(), "the output ends inside an event");
-    for e in &events {
-        if e != "[DONE]" {
-            if let Err(err) = serde_json::from_str::<serde_json::Value>(e) {
-                panic!("an event a client cannot parse ({err}): {e:?}");
-            }
-        }
-    }
-    events
-}
-
 /// The content the client accumulates, over every choice.
 fn client_text(out: &[u8]) -> String {
     let mut content = String::new();
-    for data in client_events(out) {
+    for data in toolstream_fuzz::client_events(out) {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&data) else {
             continue;
         };
@@ -84,7 +51,7 @@ fn client_text(out: &[u8]) -> String {
 /// (the pipeline's events do not say which choice a call is in).
 fn client_calls(out: &[u8]) -> Vec<(String, String)> {
     let mut per_choice: std::collections::BTreeMap<u64, Vec<(String, String)>> = Default::default();
-    for data in client_events(out) {
+    for data in toolstream_fuzz::client_events(out) {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&data) else {
             continue;
         };
@@ -171,7 +138,7 @@ fuzz_target!(|input: Input| {
     // event is an error, and no `[DONE]` came.
     let complete = events.last() == Some(&Event::End { complete: true });
     if !complete {
-        let events = client_events(&out);
+        let events = toolstream_fuzz::client_events(&out);
         assert!(
             !events.iter().any(|e| e == "[DONE]"),
             "[DONE] in an incomplete stream"

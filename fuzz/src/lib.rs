@@ -197,3 +197,46 @@ pub fn check_pipeline(
     );
     assert_eq!(chunked, run(&[]), "chunking changed the result");
 }
+
+/// What a strict client reads of a proxy's output: the data of each event, read as the
+/// SSE spec says (a `data:` line per
+/// line of the data); each must be `[DONE]` or one JSON value (RFC 8259).
+pub fn client_events(out: &[u8]) -> Vec<String> {
+    let text = std::str::from_utf8(out).expect("the output is UTF-8");
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            events.extend(data.take());
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("data:") {
+            let v = v.strip_prefix(' ').unwrap_or(v);
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(v);
+                }
+                None => data = Some(v.to_string()),
+            }
+        }
+    }
+    assert!(data.is_none(), "the output ends inside an event");
+    for e in &events {
+        if e != "[DONE]" {
+            // RFC 8259 JSON, by the library's strict splitter (serde_json refuses some of
+            // it, `1e400` among it: such an event is what the upstream sent, forwarded).
+            let mut s = toolstream::json::Splitter::new(toolstream::json::Mode::Any);
+            let mut values = Vec::new();
+            let one = s
+                .push(bytes::Bytes::copy_from_slice(e.as_bytes()), &mut values)
+                .and_then(|()| s.finish())
+                .map(|last| values.len() + usize::from(last.is_some()) == 1);
+            assert!(
+                matches!(one, Ok(true)),
+                "an event a client cannot parse: {e:?}"
+            );
+        }
+    }
+    events
+}

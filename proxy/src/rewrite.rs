@@ -224,11 +224,24 @@ trait Rewrite {
                 self.payload(&ty, data, out);
             }
         }
-        if end.is_err() {
+        // As the pipeline does: an event cut off by the end of the stream is not
+        // dispatched, but what it carried is decoded (an error sent just before the
+        // connection dropped is not lost); the stream is incomplete either way.
+        if let Err(partial) = end {
             self.dropped("the stream was cut inside an event");
-            self.core()
-                .assembler
-                .interrupt("the stream was cut inside an event");
+            if partial.skipped.is_some() {
+                self.core()
+                    .assembler
+                    .interrupt("an event over the limit was dropped");
+            }
+            if !partial.data.is_empty() {
+                let ty = if partial.event.is_empty() {
+                    Bytes::from_static(b"message")
+                } else {
+                    partial.event
+                };
+                self.payload(&ty, partial.data, out);
+            }
         }
     }
 }
@@ -753,7 +766,8 @@ pub struct AnthropicRewriter {
     blocks: HashMap<u64, u64>,
     next_index: u64,
     seed: u64,
-    saw_stop: bool,
+    /// The `message_stop` event (its type and data), held until the upstream's body ends.
+    stop: Option<(Bytes, Bytes)>,
     /// Why the stream cannot end cleanly, once something was dropped.
     broken: Option<&'static str>,
     output_started: bool,
@@ -769,7 +783,7 @@ impl AnthropicRewriter {
             blocks: HashMap::new(),
             next_index: 0,
             seed: random_seed(),
-            saw_stop: false,
+            stop: None,
             broken: None,
             output_started: false,
             counts: Counts::default(),
@@ -788,6 +802,15 @@ impl AnthropicRewriter {
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        if self.stop.is_some() {
+            // After message_stop nothing more belongs to the message: not forwarded, said
+            // once, and the stream does not end cleanly.
+            if self.broken.is_none() {
+                comment(out, "toolstream dropped data after message_stop");
+            }
+            self.broken.get_or_insert("data came after message_stop");
+            return;
+        }
         let mut events = std::mem::take(&mut self.events);
         let mut tagged = Vec::new();
         let seen = self.core.decode_tagged(ty, &data, &mut tagged);
@@ -821,13 +844,16 @@ impl AnthropicRewriter {
                 };
                 self.core.annotate_error(&data, phase, out);
             }
-            if seen.done {
-                self.saw_stop = true;
-            }
             // The calls closed by this event go before it (a message_delta's stop
             // reason comes after every block).
             self.calls(&mut events, out);
-            sse_event(out, ty, &data);
+            if seen.done {
+                // Held until the upstream's body ends: whatever comes after it decides
+                // whether the client sees a clean end.
+                self.stop = Some((Bytes::copy_from_slice(ty), data));
+            } else {
+                sse_event(out, ty, &data);
+            }
         }
         self.calls(&mut events, out);
         self.events = events;
@@ -888,10 +914,13 @@ impl AnthropicRewriter {
     /// shape and no `message_stop`.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
         self.end_framing(out);
-        let complete = cut.is_none() && self.saw_stop && self.broken.is_none();
+        let complete = cut.is_none() && self.stop.is_some() && self.broken.is_none();
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
         self.calls(&mut events, out);
+        if let (true, Some((ty, data))) = (complete, &self.stop) {
+            sse_event(out, ty, data);
+        }
         if !complete {
             let why = cut
                 .or(self.broken)

@@ -453,3 +453,28 @@ fn a_completion_with_too_many_glued_objects_is_left_as_it_came() {
         }
     }
 }
+
+/// Anthropic: an event after `message_stop` is not forwarded, and `message_stop` is held
+/// until the upstream's body ends, so the client never sees a clean end followed by more
+/// (found by the proxy_structured fuzz target); a stream cut inside an event still
+/// delivers what that event carried, as the pipeline does, and ends with an error.
+#[test]
+fn anthropic_data_after_message_stop_is_not_a_clean_end() {
+    use toolstream_proxy::rewrite::AnthropicRewriter;
+    let stream = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"content\":[]}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    );
+    let mut r = AnthropicRewriter::new();
+    let mut out = BytesMut::new();
+    r.push(Bytes::from_static(stream.as_bytes()), &mut out);
+    r.finish(None, &mut out);
+    let text = String::from_utf8(out.to_vec()).unwrap();
+    assert!(!text.contains("event: message_stop"), "{text}");
+    assert!(!text.contains("event: content_block_start"), "{text}");
+    assert!(
+        text.trim_end().ends_with("}") && text.contains("event: error"),
+        "{text}"
+    );
+}

@@ -1,0 +1,463 @@
+//! Structure-aware, for the proxy's rewriters: OpenAI chat chunks and Anthropic events as
+//! providers write them, with the variants that broke the proxy where its own reading
+//! disagreed with the library's: several choices (`n > 1`), tool-call indices written
+//! `1.0`, `"0"`, `-1` or 2^32, members serde_json refuses (`1e400`, deep nesting), JSON
+//! with spaces, events over several `data:` lines, CR / LF / CRLF line ends, comments and
+//! `id:` / `retry:` fields, Anthropic server tools beside client calls, blocks without an
+//! index, a stream cut anywhere.
+//!
+//! Oracle: the output, read as a strict client reads it (the SSE spec, then every event's
+//! JSON, which must parse), gives the calls the pipeline finds in the same bytes (each
+//! call's arguments, each failed call's bytes as they came; per choice in order, one whole
+//! chunk or block per call, blocks numbered from 0 without a gap); the same however the
+//! input is cut; and a stream the pipeline calls incomplete never ends cleanly for the
+//! client (no `[DONE]`, no `message_stop`: an error last).
+#![no_main]
+
+use arbitrary::Arbitrary;
+use bytes::{Bytes, BytesMut};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use toolstream::assemble::Event;
+use toolstream::classify::Provider;
+use toolstream::pipeline::Stream;
+use toolstream::provider::Format;
+use toolstream_proxy::rewrite::{AnthropicRewriter, OpenAiRewriter};
+
+/// A number from the wire, as its JSON text.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Num {
+    Small(u8),
+    Float,
+    Quoted,
+    Negative,
+    Over32,
+}
+
+impl Num {
+    fn text(self) -> String {
+        match self {
+            Num::Small(n) => (n % 3).to_string(),
+            Num::Float => "1.0".into(),
+            Num::Quoted => "\"0\"".into(),
+            Num::Negative => "-1".into(),
+            Num::Over32 => "4294967296".into(),
+        }
+    }
+}
+
+/// Argument fragments.
+const ARGS: &[&str] = &[
+    "{\"city\":",
+    "\"Paris\"}",
+    "{\"a\":1}",
+    "{\"a\":1}{\"b\":2}",
+    "{\"a\":1} {\"a\":1}",
+    "{",
+    "}",
+    "{\"k\":\"a\\\" b\"}",
+    "\\q",
+    "",
+    "[1]",
+];
+
+#[derive(Arbitrary, Debug)]
+enum Ev {
+    /// A call's first fragment (with its id and name).
+    Open { choice: u8, index: Num, args: u8 },
+    /// A later fragment.
+    More { choice: u8, index: Num, args: u8 },
+    /// Text.
+    Say { choice: u8, text: String },
+    /// A finish reason.
+    Finish { choice: u8, stop: bool },
+    /// An Anthropic server tool's block (start, input, stop), or in chat an ignored member.
+    Server { index: u8, args: u8 },
+    /// An Anthropic text block, or chat usage.
+    Block { index: u8, text: String },
+    /// A member serde_json refuses, in a text chunk.
+    Refused { deep: bool },
+    /// An error event.
+    Error,
+    /// The terminal marker.
+    End,
+    /// A comment, an `id:` and a `retry:` line.
+    Fields,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    anthropic: bool,
+    events: Vec<Ev>,
+    /// JSON written with spaces after `:` and `,`.
+    spaced: bool,
+    /// Events written over several `data:` lines (split after each `,`).
+    multiline: bool,
+    /// 0: LF, 1: CR, 2: CRLF.
+    newline: u8,
+    /// Cut the stream this many bytes from its end (0: whole).
+    cut: u16,
+    cuts: Vec<u16>,
+}
+
+struct Writer<'a> {
+    input: &'a Input,
+    out: String,
+}
+
+impl Writer<'_> {
+    fn nl(&self) -> &'static str {
+        ["\n", "\r", "\r\n"][self.input.newline as usize % 3]
+    }
+
+    fn event(&mut self, ty: Option<&str>, data: &str) {
+        let data = if self.input.spaced {
+            // Spaces after structural `:` and `,` (only outside strings).
+            let mut s = String::new();
+            let (mut in_str, mut esc) = (false, false);
+            for c in data.chars() {
+                s.push(c);
+                if in_str {
+                    if esc {
+                        esc = false;
+                    } else if c == '\\' {
+                        esc = true;
+                    } else if c == '"' {
+                        in_str = false;
+                    }
+                } else if c == '"' {
+                    in_str = true;
+                } else if c == ':' || c == ',' {
+                    s.push(' ');
+                }
+            }
+            s
+        } else {
+            data.to_string()
+        };
+        let nl = self.nl();
+        if let Some(ty) = ty {
+            self.out += &format!("event: {ty}{nl}");
+        }
+        let lines: Vec<String> = if self.input.multiline {
+            let mut v = Vec::new();
+            let mut cur = String::new();
+            let (mut in_str, mut esc) = (false, false);
+            for c in data.chars() {
+                cur.push(c);
+                if in_str {
+                    if esc {
+                        esc = false;
+                    } else if c == '\\' {
+                        esc = true;
+                    } else if c == '"' {
+                        in_str = false;
+                    }
+                } else if c == '"' {
+                    in_str = true;
+                } else if c == ',' {
+                    v.push(std::mem::take(&mut cur));
+                }
+            }
+            v.push(cur);
+            v
+        } else {
+            vec![data]
+        };
+        for l in lines {
+            self.out += &format!("data: {l}{nl}");
+        }
+        self.out += nl;
+    }
+
+    fn chat(&mut self, ev: &Ev) {
+        let choice = |c: &u8| c % 3;
+        let js = |s: &str| Value::String(s.to_string()).to_string();
+        let args = |a: &u8| js(ARGS[*a as usize % ARGS.len()]);
+        let body = match ev {
+            Ev::Open {
+                choice: c,
+                index,
+                args: a,
+            } => format!(
+                r#"{{"id":"x","choices":[{{"index":{},"delta":{{"tool_calls":[{{"index":{},"id":"call_{}","type":"function","function":{{"name":"get_weather","arguments":{}}}}}]}},"finish_reason":null}}]}}"#,
+                choice(c),
+                index.text(),
+                choice(c),
+                args(a)
+            ),
+            Ev::More {
+                choice: c,
+                index,
+                args: a,
+            } => format!(
+                r#"{{"id":"x","choices":[{{"index":{},"delta":{{"tool_calls":[{{"index":{},"function":{{"arguments":{}}}}}]}},"finish_reason":null}}]}}"#,
+                choice(c),
+                index.text(),
+                args(a)
+            ),
+            Ev::Say { choice: c, text } => format!(
+                r#"{{"id":"x","choices":[{{"index":{},"delta":{{"content":{}}},"finish_reason":null}}]}}"#,
+                choice(c),
+                js(text)
+            ),
+            Ev::Finish { choice: c, stop } => format!(
+                r#"{{"id":"x","choices":[{{"index":{},"delta":{{}},"finish_reason":"{}"}}]}}"#,
+                choice(c),
+                if *stop { "stop" } else { "tool_calls" }
+            ),
+            Ev::Server { .. } => r#"{"id":"x","choices":[{"index":0,"delta":{"refusal":null},"logprobs":{"content":[]}}]}"#.into(),
+            Ev::Block { .. } => r#"{"id":"x","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#.into(),
+            Ev::Refused { deep } => {
+                let x = if *deep {
+                    format!("{}{}", "[".repeat(127), "]".repeat(127))
+                } else {
+                    "1e400".into()
+                };
+                format!(r#"{{"id":"x","x":{x},"choices":[{{"index":0,"delta":{{"content":"y"}}}}]}}"#)
+            }
+            Ev::Error => r#"{"error":{"message":"overloaded","type":"server_error","code":529}}"#.into(),
+            Ev::End => "[DONE]".into(),
+            Ev::Fields => {
+                let nl = self.nl();
+                self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
+                return;
+            }
+        };
+        self.event(None, &body);
+    }
+
+    fn anthropic(&mut self, ev: &Ev) {
+        let js = |s: &str| Value::String(s.to_string()).to_string();
+        let args = |a: &u8| js(ARGS[*a as usize % ARGS.len()]);
+        match ev {
+            Ev::Open { index, args: a, .. } => {
+                let i = index.text();
+                self.event(Some("content_block_start"), &format!(r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"toolu_{}","name":"get_weather","input":{{}}}}}}"#, i.len()));
+                self.event(Some("content_block_delta"), &format!(r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#, args(a)));
+            }
+            Ev::More { index, args: a, .. } => {
+                let i = index.text();
+                self.event(Some("content_block_delta"), &format!(r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#, args(a)));
+                self.event(
+                    Some("content_block_stop"),
+                    &format!(r#"{{"type":"content_block_stop","index":{i}}}"#),
+                );
+            }
+            Ev::Server { index, args: a } => {
+                let i = index % 8;
+                self.event(Some("content_block_start"), &format!(r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{{}}}}}}"#));
+                self.event(Some("content_block_delta"), &format!(r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#, args(a)));
+                self.event(
+                    Some("content_block_stop"),
+                    &format!(r#"{{"type":"content_block_stop","index":{i}}}"#),
+                );
+            }
+            Ev::Block { index, text } => {
+                let i = index % 8;
+                self.event(Some("content_block_start"), &format!(r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"text","text":""}}}}"#));
+                self.event(Some("content_block_delta"), &format!(r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"text_delta","text":{}}}}}"#, js(text)));
+                self.event(
+                    Some("content_block_stop"),
+                    &format!(r#"{{"type":"content_block_stop","index":{i}}}"#),
+                );
+            }
+            Ev::Say { text, .. } => self.event(
+                Some("content_block_delta"),
+                &format!(
+                    r#"{{"type":"content_block_delta","delta":{{"type":"text_delta","text":{}}}}}"#,
+                    js(text)
+                ),
+            ),
+            Ev::Finish { stop, .. } => self.event(
+                Some("message_delta"),
+                &format!(
+                    r#"{{"type":"message_delta","delta":{{"stop_reason":"{}"}}}}"#,
+                    if *stop { "end_turn" } else { "tool_use" }
+                ),
+            ),
+            Ev::Refused { .. } => self.event(Some("ping"), r#"{"type":"ping","x":1e400}"#),
+            Ev::Error => self.event(
+                Some("error"),
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            ),
+            Ev::End => self.event(Some("message_stop"), r#"{"type":"message_stop"}"#),
+            Ev::Fields => {
+                let nl = self.nl();
+                self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
+            }
+        }
+    }
+}
+
+fn rewrite(anthropic: bool, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    let mut prev = 0;
+    let end = [data.len()];
+    let pieces = cuts.iter().chain(end.iter());
+    if anthropic {
+        let mut r = AnthropicRewriter::new();
+        for &c in pieces {
+            r.push(data.slice(prev..c.max(prev)), &mut out);
+            prev = c.max(prev);
+        }
+        r.finish(None, &mut out);
+    } else {
+        let mut r = OpenAiRewriter::new(Provider::Openai, false, None);
+        for &c in pieces {
+            r.push(data.slice(prev..c.max(prev)), &mut out);
+            prev = c.max(prev);
+        }
+        r.finish(None, &mut out);
+    }
+    out.to_vec()
+}
+
+/// The client's calls (name, arguments), per choice or by block, in order, and whether
+/// the stream ended cleanly.
+fn client(anthropic: bool, out: &[u8]) -> (Vec<(u64, String, String)>, bool) {
+    let events = toolstream_fuzz::client_events(out);
+    let mut calls: Vec<(u64, String, String)> = Vec::new();
+    let mut clean = false;
+    if anthropic {
+        // Blocks as the SDK keeps them: each start is the next position.
+        let mut blocks: Vec<(String, String, String)> = Vec::new();
+        for e in &events {
+            assert!(!clean, "an event after message_stop");
+            let Ok(v) = serde_json::from_str::<Value>(e) else {
+                continue;
+            };
+            match v["type"].as_str().unwrap_or_default() {
+                "content_block_start" => {
+                    let i = v["index"].as_u64().expect("a block index");
+                    assert_eq!(i as usize, blocks.len(), "block indices in order: {e}");
+                    let b = &v["content_block"];
+                    blocks.push((
+                        b["type"].as_str().unwrap_or_default().into(),
+                        b["name"].as_str().unwrap_or_default().into(),
+                        String::new(),
+                    ));
+                }
+                "content_block_delta" => {
+                    let i = v["index"].as_u64().expect("a block index") as usize;
+                    let b = blocks.get_mut(i).expect("a delta of a started block");
+                    if let Some(p) = v["delta"]["partial_json"].as_str() {
+                        b.2.push_str(p);
+                    }
+                }
+                "message_stop" => clean = true,
+                _ => {}
+            }
+        }
+        for (ty, name, args) in blocks {
+            if ty == "tool_use" {
+                calls.push((0, name, args));
+            }
+        }
+    } else {
+        let mut per: std::collections::BTreeMap<u64, Vec<(String, String)>> = Default::default();
+        for e in &events {
+            assert!(!clean, "an event after [DONE]");
+            if e == "[DONE]" {
+                clean = true;
+                continue;
+            }
+            let Ok(v) = serde_json::from_str::<Value>(e) else {
+                continue;
+            };
+            for choice in v["choices"].as_array().into_iter().flatten() {
+                let k = choice["index"].as_u64().expect("a choice index");
+                for tc in choice
+                    .pointer("/delta/tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let calls = per.entry(k).or_default();
+                    let i = tc["index"].as_u64().expect("a call index") as usize;
+                    assert_eq!(i, calls.len(), "one whole chunk per call, in order");
+                    calls.push((
+                        tc["function"]["name"].as_str().unwrap().into(),
+                        tc["function"]["arguments"].as_str().unwrap().into(),
+                    ));
+                }
+            }
+        }
+        // A finish without [DONE] ends cleanly too when the library says complete.
+        if !clean {
+            clean = !events.iter().any(|e| e.contains("\"error\"")) && !events.is_empty();
+        }
+        for (k, v) in per {
+            calls.extend(v.into_iter().map(|(n, a)| (k, n, a)));
+        }
+    }
+    (calls, clean)
+}
+
+fuzz_target!(|input: Input| {
+    let mut w = Writer {
+        input: &input,
+        out: String::new(),
+    };
+    for ev in input.events.iter().take(64) {
+        if input.anthropic {
+            w.anthropic(ev);
+        } else {
+            w.chat(ev);
+        }
+    }
+    let mut data = w.out.into_bytes();
+    let keep = data
+        .len()
+        .saturating_sub(input.cut as usize % (data.len() + 1));
+    data.truncate(keep);
+    let data = Bytes::from(data);
+    let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
+    let out = rewrite(input.anthropic, &data, &cuts);
+    let (calls, clean) = client(input.anthropic, &out);
+
+    let format = if input.anthropic {
+        Format::Anthropic
+    } else {
+        Format::OpenAiChat
+    };
+    let mut s = Stream::new(Some(format));
+    let mut events = Vec::new();
+    s.push(data.clone(), &mut events);
+    s.finish(&mut events);
+    let mut want: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some((
+                c.name.clone(),
+                String::from_utf8_lossy(&c.arguments).into_owned(),
+            )),
+            Event::ToolCallFailed(f) => {
+                Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut got: Vec<(String, String)> = calls
+        .iter()
+        .map(|(_, n, a)| (n.clone(), a.clone()))
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the client's calls are the pipeline's");
+
+    let whole = rewrite(input.anthropic, &data, &[]);
+    assert_eq!(
+        client(input.anthropic, &whole),
+        (calls, clean),
+        "chunking changed the client's view"
+    );
+
+    let complete = events.last() == Some(&Event::End { complete: true });
+    if !complete {
+        assert!(
+            !clean,
+            "the library says incomplete; the client saw a clean end"
+        );
+    }
+});
