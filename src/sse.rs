@@ -117,6 +117,16 @@ impl Event {
     pub fn data(&self) -> &Bytes {
         &self.data
     }
+    /// The event type (as [`Event::event_type`]) and the data, taken out of the event
+    /// without a copy.
+    pub fn into_type_and_data(self) -> (Bytes, Bytes) {
+        let ty = if self.event.is_empty() {
+            Bytes::from_static(b"message")
+        } else {
+            self.event
+        };
+        (ty, self.data)
+    }
     /// The data as text, if it is valid UTF-8.
     ///
     /// # Errors

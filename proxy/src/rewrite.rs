@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use bytes::{Bytes, BytesMut};
 use serde_json::{json, Value};
@@ -70,10 +71,10 @@ impl Core {
     fn next(&mut self) -> Option<Frame> {
         loop {
             return match self.sse.as_mut()?.next_item()? {
-                sse::Item::Event(e) => Some(Frame::Event {
-                    ty: Bytes::copy_from_slice(e.event_type()),
-                    data: e.data().clone(),
-                }),
+                sse::Item::Event(e) => {
+                    let (ty, data) = e.into_type_and_data();
+                    Some(Frame::Event { ty, data })
+                }
                 sse::Item::Comment(c) => Some(Frame::Comment(c)),
                 // A comment over the limit carries no data: nothing of the response lost.
                 sse::Item::Skipped(s) if s.reason == sse::SkipReason::CommentTooLong => continue,
@@ -220,7 +221,7 @@ trait Rewrite {
         let end = d.finish(&mut items);
         for item in items {
             if let sse::Item::Event(e) = item {
-                let (ty, data) = (Bytes::copy_from_slice(e.event_type()), e.data().clone());
+                let (ty, data) = e.into_type_and_data();
                 self.payload(&ty, data, out);
             }
         }
@@ -283,10 +284,12 @@ impl std::fmt::Write for Writer<'_> {
 /// An event's data as SSE: a `data:` line for each of its lines (an event that came in
 /// several `data:` lines, or whose data holds a line break, stays one valid event).
 fn sse_data(out: &mut BytesMut, data: &[u8]) {
-    for line in data.split(|&b| b == b'\n') {
+    let mut from = 0;
+    for nl in memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len())) {
         out.extend_from_slice(b"data: ");
-        out.extend_from_slice(line);
+        out.extend_from_slice(&data[from..nl]);
         out.extend_from_slice(b"\n");
+        from = nl + 1;
     }
     out.extend_from_slice(b"\n");
 }
@@ -577,14 +580,27 @@ impl OpenAiRewriter {
         } else {
             call.id
         };
-        let mut tc = json!({
-            "index": index, "id": id, "type": "function",
-            "function": {"name": call.name, "arguments": call.arguments},
-        });
-        if let Some(s) = self.signatures.remove(&choice) {
-            tc["extra_content"] = json!({"google": {"thought_signature": s}});
+        // Written as bytes, the strings through serde_json's escaper: the most frequent
+        // chunk the proxy writes, and the largest (the arguments).
+        let mut c = Vec::with_capacity(call.arguments.len() + call.name.len() + 160);
+        let _ = write!(c, "[{{\"index\":{choice},\"delta\":{{");
+        if self.opened.insert(choice) {
+            c.extend_from_slice(b"\"role\":\"assistant\",");
         }
-        self.delta(choice, json!({ "tool_calls": [tc] }), out);
+        let _ = write!(c, "\"tool_calls\":[{{\"index\":{index},\"id\":");
+        let _ = serde_json::to_writer(&mut c, &id);
+        c.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+        let _ = serde_json::to_writer(&mut c, &call.name);
+        c.extend_from_slice(b",\"arguments\":");
+        let _ = serde_json::to_writer(&mut c, &call.arguments);
+        c.push(b'}');
+        if let Some(s) = self.signatures.remove(&choice) {
+            c.extend_from_slice(b",\"extra_content\":{\"google\":{\"thought_signature\":");
+            let _ = serde_json::to_writer(&mut c, &s);
+            c.extend_from_slice(b"}}");
+        }
+        c.extend_from_slice(b"}]},\"finish_reason\":null}]");
+        self.chunk_bytes(&c, None, out);
     }
 
     /// One delta of choice `choice`, in a chunk of its own (with `role` the first time).
@@ -604,21 +620,32 @@ impl OpenAiRewriter {
 
     /// A chunk of the proxy's own, in the response's envelope.
     fn chunk(&mut self, choices: Value, usage: Option<Value>, out: &mut BytesMut) {
+        let choices = serde_json::to_vec(&choices).unwrap_or_default();
+        self.chunk_bytes(&choices, usage, out);
+    }
+
+    /// [`OpenAiRewriter::chunk`] with the choices' JSON text written already.
+    fn chunk_bytes(&mut self, choices: &[u8], usage: Option<Value>, out: &mut BytesMut) {
         self.output_started = true;
-        let mut text = String::from("{");
+        // Serialised as bytes (serde_json's writer), not through `Display`: text goes
+        // through the escaper once, not a formatter per character.
+        let mut text = Vec::with_capacity(choices.len() + 160);
+        text.push(b'{');
         match &self.envelope {
             Some(e) => {
-                text.push_str(e);
-                text.push(',');
+                text.extend_from_slice(e.as_bytes());
+                text.push(b',');
             }
-            None => text.push_str("\"object\":\"chat.completion.chunk\","),
+            None => text.extend_from_slice(b"\"object\":\"chat.completion.chunk\","),
         }
-        let _ = write!(text, "\"choices\":{choices}");
+        text.extend_from_slice(b"\"choices\":");
+        text.extend_from_slice(choices);
         if let Some(u) = usage {
-            let _ = write!(text, ",\"usage\":{u}");
+            text.extend_from_slice(b",\"usage\":");
+            let _ = serde_json::to_writer(&mut text, &u);
         }
-        text.push('}');
-        sse_data(out, text.as_bytes());
+        text.push(b'}');
+        sse_data(out, &text);
     }
 
     /// The end of the upstream body. `cut` when the transport failed. The stream ends
@@ -703,6 +730,15 @@ fn envelope(data: &[u8]) -> Option<String> {
     Some(text)
 }
 
+/// Bytes as text: validated once (a call's arguments are UTF-8 already), lossily only
+/// where they are not (a failure's bytes may be cut inside a character).
+fn text_of(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_string(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
 /// A call to send the client: whole, or failed and sent as the provider sent it.
 struct Outgoing {
     id: String,
@@ -722,7 +758,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
                 counts.splits += 1;
             }
             Some(Outgoing {
-                arguments: String::from_utf8_lossy(&c.arguments).into_owned(),
+                arguments: text_of(&c.arguments),
                 id: c.id,
                 name: c.name,
                 whole: true,
@@ -732,7 +768,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
             counts.failures += 1;
             comment(out, &failure_note(&f));
             Some(Outgoing {
-                arguments: String::from_utf8_lossy(&f.raw).into_owned(),
+                arguments: text_of(&f.raw),
                 id: f.id,
                 name: f.name,
                 whole: false,
