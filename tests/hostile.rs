@@ -1055,3 +1055,33 @@ fn a_comment_over_the_line_limit_touches_no_call() {
         assert_memory("comment over the limit", peak, input.len(), 2);
     }
 }
+
+/// A non-streaming `chat.completion` body (what a client gets that leaves out
+/// `stream=True`) is decoded like its streaming twin: the same text, the same calls, glued
+/// ones split, and a complete end. (At 91c7367 the decoder skipped `message`: the calls and
+/// the text were gone with no event, and the end said complete.)
+#[test]
+fn a_non_streaming_completion_gives_what_its_stream_gives() {
+    let body = Bytes::from_static(br#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#);
+    let stream = sse(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#.into(),
+        chat_call("0", Some("c1"), Some("f"), r#"{"a":1}{"a":2}"#),
+        chat_call("1", Some("c2"), Some("g"), "{}"),
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#.into(),
+    ]);
+    let want = [
+        ("f".to_string(), r#"{"a":1}"#.to_string()),
+        ("f".to_string(), r#"{"a":2}"#.to_string()),
+        ("g".to_string(), "{}".to_string()),
+    ];
+    for chunk in [0, 1, 7] {
+        let (ev, _, _) = run(None, &body, chunk);
+        assert_eq!(calls(&ev), want, "chunk {chunk}");
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, Event::Text { text, .. } if text == "Hi")));
+        assert!(end(&ev));
+    }
+    let (ev, _, _) = run(None, &stream, 0);
+    assert_eq!(calls(&ev), want);
+}

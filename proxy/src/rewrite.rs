@@ -19,7 +19,7 @@ use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolic
 use toolstream::provider::{Decoder, Delta, Format};
 use toolstream::sse;
 
-use crate::text::{completion_message, Extraction, TextSetting};
+use crate::text::{Extraction, TextSetting};
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1010,133 +1010,199 @@ fn block_event(ty: &[u8], data: &[u8]) -> Option<(BlockEvent, u64)> {
     Some((kind, u64::from(b.index?)))
 }
 
-/// A non-streaming OpenAI chat completion: each choice's tool calls with glued arguments
-/// split into separate calls (`<id>_2`, ...), duplicates dropped, ids minted where missing,
-/// and `stop` made `tool_calls` when there are calls (unless `keep_finish_reason`); with
-/// `text`, the calls written into the content taken out first. `None` when the body is not
-/// such a JSON object (it is then forwarded as it is).
+/// A non-streaming OpenAI chat completion, read with the library's chat decoder (which
+/// reads a `chat.completion` body's messages as it reads a stream's deltas) and the
+/// assembler, and changed where their events say: each choice's tool calls with glued
+/// arguments split into separate calls (`<id>_2`, ...), duplicates dropped, ids minted
+/// where missing, `stop` made `tool_calls` when there are calls (unless
+/// `keep_finish_reason`); with `text`, the calls written into the content taken out. Only
+/// those members are rewritten (`tool_calls`, `finish_reason`, `content`, spliced into the
+/// body where the same strict reader found them); everything else stays byte for byte.
+/// `None` when the body is not such a JSON object, or the decoder cannot read it (it is
+/// then forwarded as it is).
 pub fn rewrite_completion(
     body: &[u8],
     keep_finish_reason: bool,
     text: Option<&TextSetting>,
 ) -> Option<(Bytes, Counts)> {
-    let mut v: Value = serde_json::from_slice(body).ok()?;
-    let seed = random_seed();
-    let mut counts = Counts::default();
-    let choices = v.get_mut("choices")?.as_array_mut()?;
-    let mut changed = false;
-    for choice in choices {
-        if let (Some(setting), Some(Value::Object(message))) = (text, choice.get_mut("message")) {
-            let (taken, failed) = completion_message(message, setting);
-            counts.text_calls += taken;
-            counts.failures += failed;
-            changed |= taken > 0;
-        }
-        let Some(calls) = choice
-            .pointer_mut("/message/tool_calls")
-            .and_then(Value::as_array_mut)
-        else {
-            continue;
-        };
-        let mut out = Vec::new();
-        for call in calls.drain(..) {
-            let args = call
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let parts = args.as_deref().and_then(split_objects);
-            match parts {
-                Some(parts) if parts.len() > 1 => {
-                    changed = true;
-                    let mut seen: HashSet<&str> = HashSet::new();
-                    // Each part is a copy of the call without its arguments, then its own.
-                    let mut call = call;
-                    call["function"]["arguments"] = json!("");
-                    for (k, part) in parts.iter().enumerate() {
-                        if !seen.insert(part.as_str()) {
-                            counts.duplicates += 1;
-                            continue;
-                        }
-                        let mut c = call.clone();
-                        let id = c
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string();
-                        if k > 0 {
-                            c["id"] = json!(format!("{id}_{}", k + 1));
-                            counts.splits += 1;
-                        }
-                        c["function"]["arguments"] = json!(part);
-                        counts.calls += 1;
-                        out.push(c);
-                    }
-                }
-                Some(_) => {
-                    counts.calls += 1;
-                    out.push(call);
-                }
-                None => {
-                    counts.failures += 1;
-                    out.push(call);
-                }
-            }
-        }
-        for (n, c) in out.iter_mut().enumerate() {
-            if c.get("id")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                c["id"] = json!(mint_id(seed, 0, n as u32));
-                changed = true;
-            }
-        }
-        let any = !out.is_empty();
-        *calls = out;
-        if any && !keep_finish_reason && choice.get("finish_reason") == Some(&json!("stop")) {
-            choice["finish_reason"] = json!("tool_calls");
-            changed = true;
-        }
-    }
-    let bytes = if changed {
-        Bytes::from(v.to_string())
-    } else {
-        Bytes::copy_from_slice(body)
-    };
-    Some((bytes, counts))
-}
-
-/// How much of a non-streaming call's arguments the splitter is handed at a time.
-const SPLIT_PIECE: usize = 16 << 10;
-
-/// The JSON objects glued in `text`, each as its exact text; `None` when the text is not
-/// only objects, or holds more objects than a response may have calls.
-/// More objects than the library's limit of calls in a response ([`Policy::max_calls`]):
-/// the call is left as it came (one failure), as the streaming path fails it.
-fn split_objects(text: &str) -> Option<Vec<String>> {
-    use toolstream::json::{Mode, Splitter};
-    let max = Policy::default().max_calls;
-    let mut s = Splitter::new(Mode::Objects);
-    let mut values = Vec::new();
-    let bytes = Bytes::copy_from_slice(text.as_bytes());
-    for at in (0..bytes.len()).step_by(SPLIT_PIECE) {
-        s.push(
-            bytes.slice(at..bytes.len().min(at + SPLIT_PIECE)),
-            &mut values,
-        )
-        .ok()?;
-        if values.len() > max {
-            return None;
-        }
-    }
-    values.extend(s.finish().ok()?);
-    if values.is_empty() || values.len() > max {
+    let layout = toolstream::provider::openai_chat::completion_layout(body)?;
+    let mut core = Core::new(Format::OpenAiChat, Provider::Openai);
+    core.text = text.cloned().map(|t| Box::new(Extraction::new(t)));
+    let mut events = Vec::new();
+    let seen = core.decode_tagged(b"message", body, &mut events);
+    if seen.undecodable {
         return None;
     }
-    Some(
-        values
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.bytes()).into_owned())
-            .collect(),
-    )
+    // What every choice's text still holds, then the calls still open (each call of a
+    // message is whole; a text call cut off by the end of the content fails).
+    if let Some(x) = core.text.as_deref_mut() {
+        let mut plain = Vec::new();
+        x.finish(None, &mut core.assembler, &mut plain);
+        events.extend(plain.into_iter().map(|e| (0, e)));
+    }
+    let mut plain = Vec::new();
+    core.assembler.finish(true, &mut plain);
+    events.extend(plain.into_iter().map(|e| (0, e)));
+
+    let seed = random_seed();
+    let mut counts = Counts::default();
+    let mut slot_choice: HashMap<u32, u32> = HashMap::new();
+    /// What one choice gets.
+    #[derive(Default)]
+    struct Choice {
+        calls: Vec<u8>,
+        n: u32,
+        changed: bool,
+        any: bool,
+        signature: Option<String>,
+        finish: Option<String>,
+    }
+    let mut per: HashMap<u32, Choice> = HashMap::new();
+    for (c, e) in events {
+        if let Event::CallStarted { index, .. } = &e {
+            slot_choice.insert(*index, c);
+            continue;
+        }
+        let slot = match &e {
+            Event::ToolCall(t) => Some(t.index),
+            Event::ToolCallFailed(f) => Some(f.index),
+            _ => None,
+        };
+        let c = slot.and_then(|i| slot_choice.get(&i).copied()).unwrap_or(c);
+        let ch = per.entry(c).or_default();
+        match e {
+            Event::ReasoningSignature { signature, .. } => ch.signature = Some(signature),
+            Event::Finish { raw, .. } => ch.finish = Some(raw),
+            Event::Duplicate { .. } => {
+                counts.duplicates += 1;
+                ch.changed = true;
+            }
+            Event::ToolCall(t) => {
+                counts.calls += 1;
+                let from_text =
+                    t.id.starts_with("text_call_") || t.id.is_empty() || t.id.starts_with('_');
+                if t.part > 1 {
+                    counts.splits += 1;
+                }
+                ch.changed |= t.part > 1 || from_text;
+                let id = if from_text {
+                    mint_id(seed, c, ch.n)
+                } else {
+                    t.id
+                };
+                call_entry(
+                    &mut ch.calls,
+                    &id,
+                    &t.name,
+                    &text_of(&t.arguments),
+                    ch.signature.take(),
+                );
+                ch.n += 1;
+                ch.any = true;
+            }
+            Event::ToolCallFailed(f) => {
+                counts.failures += 1;
+                let id = if f.id.is_empty() {
+                    mint_id(seed, c, ch.n)
+                } else {
+                    f.id
+                };
+                call_entry(
+                    &mut ch.calls,
+                    &id,
+                    &f.name,
+                    &text_of(&f.raw),
+                    ch.signature.take(),
+                );
+                ch.n += 1;
+            }
+            _ => {}
+        }
+    }
+    // The text the extractors left, per choice, when it is not what came.
+    let mut texts: HashMap<u32, String> = HashMap::new();
+    if let Some(x) = core.text.as_deref_mut() {
+        counts.text_calls = x.calls;
+        counts.failures += x.notes.len() as u32;
+        if x.calls > 0 {
+            for (c, t) in std::mem::take(&mut x.text) {
+                texts.entry(c).or_default().push_str(&t);
+            }
+        }
+    }
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    let mut done = HashSet::new();
+    for l in &layout {
+        if !done.insert(l.index) {
+            continue;
+        }
+        let Some(ch) = per.get(&l.index) else {
+            continue;
+        };
+        let text_changed = texts.contains_key(&l.index);
+        if ch.changed || text_changed {
+            let mut array = Vec::with_capacity(ch.calls.len() + 2);
+            array.push(b'[');
+            array.extend_from_slice(&ch.calls);
+            array.push(b']');
+            match (&l.tool_calls, l.message_end) {
+                (Some(r), _) => edits.push((r.start, r.end, array)),
+                (None, Some(end)) if ch.n > 0 => {
+                    let mut member = b",\"tool_calls\":".to_vec();
+                    member.extend_from_slice(&array);
+                    edits.push((end, end, member));
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(r)) = (text_changed, &l.content) {
+            let t = &texts[&l.index];
+            let v = if t.is_empty() {
+                b"null".to_vec()
+            } else {
+                serde_json::to_vec(t).unwrap_or_default()
+            };
+            edits.push((r.start, r.end, v));
+        }
+        let stop = ch.finish.as_deref() == Some("stop");
+        if let (true, Some(r)) = (stop && ch.any && !keep_finish_reason, &l.finish_reason) {
+            edits.push((r.start, r.end, b"\"tool_calls\"".to_vec()));
+        }
+    }
+    if edits.is_empty() {
+        return Some((Bytes::copy_from_slice(body), counts));
+    }
+    edits.sort_by_key(|e| (e.0, e.1));
+    let mut out = Vec::with_capacity(body.len() + 256);
+    let mut at = 0;
+    for (start, end, with) in edits {
+        if start < at {
+            continue;
+        }
+        out.extend_from_slice(&body[at..start]);
+        out.extend_from_slice(&with);
+        at = end;
+    }
+    out.extend_from_slice(&body[at..]);
+    Some((Bytes::from(out), counts))
+}
+
+/// One entry of a message's `tool_calls`, after a comma if others came before it.
+fn call_entry(out: &mut Vec<u8>, id: &str, name: &str, arguments: &str, sig: Option<String>) {
+    if !out.is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"{\"id\":");
+    let _ = serde_json::to_writer(&mut *out, id);
+    out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+    let _ = serde_json::to_writer(&mut *out, name);
+    out.extend_from_slice(b",\"arguments\":");
+    let _ = serde_json::to_writer(&mut *out, arguments);
+    out.push(b'}');
+    if let Some(s) = sig {
+        out.extend_from_slice(b",\"extra_content\":{\"google\":{\"thought_signature\":");
+        let _ = serde_json::to_writer(&mut *out, &s);
+        out.extend_from_slice(b"}}");
+    }
+    out.push(b'}');
 }

@@ -430,14 +430,15 @@ fn anthropic_server_tools_pass_and_only_tool_use_blocks_are_calls() {
 }
 
 /// A non-streaming completion whose call glues more objects than a response may have
-/// calls is left as it came (one failure), as the streaming path fails it; at the limit,
-/// every object is a call. (At 91c7367 there was no limit, and the duplicate check and
-/// a copy of the whole arguments per part made it quadratic: 40 000 objects took 7 s.)
+/// calls gets what a stream of the same call gets (the non-streaming body is read by the
+/// same decoder and assembler): the first `max_calls` objects as calls, the rest one
+/// failure. (At 91c7367 there was no limit, and the duplicate check and a copy of the
+/// whole arguments per part made it quadratic: 40 000 objects took 7 s.)
 #[test]
-fn a_completion_with_too_many_glued_objects_is_left_as_it_came() {
+fn a_completion_with_too_many_glued_objects_is_limited_as_a_stream_is() {
     use toolstream_proxy::rewrite::rewrite_completion;
     let max = toolstream::assemble::Policy::default().max_calls;
-    for (n, calls) in [(max, max), (max + 1, 1), (40_000, 1)] {
+    for (n, calls) in [(max, max), (max + 1, max + 1), (40_000, max + 1)] {
         let args: String = (0..n).map(|k| format!("{{\"k\":{k}}}")).collect();
         let body = json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
             "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c",
@@ -447,10 +448,12 @@ fn a_completion_with_too_many_glued_objects_is_left_as_it_came() {
         let v: Value = serde_json::from_slice(&out).unwrap();
         let got = v["choices"][0]["message"]["tool_calls"].as_array().unwrap();
         assert_eq!(got.len(), calls, "{n} objects");
-        if calls == 1 {
-            assert_eq!(counts.failures, 1);
-            assert_eq!(got[0]["function"]["arguments"], json!(args));
-        }
+        assert_eq!(counts.calls as usize, max.min(n));
+        assert_eq!(counts.failures as usize, usize::from(n > max));
+        assert_eq!(
+            got[max - 1]["function"]["arguments"],
+            json!(format!("{{\"k\":{}}}", max - 1))
+        );
     }
 }
 
@@ -477,4 +480,34 @@ fn anthropic_data_after_message_stop_is_not_a_clean_end() {
         text.trim_end().ends_with("}") && text.contains("event: error"),
         "{text}"
     );
+}
+
+/// A non-streaming completion is read by the library's decoder, not a tree: glued calls
+/// are split even when the body holds what serde_json refuses (`1e400`), every other
+/// member stays byte for byte, each choice's calls stay in it, and a body the decoder
+/// cannot read is left as it came. (At 91c7367 the path parsed the body with serde_json
+/// and forwarded anything it refused unchanged, glued calls and all.)
+#[test]
+fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
+    use toolstream_proxy::rewrite::rewrite_completion;
+    let body = r#"{"id":"x","object":"chat.completion","x":1e400,"choices":[{"index":0,"message":{"role":"assistant","content":null,"annotations":[{"t":1}],"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}}]},"logprobs":{"content":[]},"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"plain"},"finish_reason":"stop"}],"usage":{"total_tokens":3}}"#;
+    let (out, counts) = rewrite_completion(body.as_bytes(), false, None).unwrap();
+    let out = String::from_utf8(out.to_vec()).unwrap();
+    let want = body
+        .replace(
+            r#"[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}}]"#,
+            r#"[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"a_2","type":"function","function":{"name":"f","arguments":"{\"a\":2}"}}]"#,
+        )
+        .replacen(r#""finish_reason":"stop"}"#, r#""finish_reason":"tool_calls"}"#, 1);
+    assert_eq!(out, want);
+    assert_eq!((counts.calls, counts.splits), (2, 1));
+    // Nothing to change: the body as it came.
+    let plain = r#"{"choices":[{"index":0,"message":{"content":"hi"},"finish_reason":"stop"}]}"#;
+    assert_eq!(
+        &rewrite_completion(plain.as_bytes(), false, None).unwrap().0[..],
+        plain.as_bytes()
+    );
+    // Not readable by the decoder: left as it came.
+    let odd = r#"{"choices":[{"index":"0","message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}{}"}}]}}]}"#;
+    assert!(rewrite_completion(odd.as_bytes(), false, None).is_none());
 }

@@ -288,7 +288,13 @@ fn read_choice(
             "index" => index = c.opt_u32()?,
             "delta" => {
                 if !c.null()? {
-                    read_message(c, out, strings)?;
+                    read_message(c, out, strings, false)?;
+                }
+            }
+            // A non-streaming `chat.completion`: the whole message, each call whole.
+            "message" => {
+                if !c.null()? {
+                    read_message(c, out, strings, true)?;
                 }
             }
             "finish_reason" => finish = c.opt_string()?.map(|s| s.cow()),
@@ -315,6 +321,7 @@ fn read_message(
     c: &mut Cursor<'_>,
     out: &mut Vec<Delta>,
     strings: &mut Strings,
+    whole: bool,
 ) -> Result<(), CursorError> {
     let mark = out.len();
     // The reasoning strings, by name, and the text: the last of each (a repeated key is
@@ -345,7 +352,7 @@ fn read_message(
             if !c.null()? {
                 let mut e = c.array()?;
                 while c.element(&mut e)? {
-                    read_call(c, out, strings)?;
+                    read_call(c, out, strings, whole)?;
                 }
             }
         } else if k == "extra_content" {
@@ -432,10 +439,12 @@ fn front_of_calls(
     front
 }
 
+/// One entry of `tool_calls`; `whole` in a non-streaming message (the call is complete).
 fn read_call(
     c: &mut Cursor<'_>,
     out: &mut Vec<Delta>,
     strings: &mut Strings,
+    whole: bool,
 ) -> Result<(), CursorError> {
     let (mut index, mut id, mut name, mut arguments) = (None, None, None, None);
     let mut signature = None;
@@ -486,9 +495,89 @@ fn read_call(
         id: non_empty(id),
         name: non_empty(name),
         arguments,
-        complete: false,
+        complete: whole,
     });
     Ok(())
+}
+
+/// Where the members a rewriter changes stand in a non-streaming `chat.completion` body,
+/// for one choice: byte ranges of values (quotes included) in the body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChoiceLayout {
+    /// The choice's `index` (0 when it has none).
+    pub index: u32,
+    /// `message.content`'s value.
+    pub content: Option<std::ops::Range<usize>>,
+    /// `message.tool_calls`' value.
+    pub tool_calls: Option<std::ops::Range<usize>>,
+    /// Where the `message` object's closing brace stands (to add a member before it).
+    pub message_end: Option<usize>,
+    /// `finish_reason`'s value.
+    pub finish_reason: Option<std::ops::Range<usize>>,
+}
+
+/// The layout of a non-streaming `chat.completion` body, read with the same strict
+/// reader as the decoder (a repeated member: the last one counts, as it does for the
+/// decoder): each choice's [`ChoiceLayout`], in order. `None` when the body is not such a
+/// JSON object.
+pub fn completion_layout(body: &[u8]) -> Option<Vec<ChoiceLayout>> {
+    let text = utf8(body).ok()?;
+    let mut c = Cursor::new(text);
+    let mut choices = Vec::new();
+    let mut m = c.object().ok()?;
+    while let Some(k) = c.key(&mut m).ok()? {
+        if !k.is("choices") || c.peek() != Some(b'[') {
+            c.skip().ok()?;
+            continue;
+        }
+        choices.clear();
+        let mut e = c.array().ok()?;
+        while c.element(&mut e).ok()? {
+            choices.push(choice_layout(&mut c).ok()?);
+        }
+    }
+    c.end().ok()?;
+    Some(choices)
+}
+
+fn choice_layout(c: &mut Cursor<'_>) -> Result<ChoiceLayout, CursorError> {
+    let mut l = ChoiceLayout::default();
+    if c.peek() != Some(b'{') {
+        c.skip()?;
+        return Ok(l);
+    }
+    let span = |c: &mut Cursor<'_>| -> Result<std::ops::Range<usize>, CursorError> {
+        let _ = c.peek();
+        let start = c.offset();
+        c.skip()?;
+        Ok(start..c.offset())
+    };
+    let mut m = c.object()?;
+    while let Some(k) = c.key(&mut m)? {
+        match &*k.cow() {
+            "index" => l.index = c.opt_u32()?.unwrap_or(0),
+            "finish_reason" => l.finish_reason = Some(span(c)?),
+            "message" if c.peek() == Some(b'{') => {
+                let (mut content, mut calls) = (None, None);
+                let mut o = c.object()?;
+                while let Some(k) = c.key(&mut o)? {
+                    match &*k.cow() {
+                        "content" => content = Some(span(c)?),
+                        "tool_calls" => calls = Some(span(c)?),
+                        _ => {
+                            c.skip()?;
+                        }
+                    }
+                }
+                (l.content, l.tool_calls) = (content, calls);
+                l.message_end = Some(c.offset() - 1);
+            }
+            _ => {
+                c.skip()?;
+            }
+        }
+    }
+    Ok(l)
 }
 
 #[cfg(test)]

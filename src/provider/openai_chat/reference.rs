@@ -35,6 +35,9 @@ struct Choice<'a> {
     index: Option<u32>,
     #[serde(borrow, default)]
     delta: Option<Message<'a>>,
+    /// A non-streaming `chat.completion`'s message.
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
     #[serde(borrow, default)]
     finish_reason: Option<Cow<'a, str>>,
 }
@@ -149,7 +152,10 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
     for choice in chunk.choices.unwrap_or_default() {
         let c = choice.index.unwrap_or(0);
         if let Some(delta) = choice.delta {
-            reference_message(c, delta, out);
+            reference_message(c, delta, false, out);
+        }
+        if let Some(message) = choice.message {
+            reference_message(c, message, true, out);
         }
         if let Some(raw) = choice.finish_reason {
             out.push(Delta::Finish {
@@ -168,8 +174,8 @@ pub fn decode_reference(payload: &[u8], out: &mut Vec<Delta>) {
     }
 }
 
-/// [`decode_reference`]'s reading of one choice's delta.
-fn reference_message(c: u32, delta: Message<'_>, out: &mut Vec<Delta>) {
+/// [`decode_reference`]'s reading of one choice's delta (or, `whole`, its message).
+fn reference_message(c: u32, delta: Message<'_>, whole: bool, out: &mut Vec<Delta>) {
     let reasoning = reasoning_text(
         string_value(delta.reasoning_content),
         string_value(delta.reasoning),
@@ -215,7 +221,7 @@ fn reference_message(c: u32, delta: Message<'_>, out: &mut Vec<Delta>) {
             id: non_empty(call.id),
             name,
             arguments,
-            complete: false,
+            complete: whole,
         });
     }
 }
