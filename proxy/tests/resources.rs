@@ -395,3 +395,73 @@ fn a_cut_pass_through_body_reaches_the_client_cut() {
 fn path_is_json(ty: &str) -> bool {
     ty == "application/json"
 }
+
+/// Send `body` to `path` and leave at once (or read the answer, `wait`).
+fn send_body(addr: &str, path: &str, body: &[u8], wait: bool) {
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return;
+    };
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    if s.write_all(head.as_bytes()).is_err() || s.write_all(body).is_err() {
+        return;
+    }
+    if wait {
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf);
+    }
+}
+
+/// Large requests whose reading cost a tree at 91c7367 (~30x their bytes each): histories
+/// of a million numbers with a broken call, from clients that leave as soon as they have
+/// sent (the permit went with them, and the parses piled up: 4.9 GiB for ten 32 MiB
+/// bodies), and `tools` of millions of zeros with `--text-calls` (1 GiB each). The proxy's
+/// peak RSS stays within a few copies of what is in flight.
+#[test]
+fn large_requests_cost_their_bytes_not_a_tree() {
+    let up = upstream(slow_stream);
+    let mut proxy = Proxy::spawn(&up, 4096, &["--text-calls", "auto"]);
+    let numbers = vec!["1"; 4 << 20].join(",");
+    let history = format!(
+        r#"{{"stream":true,"x":[{numbers}],"messages":[{{"role":"assistant","tool_calls":[{{"id":"c","function":{{"name":"f","arguments":"{{\"a\":"}}}}]}}]}}"#
+    );
+    let zeros = vec!["0"; 4 << 20].join(",");
+    let tools = format!(r#"{{"stream":true,"tools":[{zeros}],"messages":[]}}"#);
+    let in_flight = 4 * history.len().max(tools.len());
+    let threads: Vec<_> = (0..4)
+        .map(|k| {
+            let addr = proxy.addr.clone();
+            let body = if k % 2 == 0 {
+                history.clone()
+            } else {
+                tools.clone()
+            };
+            thread::spawn(move || send_body(&addr, "/v1/chat/completions", body.as_bytes(), k >= 2))
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    // The departed clients' work goes on in the proxy: wait until a last request is served.
+    send_body(
+        &proxy.addr,
+        "/v1/chat/completions",
+        b"{\"stream\":true}",
+        true,
+    );
+    thread::sleep(Duration::from_millis(500));
+    assert!(proxy.alive());
+    let peak = proxy.peak_rss();
+    eprintln!(
+        "4 requests of {} MiB: peak RSS {} MiB",
+        history.len() >> 20,
+        peak >> 20
+    );
+    assert!(
+        peak < (4 * in_flight + (64 << 20)) as u64,
+        "peak RSS {peak} bytes for {in_flight} bytes in flight"
+    );
+}
