@@ -272,6 +272,8 @@ pub enum Event {
         id: String,
         /// The name.
         name: String,
+        /// The object dropped, as it came (for a log; never to be run).
+        arguments: Bytes,
     },
     /// Generation finished.
     Finish {
@@ -1164,6 +1166,7 @@ impl ToolCallAssembler {
                         index: slot.ordinal,
                         id: Self::part_id(slot, part),
                         name: slot.name.clone(),
+                        arguments: v.bytes().clone(),
                     });
                     return;
                 }

@@ -76,7 +76,9 @@ impl Serialize for Event {
             }
             Event::ToolCall(c) => tool_call_entries(&mut m, c)?,
             Event::ToolCallFailed(f) => failure_entries(&mut m, f)?,
-            Event::Duplicate { index, id, name } => {
+            Event::Duplicate {
+                index, id, name, ..
+            } => {
                 m.serialize_entry("type", "duplicate")?;
                 m.serialize_entry("index", index)?;
                 m.serialize_entry("id", id)?;

@@ -73,6 +73,10 @@ const PIECES: &[&str] = &[
     " ",
     "null",
     "{\"k\":[1,2,{\"z\":null}]}",
+    // Objects a duplicate check that lost track of an escape would take for one.
+    "{\"k\":\"a\\\" b\"}",
+    "{\"k\":\"a\\\"b\"}",
+    "{\"k\":\"\\u0041\"} ",
 ];
 
 impl Text {

@@ -7,6 +7,8 @@
 //!   reported for a call that was not started, except the one failure for the calls past
 //!   the limit and Gemini's `MALFORMED_FUNCTION_CALL`; no call follows its own failure.
 //! - **No call without a name**, and every call's arguments are one JSON object.
+//! - **A duplicate is one**: an object dropped as a duplicate equals, as a JSON value
+//!   (serde_json the reference), an object of the same call that was delivered.
 //! - **The end tells the truth**: `End` comes once, last; it is not `complete` when bytes
 //!   were dropped or a call was interrupted.
 
@@ -22,6 +24,8 @@ pub fn check_events(events: &[Event]) -> Result<(), String> {
         duplicates: usize,
     }
     let mut started: HashMap<u32, Seen> = HashMap::new();
+    // The delivered objects of each call, as values (those serde_json reads).
+    let mut kept: HashMap<u32, Vec<serde_json::Value>> = HashMap::new();
     let mut unstarted_limit = 0;
     let mut lost = false;
     for (k, e) in events.iter().enumerate() {
@@ -43,14 +47,31 @@ pub fn check_events(events: &[Event]) -> Result<(), String> {
                     return Err(format!("call {} has no name", c.index));
                 }
                 match serde_json::from_slice::<serde_json::Value>(&c.arguments) {
-                    Ok(serde_json::Value::Object(_)) => {}
+                    Ok(v @ serde_json::Value::Object(_)) => {
+                        kept.entry(c.index).or_default().push(v)
+                    }
+                    // Numbers out of a float's range, nesting past serde_json's depth: the
+                    // splitter's strictness is RFC 8259's, serde_json's is narrower.
+                    Err(e) if matches!(e.classify(), serde_json::error::Category::Syntax) => {}
                     _ => return Err(format!("call {} arguments are not one object", c.index)),
                 }
             }
-            Event::Duplicate { index, .. } => match started.get_mut(index) {
-                Some(s) => s.duplicates += 1,
-                None => return Err(format!("duplicate of call {index}, never started")),
-            },
+            Event::Duplicate {
+                index, arguments, ..
+            } => {
+                match started.get_mut(index) {
+                    Some(s) => s.duplicates += 1,
+                    None => return Err(format!("duplicate of call {index}, never started")),
+                }
+                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(arguments) {
+                    if !kept.get(index).is_some_and(|k| k.contains(&v)) {
+                        return Err(format!(
+                            "call {index}: {} dropped as a duplicate of nothing delivered",
+                            String::from_utf8_lossy(arguments)
+                        ));
+                    }
+                }
+            }
             Event::ToolCallFailed(f) => {
                 if f.kind == FailureKind::Interrupted {
                     lost = true;

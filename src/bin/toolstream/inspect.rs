@@ -130,7 +130,9 @@ fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
             c.id
         ),
         Event::ToolCallFailed(f) => writeln!(out, "{f}"),
-        Event::Duplicate { index, id, name } => {
+        Event::Duplicate {
+            index, id, name, ..
+        } => {
             writeln!(
                 out,
                 "duplicate of tool call #{index} {name} dropped (id {id})"
