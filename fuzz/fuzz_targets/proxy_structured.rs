@@ -100,6 +100,26 @@ struct Input {
     cuts: Vec<u16>,
 }
 
+/// Each character of JSON text `data`, and whether it stands outside strings.
+fn structural(data: &str, mut f: impl FnMut(char, bool)) {
+    let (mut in_str, mut esc) = (false, false);
+    for c in data.chars() {
+        let outside = !in_str && c != '"';
+        if in_str {
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+        }
+        f(c, outside);
+    }
+}
+
 struct Writer<'a> {
     input: &'a Input,
     out: String,
@@ -111,59 +131,23 @@ impl Writer<'_> {
     }
 
     fn event(&mut self, ty: Option<&str>, data: &str) {
-        let data = if self.input.spaced {
-            // Spaces after structural `:` and `,` (only outside strings).
-            let mut s = String::new();
-            let (mut in_str, mut esc) = (false, false);
-            for c in data.chars() {
-                s.push(c);
-                if in_str {
-                    if esc {
-                        esc = false;
-                    } else if c == '\\' {
-                        esc = true;
-                    } else if c == '"' {
-                        in_str = false;
-                    }
-                } else if c == '"' {
-                    in_str = true;
-                } else if c == ':' || c == ',' {
-                    s.push(' ');
-                }
+        // Spaces after structural `:` and `,`; a line break after each structural `,`.
+        let (spaced, multiline) = (self.input.spaced, self.input.multiline);
+        let mut lines = vec![String::new()];
+        structural(data, |c, outside| {
+            let line = lines.last_mut().expect("a line");
+            line.push(c);
+            if outside && spaced && (c == ':' || c == ',') {
+                line.push(' ');
             }
-            s
-        } else {
-            data.to_string()
-        };
+            if outside && multiline && c == ',' {
+                lines.push(String::new());
+            }
+        });
         let nl = self.nl();
         if let Some(ty) = ty {
             self.out += &format!("event: {ty}{nl}");
         }
-        let lines: Vec<String> = if self.input.multiline {
-            let mut v = Vec::new();
-            let mut cur = String::new();
-            let (mut in_str, mut esc) = (false, false);
-            for c in data.chars() {
-                cur.push(c);
-                if in_str {
-                    if esc {
-                        esc = false;
-                    } else if c == '\\' {
-                        esc = true;
-                    } else if c == '"' {
-                        in_str = false;
-                    }
-                } else if c == '"' {
-                    in_str = true;
-                } else if c == ',' {
-                    v.push(std::mem::take(&mut cur));
-                }
-            }
-            v.push(cur);
-            v
-        } else {
-            vec![data]
-        };
         for l in lines {
             self.out += &format!("data: {l}{nl}");
         }
