@@ -4,7 +4,10 @@
 //! Shapes: one delta with the `content` key repeated, one delta with many
 //! `reasoning_details` elements, one call's arguments as many glued objects, one delta with
 //! many tool calls of distinct indices, many Gemini `partialArgs` entries on deep paths,
-//! and many empty `data:` events.
+//! and many empty `data:` events; and, with calls written into the text taken out, a
+//! closed `<tool_call>` object followed by one-space content deltas, Mistral's `[ARGS]`
+//! followed by one-space deltas, and one MiniMax `<invoke>` with many parameters and a long
+//! run of spaces.
 //! Run: `cargo bench -p toolstream-benches --bench hostile` (see BENCHMARKS.md).
 
 use std::hint::black_box;
@@ -14,6 +17,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
+use toolstream::text_calls::Tools;
 
 /// `n` copies of `unit` joined by `sep`, inside `head` and `tail`, at least `size` bytes.
 fn fill(head: &str, unit: &str, sep: &str, tail: &str, size: usize) -> Bytes {
@@ -89,8 +93,48 @@ fn shapes(size: usize) -> Vec<(&'static str, Bytes)> {
     ]
 }
 
-fn run(input: &Bytes) -> usize {
+/// The shapes whose calls are written into the text: each content delta one event.
+fn text_shapes(size: usize) -> Vec<(&'static str, Bytes)> {
+    let delta = |t: &str| {
+        format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices":[{"index":0,"delta":{"content":t}}]})
+        )
+    };
+    let spaces = |head: &str, tail: &str| {
+        let one = delta(" ");
+        let mut s = delta(head);
+        for _ in 0..size / one.len() {
+            s.push_str(&one);
+        }
+        s.push_str(&delta(tail));
+        s.push_str("data: [DONE]\n\n");
+        Bytes::from(s)
+    };
+    let mut invoke = String::from("<minimax:tool_call>\n<invoke name=\"f\">\n");
+    for i in 0..size / 100 {
+        invoke.push_str(&format!("<parameter name=\"p{i}\">1</parameter>"));
+    }
+    invoke.push_str(&" ".repeat(size / 2));
+    invoke.push_str("</invoke>\n</minimax:tool_call>");
+    vec![
+        (
+            "hermes_spaces",
+            spaces(r#"<tool_call>{"name":"f","arguments":{}}"#, "</tool_call>"),
+        ),
+        ("mistral_spaces", spaces("[TOOL_CALLS]f[ARGS]", "{}")),
+        (
+            "minimax_params",
+            Bytes::from(delta(&invoke) + "data: [DONE]\n\n"),
+        ),
+    ]
+}
+
+fn run(input: &Bytes, text: bool) -> usize {
     let mut s = Stream::new(None);
+    if text {
+        s = s.with_text_calls(None, Tools::from_names(["f"]));
+    }
     let mut out: Vec<Event> = Vec::new();
     s.push(input.clone(), &mut out);
     s.finish(&mut out);
@@ -108,11 +152,15 @@ fn bench_hostile(c: &mut Criterion) {
         ("1MiB", 1 << 20),
         ("4MiB", 4 << 20),
     ] {
-        for (shape, input) in shapes(size) {
-            assert!(run(&input) > 0);
+        let all = shapes(size)
+            .into_iter()
+            .map(|(n, b)| (n, b, false))
+            .chain(text_shapes(size).into_iter().map(|(n, b)| (n, b, true)));
+        for (shape, input, text) in all {
+            assert!(run(&input, text) > 0);
             g.throughput(Throughput::Bytes(input.len() as u64));
             g.bench_function(BenchmarkId::new(shape, label), |b| {
-                b.iter(|| black_box(run(black_box(&input))))
+                b.iter(|| black_box(run(black_box(&input), text)))
             });
         }
     }
