@@ -341,6 +341,7 @@ fn a_departed_client_closes_its_upstream() {
         }
         let ms = closed.load(Ordering::SeqCst);
         assert!(ms > 0, "the upstream's handler never ended");
+        eprintln!("fragments={fragments}: the upstream connection ended {ms} ms in (the client left ~300 ms in)");
         // The client left ~300 ms in; the upstream would have gone on for 20 s.
         assert!(
             ms < 5_000,
@@ -463,5 +464,52 @@ fn large_requests_cost_their_bytes_not_a_tree() {
     assert!(
         peak < (4 * in_flight + (64 << 20)) as u64,
         "peak RSS {peak} bytes for {in_flight} bytes in flight"
+    );
+}
+
+/// A client that leaves before the upstream answered at all (its head not sent yet): the
+/// upstream request is dropped then too, not at the first-byte timeout.
+#[test]
+fn a_client_that_leaves_before_the_upstream_answers_closes_it() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let c = closed.clone();
+    let up = upstream(move |mut s| {
+        let start = Instant::now();
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        while start.elapsed() < Duration::from_secs(20) {
+            let mut b = [0u8; 1];
+            match s.read(&mut b) {
+                Ok(0) => break,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                _ => break,
+            }
+        }
+        c.store(start.elapsed().as_millis() as usize + 1, Ordering::SeqCst);
+    });
+    let proxy = Proxy::spawn(&up, 4096, &[]);
+    let mut s = TcpStream::connect(&proxy.addr).unwrap();
+    let body = "{\"stream\":true}";
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    s.shutdown(Shutdown::Both).unwrap();
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(25);
+    while closed.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let ms = closed.load(Ordering::SeqCst);
+    eprintln!("the silent upstream's connection ended {ms} ms in (the client left ~300 ms in)");
+    assert!(
+        ms > 0 && ms < 5_000,
+        "the upstream connection closed {ms} ms in"
     );
 }
