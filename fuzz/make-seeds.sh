@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the seed corpora from files in the repo (and ../shared when present):
+# Build the seed corpora from files in the repo:
 #   fuzz/make-seeds.sh      -> fuzz/corpus/<target>/
 # Seeds: the shipped captures, the tool-argument sample, the JSONTestSuite files, and the
 # SSE cases' shapes. Reproducible: same repo, same seeds.
@@ -13,7 +13,7 @@ for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/ca
   cp "$f" corpus/pipeline_small_limits/
 done
 cp ../examples/captures/*.sse ../examples/text-calls/*.sse corpus/proxy_rewriter/
-suite=../../shared/conformance/JSONTestSuite/test_parsing
+suite=../tests/data/JSONTestSuite/test_parsing
 if [ -d "$suite" ]; then
   for f in "$suite"/*.json; do
     sz=$(stat -c %s "$f")

@@ -4,9 +4,7 @@
 //! results. "Accepted" means exactly one value and a clean `finish()`, so `[][]` or `{}}`
 //! count as rejected.
 //!
-//! The suite lives in `../shared/conformance/JSONTestSuite` (or
-//! `$TOOLSTREAM_SHARED/conformance/JSONTestSuite`). When it is absent the test is ignored,
-//! with the reason, in cargo's summary; the in-repo cases below always run.
+//! The suite is shipped in `tests/data/JSONTestSuite` (MIT, its licence beside it).
 
 use crate::common;
 
@@ -18,13 +16,8 @@ fn accepted(input: &[u8]) -> bool {
 }
 
 #[test]
-#[cfg_attr(
-    toolstream_no_json_test_suite,
-    ignore = "../shared/conformance/JSONTestSuite not found (set TOOLSTREAM_SHARED)"
-)]
 fn json_test_suite() {
-    let dir = common::shared_dir("conformance/JSONTestSuite/test_parsing")
-        .expect("the build script found the suite");
+    let dir = common::data_dir("JSONTestSuite/test_parsing");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("read test_parsing")
         .map(|e| e.expect("dir entry").path())
@@ -75,7 +68,7 @@ fn json_test_suite() {
     );
 }
 
-/// A small suite kept in the repo, so conformance is checked even without ../shared.
+/// A small suite of hand-written cases beside the shipped one.
 #[test]
 fn in_repo_conformance_cases() {
     let yes: &[&[u8]] = &[

@@ -381,13 +381,8 @@ fn a_growing_string_is_reported_as_its_appends() {
 /// The conformance suite's accepted files: whole and byte by byte, the completed value is
 /// serde_json's; its refused files are refused with an error, never a panic.
 #[test]
-#[cfg_attr(
-    toolstream_no_json_test_suite,
-    ignore = "../shared/conformance/JSONTestSuite not found (set TOOLSTREAM_SHARED)"
-)]
 fn conformance_suite() {
-    let dir = common::shared_dir("conformance/JSONTestSuite/test_parsing")
-        .expect("the build script found the suite");
+    let dir = common::data_dir("JSONTestSuite/test_parsing");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

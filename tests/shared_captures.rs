@@ -1,7 +1,7 @@
-//! The streams recorded from real providers in ../shared/captures/vercel-ai (see its
-//! README), replayed as wire bytes through `pipeline::Stream` at chunk sizes whole, 1, 7
-//! and 64. The expectations below were written by reading each capture, not by running the
-//! code. Ignored, with the reason in cargo's summary, when ../shared is absent.
+//! The streams recorded from real providers by the Vercel AI SDK project, shipped in
+//! tests/data/vercel-ai (Apache-2.0, its licence and README beside them), replayed as wire
+//! bytes through `pipeline::Stream` at chunk sizes whole, 1, 7 and 64. The expectations
+//! below were written by reading each capture, not by running the code.
 
 use crate::common;
 
@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
 
-fn dir() -> Option<PathBuf> {
-    common::shared_dir("captures/vercel-ai")
+fn dir() -> PathBuf {
+    common::data_dir("vercel-ai")
 }
 
 /// Wrap each payload line as its provider sends it (the captures README's rules).
@@ -163,12 +163,8 @@ fn sf() -> Value {
 }
 
 #[test]
-#[cfg_attr(
-    toolstream_no_shared_captures,
-    ignore = "../shared/captures/vercel-ai not found (set TOOLSTREAM_SHARED)"
-)]
 fn every_real_capture_decodes_right_at_every_chunk_size() {
-    let dir = dir().expect("the build script found the captures");
+    let dir = dir();
     let expect: Vec<Expectation> = vec![
         (
             "alibaba__alibaba-tool-call",
@@ -415,12 +411,8 @@ fn every_real_capture_decodes_right_at_every_chunk_size() {
 /// with hand-written expected files in tests/captures-expected/: names, ids, argument
 /// objects, failures, errors, finish reasons, completeness.
 #[test]
-#[cfg_attr(
-    toolstream_no_shared_captures,
-    ignore = "../shared/captures/vercel-ai not found (set TOOLSTREAM_SHARED)"
-)]
 fn inspect_json_matches_the_expected_files() {
-    let dir = dir().expect("the build script found the captures");
+    let dir = dir();
     let expected_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/captures-expected");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let mut checked = 0;

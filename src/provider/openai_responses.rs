@@ -386,7 +386,7 @@ mod tests {
 
     const DELTA: &[u8] = b"response.function_call_arguments.delta";
 
-    /// An arguments event as the Azure OpenAI capture in `../shared/captures` has them.
+    /// An arguments event as the Azure OpenAI capture in `tests/data/vercel-ai` has them.
     fn event(seq: u32, delta: &str, obfuscation: &str) -> Vec<u8> {
         format!(
             r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_04041325ab8ae30400698c51c5468c8197a395f18875a5339f","output_index":0,"delta":{delta},"obfuscation":"{obfuscation}"}}"#

@@ -271,20 +271,10 @@ pub fn pipeline_events(
     events
 }
 
-/// `../shared/<sub>` (or `$TOOLSTREAM_SHARED/<sub>`) if it is there; when it is not, says so
-/// loudly on stderr and gives `None` (the crate's own tests must pass without it).
-pub fn shared_dir(sub: &str) -> Option<std::path::PathBuf> {
-    let shared = match std::env::var_os("TOOLSTREAM_SHARED") {
-        Some(p) => std::path::PathBuf::from(p),
-        None => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    let dir = shared.join(sub);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "\n\n*** SKIPPED: ../shared/{sub} not found (nor under $TOOLSTREAM_SHARED) ***\n"
-        );
-        None
-    }
+/// The test data shipped in `tests/data/<sub>`: third-party suites and recorded streams,
+/// each with its licence (JSONTestSuite, MIT; the Vercel AI SDK's captures, Apache-2.0).
+pub fn data_dir(sub: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(sub)
 }
