@@ -558,3 +558,27 @@ fn inspect_tools_checks_each_call_against_its_declaration() {
     assert_eq!(code, 2);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `--tools` file that cannot be read is reported under its own name, not the capture's;
+/// `help` of a command that does not exist points at the list of commands. (At 91c7367 the
+/// first named the capture, the second suggested `toolstream help --help`.)
+#[test]
+fn errors_name_what_they_are_about() {
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/captures/openai-parallel-calls.sse"
+    );
+    let (code, _, err) = run(&["inspect", "--tools", "/nonexistent.json", capture], b"");
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("toolstream inspect: --tools /nonexistent.json:"),
+        "{err}"
+    );
+    assert!(!err.contains("openai-parallel-calls"), "{err}");
+    let (code, _, err) = run(&["help", "nosuch"], b"");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("toolstream --help") && !err.contains("help --help"),
+        "{err}"
+    );
+}

@@ -79,6 +79,11 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colour on a terminal only, and not under NO_COLOR.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .init();
     match toolstream_proxy::raise_fd_limit() {
         Ok(n) => tracing::debug!(fds = n, "file-descriptor limit"),
@@ -188,6 +193,13 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             }
             other => return Err(format!("unknown option '{other}'")),
         }
+    }
+    // HOST:PORT, checked here so that a wrong one is a usage error (exit 2).
+    if !listen
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+    {
+        return Err(format!("bad --listen '{listen}': expected HOST:PORT"));
     }
     let upstream = upstream.ok_or("--upstream is required")?;
     let uri: http::Uri = upstream

@@ -513,3 +513,37 @@ fn a_client_that_leaves_before_the_upstream_answers_closes_it() {
         "the upstream connection closed {ms} ms in"
     );
 }
+
+/// A `--listen` that is not HOST:PORT is a usage error (exit 2, as the README says of usage
+/// errors), and the log written to a file has no terminal colour codes.
+#[test]
+fn usage_errors_exit_2_and_logs_to_a_file_have_no_colour() {
+    let bin = env!("CARGO_BIN_EXE_toolstream-proxy");
+    let out = Command::new(bin)
+        .args(["--upstream", "http://127.0.0.1:9", "--listen", "nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let log = std::env::temp_dir().join(format!("toolstream-proxy-log-{}", std::process::id()));
+    let mut child = Command::new(bin)
+        .args([
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&log).unwrap_or_default().is_empty() {
+        assert!(Instant::now() < deadline, "no log line");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(text.contains("proxy ready"), "{text}");
+    assert!(!text.contains('\u{1b}'), "colour codes in a file: {text:?}");
+}

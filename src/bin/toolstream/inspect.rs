@@ -346,18 +346,35 @@ fn stream(args: &Args, policy: Policy) -> io::Result<Stream> {
     })
 }
 
+/// What is wrong with the `--tools` file (reported under its own name).
+#[derive(Debug)]
+pub(crate) struct ToolsFileError(String);
+
+impl std::fmt::Display for ToolsFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ToolsFileError {}
+
+fn tools_error(path: &str, e: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        ToolsFileError(format!("--tools {path}: {e}")),
+    )
+}
+
 /// `--tools FILE` as JSON: a request body, or its tools array.
 fn read_request(path: &str) -> io::Result<serde_json::Value> {
-    let bad =
-        |e: String| io::Error::new(io::ErrorKind::InvalidData, format!("--tools {path}: {e}"));
+    let bad = |e: String| tools_error(path, e);
     let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))
 }
 
 /// `--tools FILE`: a request body (or its tools array) in any provider's shape.
 fn load_tools(path: &str) -> io::Result<Tools> {
-    let bad =
-        |e: String| io::Error::new(io::ErrorKind::InvalidData, format!("--tools {path}: {e}"));
+    let bad = |e: String| tools_error(path, e);
     let request = read_request(path)?;
     let tools = Tools::from_request(&request).map_err(|e| bad(e.to_string()))?;
     for name in tools.names() {

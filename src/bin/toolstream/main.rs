@@ -237,7 +237,12 @@ fn main() -> ExitCode {
                         say(h);
                         ExitCode::SUCCESS
                     }
-                    None => usage_error("help", &format!("unknown command '{c}'")),
+                    None => {
+                        eprintln!(
+                            "toolstream help: unknown command '{c}'\nTry 'toolstream --help' for the commands."
+                        );
+                        ExitCode::from(2)
+                    }
                 },
             };
         }
@@ -336,6 +341,14 @@ fn inspect_main(rest: &[String]) -> ExitCode {
     match inspect::main(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        // A `--tools` file's error names that file, not the capture.
+        Err(e)
+            if e.get_ref()
+                .is_some_and(|i| i.is::<inspect::ToolsFileError>()) =>
+        {
+            eprintln!("toolstream inspect: {e}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("toolstream inspect: {}: {e}", args.input_name());
             ExitCode::from(1)
