@@ -532,6 +532,8 @@ fn usage_errors_exit_2_and_logs_to_a_file_have_no_colour() {
             "--listen",
             "127.0.0.1:0",
         ])
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
