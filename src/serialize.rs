@@ -32,7 +32,7 @@ fn json_or_string(text: &str) -> serde_json::Value {
 /// | `redacted_reasoning` | `data` |
 /// | `reasoning_item` | `item` (the item's JSON) |
 /// | `reasoning_details` | `details` (the array) |
-/// | `tool_call` | `index`, `part`, `id`, `name`, `arguments` (the object) |
+/// | `tool_call` | `index`, `part`, `id`, `name`, `arguments` (the object, its exact bytes) |
 /// | `tool_call_error` | `index`, `id`, `name`, `kind`, `offset`, `raw` (text), `detail` |
 /// | `duplicate` | `index`, `id`, `name` |
 /// | `finish` | `reason` (normalised), `raw` (the provider's) |
@@ -129,10 +129,22 @@ fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::
     m.serialize_entry("part", &c.part)?;
     m.serialize_entry("id", &c.id)?;
     m.serialize_entry("name", &c.name)?;
-    // Strictly valid JSON (the splitter's), so this parse cannot fail.
-    let args: serde_json::Value = serde_json::from_slice(&c.arguments).unwrap_or_default();
-    m.serialize_entry("arguments", &args)?;
+    m.serialize_entry("arguments", &Exact(&c.arguments))?;
     Ok(())
+}
+
+/// A call's arguments as their exact bytes (a raw JSON value: order, spacing and number
+/// spelling kept), the library's promise. Where serde_json cannot hold them as a raw value
+/// (nesting past its depth), their text as a string; never a value they do not say.
+struct Exact<'a>(&'a [u8]);
+
+impl Serialize for Exact<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match serde_json::from_slice::<&serde_json::value::RawValue>(self.0) {
+            Ok(raw) => raw.serialize(s),
+            Err(_) => s.serialize_str(&String::from_utf8_lossy(self.0)),
+        }
+    }
 }
 
 /// A [`Failure`]'s entries (see the table on `Event`'s impl).

@@ -582,3 +582,18 @@ fn errors_name_what_they_are_about() {
         "{err}"
     );
 }
+
+/// `inspect --json` prints a call's arguments as their exact bytes: member order, spacing and
+/// number spelling as the model wrote them, a number out of a float's range included. (At
+/// 91c7367 they were re-read into a tree: keys sorted, `1.50` became `1.5`, and a call whose
+/// arguments held `1e400` was not printed at all.)
+#[test]
+fn inspect_json_prints_the_arguments_exact_bytes() {
+    let stream = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"z\\\": 1.50, \\\"a\\\":1e400}\"}}]}}]}\n\ndata: [DONE]\n\n";
+    let (code, out, _) = run(&["inspect", "--json", "-"], stream);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#""arguments":{"z": 1.50, "a":1e400}"#),
+        "{out}"
+    );
+}

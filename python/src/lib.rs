@@ -83,12 +83,22 @@ fn from_py(o: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// An event as its `inspect --json` dict; a tool call also carries `arguments_raw`, the
 /// exact argument bytes.
 fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
-    let v = serde_json::to_value(e).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let d = to_py(py, &v)?;
     if let Event::ToolCall(c) = e {
+        // Built here: the arguments' exact bytes may hold what a JSON value of serde_json
+        // cannot (a number out of a float's range); `arguments` is then their text.
+        let v = serde_json::json!({
+            "type": "tool_call", "index": c.index, "part": c.part, "id": c.id, "name": c.name,
+        });
+        let d = to_py(py, &v)?;
+        match serde_json::from_slice::<serde_json::Value>(&c.arguments) {
+            Ok(a) => d.set_item("arguments", to_py(py, &a)?)?,
+            Err(_) => d.set_item("arguments", String::from_utf8_lossy(&c.arguments))?,
+        }
         d.set_item("arguments_raw", PyBytes::new(py, &c.arguments))?;
+        return Ok(d);
     }
-    Ok(d)
+    let v = serde_json::to_value(e).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_py(py, &v)
 }
 
 fn json_error(e: &json::Error) -> PyErr {

@@ -110,12 +110,15 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
 }
 
 /// One JSON object per event, in the shapes the issue names (None for events not shown).
-pub(crate) fn to_json(e: &Event) -> Option<serde_json::Value> {
+/// An event's JSON line: written straight from its `Serialize` form, so a call's
+/// arguments keep their exact bytes (never re-read into a tree, where key order, spacing
+/// and number spelling would change, and a number out of a float's range fail).
+pub(crate) fn to_json(e: &Event) -> Option<String> {
     // Slot openings and usage are left out of the listing.
     if matches!(e, Event::CallStarted { .. } | Event::Usage { .. }) {
         return None;
     }
-    serde_json::to_value(e).ok()
+    serde_json::to_string(e).ok()
 }
 
 fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
