@@ -1085,3 +1085,30 @@ fn a_non_streaming_completion_gives_what_its_stream_gives() {
     let (ev, _, _) = run(None, &stream, 0);
     assert_eq!(calls(&ev), want);
 }
+
+/// A non-streaming Anthropic body (`"type": "message"`) gives what its stream gives: text,
+/// the `tool_use` calls whole (a server tool's input no call), the stop reason and a
+/// complete end. (At 91c7367 it gave nothing at all and an incomplete end.)
+#[test]
+fn a_non_streaming_anthropic_message_gives_what_its_stream_gives() {
+    let body = Bytes::from_static(br#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"Hi"},{"type":"server_tool_use","id":"s","name":"web_search","input":{"q":1}},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}},{"type":"tool_use","id":"toolu_2","name":"g","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2}}"#);
+    for chunk in [0, 1, 7] {
+        let (ev, _, _) = run(None, &body, chunk);
+        assert_eq!(
+            calls(&ev),
+            [
+                ("f".to_string(), r#"{"a":1}"#.to_string()),
+                ("g".to_string(), "{}".to_string())
+            ],
+            "chunk {chunk}"
+        );
+        assert!(failures(&ev).is_empty());
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, Event::Text { text, .. } if text == "Hi")));
+        assert!(ev.iter().any(
+            |e| matches!(e, Event::ReasoningSignature { signature, .. } if signature == "sig")
+        ));
+        assert!(end(&ev));
+    }
+}

@@ -1,7 +1,8 @@
 //! Anthropic Messages streaming: `message_start`, `content_block_start` (`tool_use`,
 //! `redacted_thinking`), `content_block_delta` (`text_delta`, `input_json_delta`,
 //! `thinking_delta`, `signature_delta`), `content_block_stop`,
-//! `message_delta` (`stop_reason`), `message_stop`, `ping`, `error`.
+//! `message_delta` (`stop_reason`), `message_stop`, `ping`, `error`; and a non-streaming
+//! body (`"type": "message"`, the whole message), which gives the same deltas as its stream.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -26,6 +27,33 @@ struct Event<'a> {
     usage: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+    /// A whole message's blocks (a non-streaming body).
+    #[serde(borrow, default)]
+    content: Option<Vec<WholeBlock<'a>>>,
+    /// A whole message's stop reason.
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+/// One block of a whole message.
+#[derive(Deserialize)]
+struct WholeBlock<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -147,6 +175,7 @@ impl Decoder {
                 }
             }
             "message_stop" => out.push(Delta::Done),
+            "message" => whole_message(ev, out),
             "error" => {
                 if let Some(err) = ev.error {
                     out.push(error_delta(err.get()));
@@ -190,6 +219,67 @@ impl Decoder {
             });
         }
     }
+}
+
+/// A non-streaming body: each block as its stream would give it (a `tool_use` block's
+/// input whole, a server tool's not a call), the stop reason, the usage, and the end.
+fn whole_message(ev: Event<'_>, out: &mut Vec<Delta>) {
+    for (i, b) in ev.content.unwrap_or_default().into_iter().enumerate() {
+        match b.kind.as_deref() {
+            Some("text") => {
+                if let Some(t) = b.text.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Text {
+                        choice: 0,
+                        text: t.into_owned(),
+                    });
+                }
+            }
+            Some("thinking") => {
+                if let Some(t) = b.thinking.filter(|t| !t.is_empty()) {
+                    out.push(Delta::Reasoning {
+                        choice: 0,
+                        text: t.into_owned(),
+                    });
+                }
+                if let Some(s) = b.signature {
+                    out.push(Delta::ReasoningSignature {
+                        choice: 0,
+                        signature: s.into_owned(),
+                    });
+                }
+            }
+            Some("redacted_thinking") => {
+                if let Some(data) = b.data {
+                    out.push(Delta::RedactedReasoning {
+                        choice: 0,
+                        data: data.into_owned(),
+                    });
+                }
+            }
+            Some("tool_use") => out.push(Delta::Call {
+                choice: 0,
+                index: u32::try_from(i).ok(),
+                id: non_empty(b.id),
+                name: non_empty(b.name),
+                arguments: Some(b.input.map_or("{}", RawValue::get).to_string()),
+                complete: true,
+            }),
+            _ => {}
+        }
+    }
+    if let Some(raw) = ev.stop_reason {
+        out.push(Delta::Finish {
+            choice: 0,
+            reason: FinishReason::from_raw(&raw),
+            raw: raw.into_owned(),
+        });
+    }
+    if let Some(u) = ev.usage {
+        out.push(Delta::Usage {
+            raw: u.get().to_string(),
+        });
+    }
+    out.push(Delta::Done);
 }
 
 /// `content_block_delta`: text, thinking, a signature or, in a `tool_use` block (`tool`), a

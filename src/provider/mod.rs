@@ -186,7 +186,8 @@ impl Format {
         c.end().ok()?;
         if ty.starts_with("response.") {
             Some(Format::OpenAiResponses)
-        } else if ty.starts_with("message_") || ty.starts_with("content_block_") {
+        } else if ty.starts_with("message_") || ty.starts_with("content_block_") || ty == "message"
+        {
             Some(Format::Anthropic)
         } else if gemini {
             Some(Format::Gemini)
