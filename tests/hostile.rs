@@ -1112,3 +1112,31 @@ fn a_non_streaming_anthropic_message_gives_what_its_stream_gives() {
         assert!(end(&ev));
     }
 }
+
+/// A non-streaming Responses body (the response object) gives what its stream gives: the
+/// reasoning item whole, the output text, each function call (glued arguments split), the
+/// finish by its status and a complete end; an incomplete status is a length finish. (At
+/// 91c7367 it gave nothing at all and an incomplete end.)
+#[test]
+fn a_non_streaming_response_object_gives_what_its_stream_gives() {
+    let body = Bytes::from_static(br#"{"id":"resp_1","object":"response","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[]},{"type":"message","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":1}{\"b\":2}","status":"completed"}],"usage":{"total_tokens":3}}"#);
+    for chunk in [0, 1, 7] {
+        let (ev, _, _) = run(None, &body, chunk);
+        assert_eq!(
+            calls(&ev),
+            [
+                ("f".to_string(), r#"{"a":1}"#.to_string()),
+                ("f".to_string(), r#"{"b":2}"#.to_string())
+            ],
+            "chunk {chunk}"
+        );
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, Event::Text { text, .. } if text == "Hi")));
+        assert!(ev.iter().any(|e| matches!(e, Event::ReasoningItem { .. })));
+        assert!(end(&ev));
+    }
+    let cut = Bytes::from_static(br#"{"object":"response","status":"incomplete","output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":"}]}"#);
+    let (ev, _, _) = run(None, &cut, 0);
+    assert_eq!(failures(&ev), [("f".to_string(), FailureKind::Truncated)]);
+}

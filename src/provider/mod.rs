@@ -163,6 +163,9 @@ impl Format {
                         ty = v.into_owned();
                     } else if v == "chat.completion.chunk" {
                         chat = true;
+                    } else if v == "response" {
+                        // A Responses API body, not streamed.
+                        ty = "response.".into();
                     }
                 }
                 _ => {
@@ -482,6 +485,14 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, std::str::Utf8Error> {
         return Ok(text);
     }
     std::str::from_utf8(payload)
+}
+
+/// A part of a payload that is not what it should be (its text kept).
+pub(crate) fn malformed_text(text: &str) -> Delta {
+    Delta::Undecodable {
+        message: "undecodable payload: an item that is not one".into(),
+        body: text.to_string(),
+    }
 }
 
 /// An envelope that is not the JSON it should be.

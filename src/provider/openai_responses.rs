@@ -2,7 +2,8 @@
 //! `response.function_call_arguments.delta` / `.done`, `response.output_text.delta`,
 //! `response.reasoning_text.delta`, `response.reasoning_summary_text.delta`,
 //! `response.output_item.done` (`reasoning` items, passed on whole),
-//! `response.completed` / `.incomplete` / `.failed`, `error`.
+//! `response.completed` / `.incomplete` / `.failed`, `error`; and a non-streaming body (the
+//! response object, `"object": "response"`), which gives the same deltas as its stream.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -31,6 +32,42 @@ struct Event<'a> {
     message: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+    /// A non-streaming body's `"object": "response"`.
+    #[serde(borrow, default)]
+    object: Option<Cow<'a, str>>,
+    /// A non-streaming body's status.
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    /// A non-streaming body's output items, each read on its own.
+    #[serde(borrow, default)]
+    output: Option<Vec<&'a RawValue>>,
+    /// A non-streaming body's usage.
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+}
+
+/// One output item of a whole response.
+#[derive(Deserialize)]
+struct WholeItem<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Vec<Part<'a>>>,
+}
+
+/// A part of a message item's content.
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, rename = "type", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +235,9 @@ impl Decoder {
             }
         };
         let kind = event_kind(ev.kind.as_deref(), event);
+        if kind.is_empty() && ev.object.as_deref() == Some("response") {
+            return self.whole_response(ev, out);
+        }
         let index = ev.output_index.unwrap_or(0);
         match kind.as_str() {
             "response.output_item.added" => self.item_added(ev, index, out),
@@ -263,6 +303,70 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+
+    /// A non-streaming body: each output item as its stream would give it (a function
+    /// call's arguments whole, a reasoning item passed on whole, a message's output text),
+    /// the finish by the status, the usage, an error, and the end.
+    fn whole_response(&mut self, ev: Event<'_>, out: &mut Vec<Delta>) {
+        for (i, raw) in ev.output.unwrap_or_default().into_iter().enumerate() {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            let Ok(item) = serde_json::from_str::<WholeItem<'_>>(raw.get()) else {
+                // An item that is not one: what it carried is not known.
+                out.push(super::malformed_text(raw.get()));
+                continue;
+            };
+            match item.kind.as_deref() {
+                Some("function_call") => {
+                    self.saw_call = true;
+                    out.push(Delta::Call {
+                        choice: 0,
+                        index: Some(index),
+                        id: non_empty(item.call_id),
+                        name: non_empty(item.name),
+                        arguments: item.arguments.map(Cow::into_owned),
+                        complete: true,
+                    });
+                }
+                Some("reasoning") => out.push(Delta::ReasoningItem {
+                    choice: 0,
+                    raw: raw.get().to_string(),
+                }),
+                Some("message") => {
+                    for p in item.content.unwrap_or_default() {
+                        if p.kind.as_deref() == Some("output_text") {
+                            if let Some(t) = p.text.filter(|t| !t.is_empty()) {
+                                out.push(Delta::Text {
+                                    choice: 0,
+                                    text: t.into_owned(),
+                                });
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(err) = ev.error.filter(|e| e.get() != "null") {
+            out.push(error_delta(err.get()));
+        }
+        let raw = match ev.status.as_deref() {
+            Some("completed") if self.saw_call => "tool_calls",
+            Some("completed") => "completed",
+            Some("incomplete") => "incomplete",
+            _ => "failed",
+        };
+        out.push(Delta::Finish {
+            choice: 0,
+            reason: FinishReason::from_raw(raw),
+            raw: raw.to_string(),
+        });
+        if let Some(u) = ev.usage.filter(|u| u.get() != "null") {
+            out.push(Delta::Usage {
+                raw: u.get().to_string(),
+            });
+        }
+        out.push(Delta::Done);
     }
 
     /// `response.output_item.added`: a function call begins.
