@@ -1140,3 +1140,18 @@ fn a_non_streaming_response_object_gives_what_its_stream_gives() {
     let (ev, _, _) = run(None, &cut, 0);
     assert_eq!(failures(&ev), [("f".to_string(), FailureKind::Truncated)]);
 }
+
+/// A non-streaming Bedrock `Converse` body gives what its stream gives: text, each tool use
+/// whole, the stop reason and a complete end. (At 91c7367 it gave nothing at all.)
+#[test]
+fn a_non_streaming_converse_body_gives_what_its_stream_gives() {
+    let body = Bytes::from_static(br#"{"output":{"message":{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"hm","signature":"sig"}}},{"text":"Hi"},{"toolUse":{"toolUseId":"t1","name":"f","input":{"a":1}}}]}},"stopReason":"tool_use","usage":{"inputTokens":1}}"#);
+    for chunk in [0, 1, 7] {
+        let (ev, _, _) = run(None, &body, chunk);
+        assert_eq!(calls(&ev), [("f".to_string(), r#"{"a":1}"#.to_string())]);
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, Event::Text { text, .. } if text == "Hi")));
+        assert!(end(&ev), "chunk {chunk}");
+    }
+}

@@ -12,6 +12,9 @@
 //! model's own event in base64 (`{"bytes": ...}`): Anthropic Messages events for Claude
 //! (read by the Anthropic decoder), Converse-shaped events wrapped in a one-member object
 //! for Amazon Nova (`{"contentBlockDelta": {...}}`).
+//!
+//! And a non-streaming `Converse` body (`output.message.content`, `stopReason`, `usage`),
+//! which gives the same deltas as its stream.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -39,6 +42,53 @@ struct Event<'a> {
     usage: Option<&'a RawValue>,
     #[serde(borrow, default)]
     message: Option<Cow<'a, str>>,
+    /// A non-streaming `Converse` body's output.
+    #[serde(borrow, default)]
+    output: Option<Output<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Output<'a> {
+    #[serde(borrow, default)]
+    message: Option<WholeMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WholeMessage<'a> {
+    #[serde(borrow, default)]
+    content: Option<Vec<WholeBlock<'a>>>,
+}
+
+/// One content block of a whole `Converse` message.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WholeBlock<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use: Option<WholeToolUse<'a>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<WholeReasoning<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WholeToolUse<'a> {
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WholeReasoning<'a> {
+    #[serde(borrow, default)]
+    reasoning_text: Option<Reasoning<'a>>,
+    #[serde(borrow, default)]
+    redacted_content: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +168,58 @@ fn reasoning_deltas(r: Reasoning<'_>, out: &mut Vec<Delta>) {
     }
 }
 
+/// A non-streaming `Converse` body: each block as its stream would give it (a tool use's
+/// input whole), the stop reason, the usage and the end.
+fn whole_converse(ev: Event<'_>, out: &mut Vec<Delta>) {
+    let blocks = ev
+        .output
+        .and_then(|o| o.message)
+        .and_then(|m| m.content)
+        .unwrap_or_default();
+    for (i, b) in blocks.into_iter().enumerate() {
+        if let Some(r) = b.reasoning_content {
+            if let Some(r) = r.reasoning_text {
+                reasoning_deltas(r, out);
+            }
+            if let Some(data) = r.redacted_content.filter(|d| !d.is_empty()) {
+                out.push(Delta::RedactedReasoning {
+                    choice: 0,
+                    data: data.into_owned(),
+                });
+            }
+        }
+        if let Some(t) = b.text.filter(|t| !t.is_empty()) {
+            out.push(Delta::Text {
+                choice: 0,
+                text: t.into_owned(),
+            });
+        }
+        if let Some(t) = b.tool_use {
+            out.push(Delta::Call {
+                choice: 0,
+                index: u32::try_from(i).ok(),
+                id: non_empty(t.tool_use_id),
+                name: non_empty(t.name),
+                arguments: Some(t.input.map_or("{}", RawValue::get).to_string()),
+                complete: true,
+            });
+        }
+    }
+    if let Some(raw) = ev.stop_reason {
+        out.push(Delta::Finish {
+            choice: 0,
+            reason: FinishReason::from_raw(&raw),
+            raw: raw.into_owned(),
+        });
+    }
+    if let Some(u) = ev.usage {
+        out.push(Delta::Usage {
+            raw: u.get().to_string(),
+        });
+    }
+    out.push(Delta::Done);
+}
+
 impl Decoder {
     /// Decode one message's payload; `event` is its `:event-type` (for an exception, its
     /// `:exception-type`; for an error message, `error:` and its `:error-code`).
@@ -136,6 +238,9 @@ impl Decoder {
             Ok(e) => e,
             Err(d) => return out.push(d),
         };
+        if name.is_empty() && ev.output.is_some() {
+            return whole_converse(ev, out);
+        }
         let index = ev.content_block_index.unwrap_or(0);
         match name {
             b"contentBlockStart" => {

@@ -153,6 +153,7 @@ impl Format {
         }
         let mut ty = String::new();
         let (mut gemini, mut chat, mut message, mut done) = (false, false, false, false);
+        let (mut output, mut stop_reason) = (false, false);
         let mut m = c.object().ok()?;
         while let Some(k) = c.key(&mut m).ok()? {
             let k = k.cow();
@@ -175,6 +176,8 @@ impl Format {
                         "choices" => chat = true,
                         "message" => message = true,
                         "done" => done = true,
+                        "output" => output = true,
+                        "stopReason" => stop_reason = true,
                         _ => {}
                     }
                 }
@@ -198,6 +201,12 @@ impl Format {
             Some(Format::OpenAiChat)
         } else if message && done {
             Some(Format::Ollama)
+        } else if output && stop_reason {
+            // A non-streaming Bedrock `Converse` body.
+            #[cfg(feature = "bedrock")]
+            return Some(Format::Bedrock);
+            #[cfg(not(feature = "bedrock"))]
+            return None;
         } else {
             None
         }
