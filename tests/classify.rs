@@ -119,6 +119,11 @@ const HTTP: &[V] = &[
     v!(Gemini, 400, NONE, r#"{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION"}}"#, PermissionDenied, Fallback),
     v!(Gemini, 400, NONE, r#"{"error":{"code":400,"message":"Please ensure that multiturn requests alternate between user and model.","status":"INVALID_ARGUMENT"}}"#, InvalidRequest, Surface),
     v!(Gemini, 400, NONE, r#"{"error":{"code":400,"message":"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n","status":"INVALID_ARGUMENT"}}"#, InvalidRequest, Surface),
+    // ---- llama-cpp-python (FastAPI): a request it refuses to validate, answered 500 ----
+    v!(Openai, 500, NONE, r#"{"error":{"message":"1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'tools', 0, 'function', 'name'), 'msg': 'Input should be a valid string', 'input': 3}","type":"internal_server_error","param":null,"code":null}}"#, InvalidRequest, Surface),
+    v!(Openai, 500, NONE, r#"{"error":{"message":"1 validation error for CreateChatCompletionRequest\nmax_tokens\n  Input should be a valid integer","type":"internal_server_error","param":null,"code":null}}"#, InvalidRequest, Surface),
+    // ... but a validation error on its own response is its bug: a server error.
+    v!(Openai, 500, NONE, r#"{"error":{"message":"2 validation errors:\n  {'type': 'missing', 'loc': ('response', 'CreateChatCompletionResponse', 'choices', 0, 'message', 'refusal'), 'msg': 'Field required'}","type":"internal_server_error","param":null,"code":null}}"#, ServerError, Retry),
     // ---- Ollama ----
     // the motivating bug: the model's own malformed JSON, never a fallback
     v!(Ollama, 400, NONE, r#"{"error":{"message":"invalid tool call arguments","type":"invalid_request_error","param":null,"code":null}}"#, ModelOutput, RetryWithFeedback),

@@ -1094,6 +1094,17 @@ pub static MESSAGE_RULES: &[Rule] = &[
         Message("server had an error"),
         R::ServerError,
     ),
+    // A Python server (llama-cpp-python, any FastAPI app behind a catch-all handler) that
+    // validates the request with pydantic and answers a refusal with HTTP 500: the error
+    // names the request's body (`'loc': ('body', ...)`) or its request model
+    // (`... validation error for CreateChatCompletionRequest`). No retry or other upstream
+    // changes the request. (A validation error on the *response*, `'loc': ('response',
+    // ...)`, is the server's own bug and stays a server error.)
+    r(
+        "msg.request_validation_error",
+        Parts(&[&["validation error"], &["('body',", "for create"]]),
+        R::InvalidRequest,
+    ),
     r("msg.disconnected", Message("disconnected"), R::ServerError),
     r(
         "msg.internal_server_error",
