@@ -226,21 +226,9 @@ impl Decoder {
 fn whole_message(ev: Event<'_>, out: &mut Vec<Delta>) {
     for (i, b) in ev.content.unwrap_or_default().into_iter().enumerate() {
         match b.kind.as_deref() {
-            Some("text") => {
-                if let Some(t) = b.text.filter(|t| !t.is_empty()) {
-                    out.push(Delta::Text {
-                        choice: 0,
-                        text: t.into_owned(),
-                    });
-                }
-            }
+            Some("text") => out.extend(super::text_delta(b.text)),
             Some("thinking") => {
-                if let Some(t) = b.thinking.filter(|t| !t.is_empty()) {
-                    out.push(Delta::Reasoning {
-                        choice: 0,
-                        text: t.into_owned(),
-                    });
-                }
+                out.extend(super::reasoning_delta(b.thinking));
                 if let Some(s) = b.signature {
                     out.push(Delta::ReasoningSignature {
                         choice: 0,
@@ -267,19 +255,7 @@ fn whole_message(ev: Event<'_>, out: &mut Vec<Delta>) {
             _ => {}
         }
     }
-    if let Some(raw) = ev.stop_reason {
-        out.push(Delta::Finish {
-            choice: 0,
-            reason: FinishReason::from_raw(&raw),
-            raw: raw.into_owned(),
-        });
-    }
-    if let Some(u) = ev.usage {
-        out.push(Delta::Usage {
-            raw: u.get().to_string(),
-        });
-    }
-    out.push(Delta::Done);
+    super::whole_end(ev.stop_reason, ev.usage, out);
 }
 
 /// `content_block_delta`: text, thinking, a signature or, in a `tool_use` block (`tool`), a
@@ -287,22 +263,8 @@ fn whole_message(ev: Event<'_>, out: &mut Vec<Delta>) {
 fn block_delta(ev: Event<'_>, tool: bool, out: &mut Vec<Delta>) {
     let Some(d) = ev.delta else { return };
     match d.kind.as_deref() {
-        Some("text_delta") => {
-            if let Some(t) = d.text.filter(|t| !t.is_empty()) {
-                out.push(Delta::Text {
-                    choice: 0,
-                    text: t.into_owned(),
-                });
-            }
-        }
-        Some("thinking_delta") => {
-            if let Some(t) = d.thinking.filter(|t| !t.is_empty()) {
-                out.push(Delta::Reasoning {
-                    choice: 0,
-                    text: t.into_owned(),
-                });
-            }
-        }
+        Some("text_delta") => out.extend(super::text_delta(d.text)),
+        Some("thinking_delta") => out.extend(super::reasoning_delta(d.thinking)),
         Some("signature_delta") => {
             if let Some(s) = d.signature {
                 out.push(Delta::ReasoningSignature {

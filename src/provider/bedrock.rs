@@ -188,12 +188,7 @@ fn whole_converse(ev: Event<'_>, out: &mut Vec<Delta>) {
                 });
             }
         }
-        if let Some(t) = b.text.filter(|t| !t.is_empty()) {
-            out.push(Delta::Text {
-                choice: 0,
-                text: t.into_owned(),
-            });
-        }
+        out.extend(super::text_delta(b.text));
         if let Some(t) = b.tool_use {
             out.push(Delta::Call {
                 choice: 0,
@@ -205,19 +200,7 @@ fn whole_converse(ev: Event<'_>, out: &mut Vec<Delta>) {
             });
         }
     }
-    if let Some(raw) = ev.stop_reason {
-        out.push(Delta::Finish {
-            choice: 0,
-            reason: FinishReason::from_raw(&raw),
-            raw: raw.into_owned(),
-        });
-    }
-    if let Some(u) = ev.usage {
-        out.push(Delta::Usage {
-            raw: u.get().to_string(),
-        });
-    }
-    out.push(Delta::Done);
+    super::whole_end(ev.stop_reason, ev.usage, out);
 }
 
 impl Decoder {

@@ -496,6 +496,44 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, std::str::Utf8Error> {
     std::str::from_utf8(payload)
 }
 
+/// Text of choice 0, when there is some.
+pub(crate) fn text_delta(t: Option<std::borrow::Cow<'_, str>>) -> Option<Delta> {
+    t.filter(|t| !t.is_empty()).map(|t| Delta::Text {
+        choice: 0,
+        text: t.into_owned(),
+    })
+}
+
+/// Reasoning text of choice 0, when there is some.
+pub(crate) fn reasoning_delta(t: Option<std::borrow::Cow<'_, str>>) -> Option<Delta> {
+    t.filter(|t| !t.is_empty()).map(|t| Delta::Reasoning {
+        choice: 0,
+        text: t.into_owned(),
+    })
+}
+
+/// The end of a whole (non-streaming) body: its finish by the provider's raw reason, its
+/// usage, and the terminal marker (a body that was read whole is complete).
+pub(crate) fn whole_end(
+    reason: Option<std::borrow::Cow<'_, str>>,
+    usage: Option<&serde_json::value::RawValue>,
+    out: &mut Vec<Delta>,
+) {
+    if let Some(raw) = reason {
+        out.push(Delta::Finish {
+            choice: 0,
+            reason: FinishReason::from_raw(&raw),
+            raw: raw.into_owned(),
+        });
+    }
+    if let Some(u) = usage.filter(|u| u.get() != "null") {
+        out.push(Delta::Usage {
+            raw: u.get().to_string(),
+        });
+    }
+    out.push(Delta::Done);
+}
+
 /// A part of a payload that is not what it should be (its text kept).
 pub(crate) fn malformed_text(text: &str) -> Delta {
     Delta::Undecodable {

@@ -335,12 +335,7 @@ impl Decoder {
                 Some("message") => {
                     for p in item.content.unwrap_or_default() {
                         if p.kind.as_deref() == Some("output_text") {
-                            if let Some(t) = p.text.filter(|t| !t.is_empty()) {
-                                out.push(Delta::Text {
-                                    choice: 0,
-                                    text: t.into_owned(),
-                                });
-                            }
+                            out.extend(super::text_delta(p.text));
                         }
                     }
                 }
@@ -356,17 +351,7 @@ impl Decoder {
             Some("incomplete") => "incomplete",
             _ => "failed",
         };
-        out.push(Delta::Finish {
-            choice: 0,
-            reason: FinishReason::from_raw(raw),
-            raw: raw.to_string(),
-        });
-        if let Some(u) = ev.usage.filter(|u| u.get() != "null") {
-            out.push(Delta::Usage {
-                raw: u.get().to_string(),
-            });
-        }
-        out.push(Delta::Done);
+        super::whole_end(Some(Cow::Borrowed(raw)), ev.usage, out);
     }
 
     /// `response.output_item.added`: a function call begins.
