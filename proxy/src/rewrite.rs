@@ -228,14 +228,16 @@ trait Rewrite {
         // As the pipeline does: an event cut off by the end of the stream is not
         // dispatched, but what it carried is decoded (an error sent just before the
         // connection dropped is not lost); the stream is incomplete either way.
+        // (An event of only `id:` or `retry:` fields carries no data: nothing is lost.)
         if let Err(partial) = end {
-            self.dropped("the stream was cut inside an event");
             if partial.skipped.is_some() {
+                self.dropped("an event over the size limit was dropped");
                 self.core()
                     .assembler
                     .interrupt("an event over the limit was dropped");
             }
             if !partial.data.is_empty() {
+                self.dropped("the stream was cut inside an event");
                 let ty = if partial.event.is_empty() {
                     Bytes::from_static(b"message")
                 } else {

@@ -511,3 +511,16 @@ fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
     let odd = r#"{"choices":[{"index":"0","message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}{}"}}]}}]}"#;
     assert!(rewrite_completion(odd.as_bytes(), false, None).is_none());
 }
+
+/// A stream that ends with `id:` and `retry:` lines and no blank line after them carries no
+/// data in that last event: nothing is lost, and the stream ends as the library says (found
+/// by the proxy_structured fuzz target: the calls failed as cut while the pipeline
+/// delivered them).
+#[test]
+fn trailing_fields_without_data_lose_nothing() {
+    let s = sse(&[call_chunk(json!(0), Some("c1"), "{}"), finish("tool_calls")])
+        + "id: 7\nretry: 100\n";
+    let c = through(s.as_bytes());
+    assert!(!c.error, "{c:?}");
+    assert_eq!(c.calls[&0][&0].2, "{}");
+}
