@@ -17,6 +17,8 @@
 //! | [`request`] | [`request::repair`]: tool calls in a request's history whose arguments a provider would refuse, repaired losslessly |
 //! | [`schema`] | [`schema::Tools`]: is a call's name declared, and do its arguments match the tool's JSON Schema? Precise violations for the model |
 //! | [`text_calls`] | [`text_calls::Extractor`]: calls a model wrote into its text, per model family, taken out as they stream; only the declared tools' (fail-closed) |
+//! | [`rewrite`] | [`rewrite::OpenAiRewriter`], [`rewrite::AnthropicRewriter`]: a provider's stream in, the same stream out with every call whole and validated, glued calls split, cuts ended with an error — what a gateway sends its client |
+//! | `proxy` (feature `proxy`) | the HTTP proxy `toolstream proxy` runs: the rewriters, request repair and the classifier's verdicts on a hyper server |
 //! | [`classify`] | every failure becomes a decision: retry, retry with feedback, compress, repair the request, fall back, surface |
 //!
 //! Most users want [`pipeline::Stream`]:
@@ -107,8 +109,11 @@ pub mod json;
 pub mod ndjson;
 pub mod pipeline;
 pub mod provider;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 pub mod replay;
 pub mod request;
+pub mod rewrite;
 #[allow(unsafe_code)]
 pub mod scan;
 pub mod schema;

@@ -15,9 +15,9 @@ use toolstream::assemble::Event;
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
+use toolstream::rewrite::text::{TextCalls, TextSetting};
+use toolstream::rewrite::OpenAiRewriter;
 use toolstream::text_calls::Tools;
-use toolstream_proxy::rewrite::OpenAiRewriter;
-use toolstream_proxy::text::{TextCalls, TextSetting};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

@@ -22,7 +22,7 @@ use toolstream::assemble::Event;
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
-use toolstream_proxy::rewrite::{AnthropicRewriter, OpenAiRewriter};
+use toolstream::rewrite::{AnthropicRewriter, OpenAiRewriter};
 
 /// A number from the wire, as its JSON text.
 #[derive(Arbitrary, Debug, Clone, Copy)]

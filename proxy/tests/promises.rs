@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use bytes::{Bytes, BytesMut};
 use serde_json::{json, Value};
 use toolstream::classify::Provider;
-use toolstream_proxy::rewrite::OpenAiRewriter;
+use toolstream::rewrite::OpenAiRewriter;
 
 /// What a strict client makes of the rewriter's output.
 #[derive(Debug, Default, PartialEq)]
@@ -351,7 +351,7 @@ fn anthropic_blocks(out: &[u8]) -> (Vec<(String, String, String)>, bool) {
 /// input becomes two calls; every block keeps a contiguous index.
 #[test]
 fn anthropic_server_tools_pass_and_only_tool_use_blocks_are_calls() {
-    use toolstream_proxy::rewrite::AnthropicRewriter;
+    use toolstream::rewrite::AnthropicRewriter;
     let list = [
         (
             "message_start",
@@ -436,7 +436,7 @@ fn anthropic_server_tools_pass_and_only_tool_use_blocks_are_calls() {
 /// whole arguments per part made it quadratic: 40 000 objects took 7 s.)
 #[test]
 fn a_completion_with_too_many_glued_objects_is_limited_as_a_stream_is() {
-    use toolstream_proxy::rewrite::rewrite_completion;
+    use toolstream::rewrite::rewrite_completion;
     let max = toolstream::assemble::Policy::default().max_calls;
     for (n, calls) in [(max, max), (max + 1, max + 1), (40_000, max + 1)] {
         let args: String = (0..n).map(|k| format!("{{\"k\":{k}}}")).collect();
@@ -463,7 +463,7 @@ fn a_completion_with_too_many_glued_objects_is_limited_as_a_stream_is() {
 /// delivers what that event carried, as the pipeline does, and ends with an error.
 #[test]
 fn anthropic_data_after_message_stop_is_not_a_clean_end() {
-    use toolstream_proxy::rewrite::AnthropicRewriter;
+    use toolstream::rewrite::AnthropicRewriter;
     let stream = concat!(
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"content\":[]}}\n\n",
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
@@ -489,7 +489,7 @@ fn anthropic_data_after_message_stop_is_not_a_clean_end() {
 /// and forwarded anything it refused unchanged, glued calls and all.)
 #[test]
 fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
-    use toolstream_proxy::rewrite::rewrite_completion;
+    use toolstream::rewrite::rewrite_completion;
     let body = r#"{"id":"x","object":"chat.completion","x":1e400,"choices":[{"index":0,"message":{"role":"assistant","content":null,"annotations":[{"t":1}],"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}}]},"logprobs":{"content":[]},"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"plain"},"finish_reason":"stop"}],"usage":{"total_tokens":3}}"#;
     let (out, counts) = rewrite_completion(body.as_bytes(), false, None).unwrap();
     let out = String::from_utf8(out.to_vec()).unwrap();

@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
-use toolstream_proxy::{serve, Config};
+use toolstream::proxy::{serve, Config};
 
 /// What the fake upstream answers.
 #[derive(Clone)]

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use bytes::{Bytes, BytesMut};
 use serde_json::{json, Value};
 use toolstream::classify::Provider;
+use toolstream::rewrite::text::{declared_tools, TextCalls, TextSetting};
+use toolstream::rewrite::{rewrite_completion, OpenAiRewriter};
 use toolstream::text_calls::Tools;
-use toolstream_proxy::rewrite::{rewrite_completion, OpenAiRewriter};
-use toolstream_proxy::text::{declared_tools, TextCalls, TextSetting};
 
 fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/text-calls")

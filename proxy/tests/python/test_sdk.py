@@ -11,6 +11,7 @@ import http.server
 import json
 import os
 import pathlib
+import shlex
 import socket
 import subprocess
 import threading
@@ -23,7 +24,11 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 CAPTURES = ROOT / "examples" / "captures"
-PROXY = os.environ.get("TOOLSTREAM_PROXY", str(ROOT / "target" / "debug" / "toolstream-proxy"))
+# The command that runs the proxy: a binary, or a command line such as `toolstream proxy`
+# (CI runs these tests against the `toolstream` that the README's install command gives).
+PROXY = shlex.split(
+    os.environ.get("TOOLSTREAM_PROXY", shlex.quote(str(ROOT / "target" / "debug" / "toolstream-proxy")))
+)
 
 OPENAI_CAPTURES = [
     "openai-parallel-calls",
@@ -95,7 +100,7 @@ def proxy_stack(*options):
     up = Upstream()
     port = free_port()
     proc = subprocess.Popen(
-        [PROXY, "--listen", "127.0.0.1:%d" % port, "--upstream", up.url, *options],
+        [*PROXY, "--listen", "127.0.0.1:%d" % port, "--upstream", up.url, *options],
         stderr=subprocess.DEVNULL,
     )
     base = "http://127.0.0.1:%d" % port

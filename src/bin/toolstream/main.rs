@@ -24,7 +24,7 @@ commands:
             errors, and whether it ended properly
   split     split a stream of concatenated JSON values, each printed as it completes
   classify  turn a failure (HTTP error, error in a stream, transport error) into a decision
-  proxy     an HTTP proxy between an agent and its provider (the toolstream-proxy binary)
+  proxy     an HTTP proxy between an agent and its provider (with the `proxy` feature)
   help      print this, or a command's help: toolstream help inspect
 
 options:
@@ -277,38 +277,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// `toolstream proxy`: the proxy is its own binary (its server crates stay out of the
-/// library's dependencies), installed beside this one; its arguments are passed on.
+/// `toolstream proxy`: the library's `proxy` module, in builds with the `proxy` feature.
+#[cfg(feature = "proxy")]
 fn proxy(args: &[String]) -> ExitCode {
-    let name = format!("toolstream-proxy{}", std::env::consts::EXE_SUFFIX);
-    let path = std::env::current_exe()
-        .ok()
-        .map(|p| p.with_file_name(&name))
-        .filter(|p| p.is_file());
-    let Some(path) = path else {
-        eprintln!(
-            "toolstream proxy: the {name} binary is not beside this one: build it with \
-             `cargo build --release` at the root, or install it with `cargo install --path proxy`"
-        );
-        return ExitCode::from(1);
-    };
-    let mut cmd = std::process::Command::new(&path);
-    cmd.args(args);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        let e = cmd.exec();
-        eprintln!("toolstream proxy: cannot run {}: {e}", path.display());
-        ExitCode::from(1)
-    }
-    #[cfg(not(unix))]
-    match cmd.status() {
-        Ok(s) => ExitCode::from(s.code().unwrap_or(1) as u8),
-        Err(e) => {
-            eprintln!("toolstream proxy: cannot run {}: {e}", path.display());
-            ExitCode::from(1)
-        }
-    }
+    toolstream::proxy::main(args)
+}
+
+/// `toolstream proxy` in a build without the `proxy` feature: how to get one.
+#[cfg(not(feature = "proxy"))]
+fn proxy(_args: &[String]) -> ExitCode {
+    eprintln!(
+        "toolstream proxy: this build has no proxy; install one with \
+         `cargo install --path . --features proxy` (from a clone) or \
+         `cargo install toolstream --features proxy`"
+    );
+    ExitCode::from(1)
 }
 
 /// Whether an option of `command` takes a value (so that what follows it is that value).

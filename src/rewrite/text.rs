@@ -1,13 +1,13 @@
 //! Calls written into the text (`--text-calls`): each choice's content runs through a
-//! [`toolstream::text_calls::Extractor`]; the calls to the request's declared tools go to
+//! [`crate::text_calls::Extractor`]; the calls to the request's declared tools go to
 //! the assembler (and out as the client's tool calls), the rest of the text goes out in
 //! the chunk it came in, or in a later one when it was held as the possible start of a
 //! marker. Markup that could not be read as a call goes back into the text as it came:
 //! the proxy fails closed.
 
+use crate::assemble::{Event, ToolCallAssembler};
+use crate::text_calls::{Extractor, Family, Piece, Tools, MAX_CHOICES};
 use serde_json::{json, Map, Value};
-use toolstream::assemble::{Event, ToolCallAssembler};
-use toolstream::text_calls::{Extractor, Family, Piece, Tools, MAX_CHOICES};
 
 /// Calls written into the text: off, or taken out for one family or for any (`auto`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,10 +8,11 @@
 //! object are wrapped losslessly), and every error the upstream sends is forwarded with the
 //! classifier's verdict in headers. Everything else passes through.
 
-#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
-pub mod rewrite;
-pub mod text;
+mod cli;
+
+pub use cli::main;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use crate::classify::{classify_response, Action, Policy, Provider, Verdict};
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
@@ -30,10 +32,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, Semaphore};
-use toolstream::classify::{classify_response, Action, Policy, Provider, Verdict};
 
-use rewrite::{AnthropicRewriter, Counts, OpenAiRewriter};
-use text::{declared_tools, TextCalls, TextSetting};
+use crate::rewrite::text::{declared_tools, TextCalls, TextSetting};
+use crate::rewrite::{AnthropicRewriter, Counts, OpenAiRewriter};
 
 /// What the proxy is told.
 #[derive(Clone, Debug)]
@@ -334,7 +335,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let raw = body.clone();
         let done = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
-            toolstream::request::repair_bytes(&raw)
+            crate::request::repair_bytes(&raw)
         })
         .await;
         match done {
@@ -405,7 +406,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             );
         }
         Ok(Err(e)) => {
-            let v = toolstream::classify::classify_error(&e, 0, &Policy::default());
+            let v = crate::classify::classify_error(&e, 0, &Policy::default());
             tracing::warn!(id, %path, verdict = %v, "upstream unreachable");
             return local_error(StatusCode::BAD_GATEWAY, provider, &v.message, None);
         }
@@ -506,7 +507,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let raw = body.clone();
         let (body, counts) = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
-            rewrite::rewrite_completion(&raw, keep, text.as_ref())
+            crate::rewrite::rewrite_completion(&raw, keep, text.as_ref())
         })
         .await
         .ok()
@@ -768,7 +769,7 @@ fn local_error(
         &Policy::default(),
     );
     if status == StatusCode::BAD_GATEWAY {
-        let t = toolstream::classify::classify_transport(message, 0, &Policy::default());
+        let t = crate::classify::classify_transport(message, 0, &Policy::default());
         v.reason = t.reason;
         v.action = t.action;
     }

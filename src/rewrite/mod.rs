@@ -12,14 +12,16 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use crate::assemble::{Event, Failure, Policy, ToolCallAssembler};
+use crate::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
+use crate::provider::{Decoder, Delta, Format};
+use crate::sse;
 use bytes::{Bytes, BytesMut};
 use serde_json::{json, Value};
-use toolstream::assemble::{Event, Failure, Policy, ToolCallAssembler};
-use toolstream::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
-use toolstream::provider::{Decoder, Delta, Format};
-use toolstream::sse;
 
-use crate::text::{Extraction, TextSetting};
+use text::{Extraction, TextSetting};
+
+pub mod text;
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1027,7 +1029,7 @@ pub fn rewrite_completion(
     keep_finish_reason: bool,
     text: Option<&TextSetting>,
 ) -> Option<(Bytes, Counts)> {
-    let layout = toolstream::provider::openai_chat::completion_layout(body)?;
+    let layout = crate::provider::openai_chat::completion_layout(body)?;
     let mut core = Core::new(Format::OpenAiChat, Provider::Openai);
     core.text = text.cloned().map(|t| Box::new(Extraction::new(t)));
     let mut events = Vec::new();

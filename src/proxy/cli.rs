@@ -1,0 +1,234 @@
+//! The proxy's command line: `toolstream proxy` and `toolstream-proxy`.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{serve, Config};
+use crate::classify::Provider;
+use crate::rewrite::text::TextCalls;
+
+const HELP: &str = "\
+usage: toolstream proxy --upstream URL [--listen HOST:PORT] [options]
+
+An HTTP proxy between an agent and its LLM provider. Point the agent's base URL at it
+(http://HOST:PORT/v1 for an OpenAI client, http://HOST:PORT for an Anthropic one): the
+request path is forwarded unchanged after URL's own path.
+
+OpenAI chat completions (streaming and not) and Anthropic messages come back with each tool
+call whole and validated the moment its arguments close: calls glued into one arguments
+string are split (ids <id>_2, _3, ...), duplicates dropped, ids minted where missing, failed
+calls forwarded as the provider sent them with an SSE comment; a stream the upstream cut
+ends with an error event, never a clean end. Requests whose history holds tool-call
+arguments that are not one JSON object are repaired before they are forwarded
+(as {\"INVALID_JSON\": raw}; the response's toolstream-repaired header says where). Error
+responses pass through unchanged, with toolstream-reason, toolstream-action and, when the
+provider gave a delay, retry-after. GET /healthz answers ok.
+
+  --upstream URL           scheme://host[:port][/prefix] (http or https)
+  --listen HOST:PORT       where to listen (default 127.0.0.1:8080)
+  --provider NAME          who the upstream is, for the classifier: openai, anthropic, groq,
+                           vllm, ... (default: by the request path)
+  --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
+                           `tool_calls`, so that clients run the calls)
+  --no-repair              forward requests as they are
+  --text-calls FAMILY      take the calls a model wrote into its text out of OpenAI chat
+                           content (streaming and not) and send them as tool calls: auto
+                           (any family, by its marker) or one of hermes, qwen3_coder,
+                           glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
+                           pythonic.
+                           Only calls to the tools the request declared are taken; other
+                           markup, and markup that cannot be read, stays in the text.
+  --max-streams N          streams at once (default 1024; past it a 503)
+  --max-connections N      client connections at once (default 4096; past it a 503 and
+                           the connection closed)
+  --header-timeout S       seconds to send a request's head (default 30; heads over 64 KiB
+                           get a 431)
+  --max-request-bytes N    largest request body (default 33554432)
+  --connect-timeout S      seconds to connect to the upstream (default 10)
+  --first-byte-timeout S   seconds to the upstream's response head (default 300)
+  --idle-timeout S         seconds between two pieces of a body (default 300)
+
+Limits. At start the soft file-descriptor limit is raised to the hard one (F), and the
+limits are fitted to it: streams = min(--max-streams, (F - 128) / 2), connections =
+min(--max-connections, F - 128 - streams); past them a 503 in the provider's shape, and
+past 64 connections more the proxy stops accepting until one closes. No accept error ends
+the process. Memory is bounded by: streams x (--max-request-bytes + 24 MiB of framing
+limits + 16 MiB of a non-streaming body) + 4 x max(6 x --max-request-bytes, 30 x 16 MiB)
+for the work done 4 at once (request repairs on the bytes; non-streaming rewrites, still
+on a tree) + 4 x 64 KiB x 1024 for declared tools' schemas.
+
+Logs go to stderr, one line per request (RUST_LOG=debug for more); credentials and bodies
+are never logged.";
+
+/// Runs the proxy with command-line `args` (those after `proxy`) until it is interrupted:
+/// `--help`, usage errors (exit 2), the logger on stderr, the file-descriptor limit raised,
+/// a multi-threaded runtime, the listener and [`serve`](super::serve).
+pub fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        // A closed stdout (`| head`) is not an error of the proxy's.
+        let _ = writeln!(std::io::stdout().lock(), "{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let (config, listen) = match parse(args) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("toolstream proxy: {msg}\nTry 'toolstream proxy --help'.");
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        // Colour on a terminal only, and not under NO_COLOR.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
+        .init();
+    match super::raise_fd_limit() {
+        Ok(n) => tracing::debug!(fds = n, "file-descriptor limit"),
+        Err(e) => tracing::warn!(error = %e, "the file-descriptor limit could not be raised"),
+    }
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolstream proxy: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let listener = match listen_on(&listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("toolstream proxy: cannot listen on {listen}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let addr = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or(listen);
+        tracing::info!(listen = %addr, upstream = %config.upstream, "proxy ready");
+        tokio::select! {
+            r = serve(listener, config) => match r {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolstream proxy: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+        }
+    })
+}
+
+/// A listener with a deep accept queue: the connections that wait while the proxy is at
+/// its limits wait there (the kernel caps it at `net.core.somaxconn`), rather than being
+/// dropped or reset by a full queue.
+async fn listen_on(listen: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for addr in tokio::net::lookup_host(listen).await? {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        match socket
+            .bind(addr)
+            .and_then(|()| socket.listen(LISTEN_BACKLOG))
+        {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
+}
+
+/// The accept queue asked for.
+const LISTEN_BACKLOG: u32 = 8192;
+
+fn parse(args: &[String]) -> Result<(Config, String), String> {
+    let mut upstream = None;
+    let mut listen = "127.0.0.1:8080".to_string();
+    let mut provider = None;
+    let mut keep = false;
+    let mut repair = true;
+    let mut text_calls = TextCalls::Off;
+    let mut numbers: Vec<(&str, u64)> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--upstream" => upstream = Some(value("--upstream")?),
+            "--listen" => listen = value("--listen")?,
+            "--provider" => {
+                let v = value("--provider")?;
+                provider = Some(Provider::from_name(&v).ok_or(format!("unknown provider '{v}'"))?);
+            }
+            "--keep-finish-reason" => keep = true,
+            "--no-repair" => repair = false,
+            "--text-calls" => {
+                let v = value("--text-calls")?;
+                text_calls = TextCalls::from_name(&v).ok_or(format!(
+                    "unknown --text-calls family '{v}' (auto, hermes, qwen3_coder, glm45, \
+                     mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic)"
+                ))?;
+            }
+            n @ ("--max-streams"
+            | "--max-connections"
+            | "--header-timeout"
+            | "--max-request-bytes"
+            | "--connect-timeout"
+            | "--first-byte-timeout"
+            | "--idle-timeout") => {
+                let v = value(n)?;
+                let x = v
+                    .parse()
+                    .map_err(|_| format!("bad number for {n}: '{v}'"))?;
+                numbers.push((n, x));
+            }
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    // HOST:PORT, checked here so that a wrong one is a usage error (exit 2).
+    if !listen
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+    {
+        return Err(format!("bad --listen '{listen}': expected HOST:PORT"));
+    }
+    let upstream = upstream.ok_or("--upstream is required")?;
+    let uri: http::Uri = upstream
+        .parse()
+        .map_err(|e| format!("bad --upstream '{upstream}': {e}"))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        return Err(format!(
+            "--upstream '{upstream}' is not http(s)://host[:port][/prefix]"
+        ));
+    }
+    let mut config = Config::new(uri);
+    config.provider = provider;
+    config.keep_finish_reason = keep;
+    config.repair_requests = repair;
+    config.text_calls = text_calls;
+    for (n, x) in numbers {
+        match n {
+            "--max-streams" => config.max_streams = x.max(1) as usize,
+            "--max-connections" => config.max_connections = x.max(1) as usize,
+            "--header-timeout" => config.header_timeout = Duration::from_secs(x.max(1)),
+            "--max-request-bytes" => config.max_request_bytes = x as usize,
+            "--connect-timeout" => config.connect_timeout = Duration::from_secs(x),
+            "--first-byte-timeout" => config.first_byte_timeout = Duration::from_secs(x),
+            _ => config.idle_timeout = Duration::from_secs(x),
+        }
+    }
+    Ok((config, listen))
+}
