@@ -313,3 +313,61 @@ def test_text_calls_give_the_cli_events(chunk):
         toolstream.Stream(text_calls="auto")
     with pytest.raises(ValueError):
         toolstream.Stream(text_calls="nope", tools=request)
+
+
+def readme_python_blocks():
+    """The README's ```python blocks, in order, as written."""
+    text = (ROOT / "README.md").read_text()
+    blocks = []
+    for part in text.split("```python\n")[1:]:
+        blocks.append(part.split("```", 1)[0])
+    return blocks
+
+
+def test_the_readme_python_snippets_run_as_written(monkeypatch):
+    blocks = readme_python_blocks()
+    # The proxy's client line, the SDK loop with the classifier, the text-calls loop.
+    assert len(blocks) == 3, "the README's Python snippets changed: update this test"
+    proxy_line, sdk, text_calls = blocks
+
+    Replay.body = (CAPTURES / "gemini-openai-concatenated.sse").read_bytes()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replay)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:%d/v1" % server.server_address[1])
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    ran = []
+    scope = {
+        "messages": [{"role": "user", "content": "weather in Paris and Tokyo?"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
+        "run": lambda name, arguments: ran.append((name, arguments)),
+        "headers": {"retry-after": "1"},
+        "body": b'{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}',
+    }
+    try:
+        exec(compile(sdk, "README.md (the SDK snippet)", "exec"), scope)
+    finally:
+        server.shutdown()
+    assert ran == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
+    assert scope["verdict"]["reason"] == "rate_limit"
+    assert scope["verdict"]["should_fallback"] is False
+
+    exec(compile(proxy_line, "README.md (the proxy snippet)", "exec"), {"openai": __import__("openai")})
+
+    class Response:
+        def iter_bytes(self):
+            data = (TEXT_CALLS / "qwen-hermes-calls-in-content.sse").read_bytes()
+            return (data[i : i + 16] for i in range(0, len(data), 16))
+
+    scope = {
+        "toolstream": toolstream,
+        "response": Response(),
+        "request_body": json.loads((TEXT_CALLS / "request.json").read_text()),
+    }
+    seen = []
+    # The snippet's loop body is `...`: run it with the body recording each event instead.
+    recording = text_calls.replace("    ...", "    seen.append(event)")
+    assert recording != text_calls
+    scope["seen"] = seen
+    exec(compile(recording, "README.md (the text-calls snippet)", "exec"), scope)
+    calls = [e["arguments"] for e in seen if e["type"] == "tool_call"]
+    assert calls == [{"city": "Paris"}, {"city": "Tokyo", "unit": "c"}]
