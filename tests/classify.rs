@@ -138,6 +138,32 @@ const HTTP: &[V] = &[
     v!(Ollama, 503, NONE, r#"{"error":"server busy, please try again.  maximum pending requests exceeded"}"#, Overloaded, Retry),
     v!(Ollama, 400, NONE, r#"{"error":"invalid character 'x' looking for beginning of value"}"#, InvalidRequest, Surface),
     v!(Other, 400, NONE, r#"{"error":{"message":"litellm.BadRequestError: OllamaException - {\"error\":\"invalid tool call arguments\"}","type":null,"param":null,"code":"400"}}"#, ModelOutput, RetryWithFeedback),
+    // ---- a tool call's arguments refused, in every wording a server or gateway uses ----
+    // The spellings of the noun that gateways' classifiers list (tool_call, tool_calls,
+    // function_call), before and after the refusal.
+    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid tool_call arguments","type":"invalid_request_error"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"invalid tool_calls arguments: expected an object"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid function_call arguments"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid function arguments"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"The tool call arguments are invalid"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"function_call arguments are invalid"}}"#, ModelOutput, RetryWithFeedback),
+    // With the server's own parser message after it: serde's (a Rust router converting
+    // the call), Go's encoding/json, and a C++ server's nlohmann message.
+    v!(Other, 400, NONE, r#"{"error":{"message":"Invalid tool call arguments: expected `,` or `}` at line 1 column 17","type":"invalid_request_error"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"invalid tool call arguments: invalid character '}' after object key"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"code":400,"message":"Failed to parse tool call arguments: [json.exception.parse_error.101] parse error at line 1, column 12: syntax error while parsing object - unexpected end of input; expected '}'","type":"invalid_request_error"}}"#, ModelOutput, RetryWithFeedback),
+    v!(Other, 400, NONE, r#"{"error":{"message":"Arguments for tool 'read_file' could not be parsed"}}"#, ModelOutput, RetryWithFeedback),
+    // Arguments said not to be JSON in any other words: the catch-all of the family.
+    v!(Other, 400, NONE, r#"{"error":{"message":"The generated arguments for get_weather are not valid JSON"}}"#, ModelOutput, RetryWithFeedback),
+    // Inside a router's wrapper: OpenRouter's metadata.raw holding Ollama's body.
+    v!(Openrouter, 400, NONE, r#"{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"message\":\"invalid function_call arguments\",\"type\":\"invalid_request_error\"}}","provider_name":"Ollama"}}}"#, ModelOutput, RetryWithFeedback),
+    // Where the message says the arguments are the request's history, or quotes Python's
+    // JSON error on a call the server re-read from the request (LiteLLM converting the
+    // history to Anthropic's shape), the request must change.
+    v!(Other, 400, NONE, r#"{"error":{"message":"litellm.BadRequestError: Failed to parse tool call arguments for tool 'exec_command' (Anthropic tool invoke). Error: Unterminated string starting at: line 1 column 8 (char 7)."}}"#, RequestRepair, RepairRequest),
+    v!(Other, 400, NONE, r#"{"error":{"message":"messages[3]: invalid tool call arguments for tool_call_id call_1"}}"#, RequestRepair, RepairRequest),
+    // Not this family: a tool's declared schema refused is the request's.
+    v!(Openai, 400, NONE, r#"{"error":{"message":"Invalid schema for function 'get_weather': In context=(), 'required' is required to be supplied.","type":"invalid_request_error","param":"tools[0].function.parameters","code":"invalid_function_parameters"}}"#, InvalidRequest, Surface),
     // ---- OpenRouter ----
     v!(Openrouter, 429, NONE, r#"{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"google/gemini-2.0-flash-exp:free is temporarily rate-limited upstream. Please retry shortly, or add your own key to accumulate your rate limits: https://openrouter.ai/settings/integrations","provider_name":"Google AI Studio"}},"user_id":"user_2abc"}"#, RateLimit, Retry),
     // trap: a daily free-model limit worded as a rate limit

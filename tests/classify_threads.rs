@@ -105,7 +105,7 @@ const THREADS: &[T] = &[
         r#"{"error":{"message":"invalid tool call arguments","type":"api_error","param":null,"code":null}}"#,
         ModelOutput,
         RetryWithFeedback,
-        "msg.invalid_tool_call_arguments"
+        "msg.tool_call_arguments_invalid"
     ),
     // vLLM parses the arguments a client replays; a broken one is refused before generation.
     t!(

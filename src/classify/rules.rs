@@ -559,9 +559,47 @@ pub static MESSAGE_RULES: &[Rule] = &[
         ]),
         HINT_REPLAYED_ARGUMENTS,
     ),
+    // A tool call's arguments refused, in any of the servers' and gateways' wordings: the
+    // noun in its spellings (Ollama's "invalid tool call arguments", the `tool_call`,
+    // `tool_calls` and `function_call` forms of OpenAI-compatible gateways, "arguments for
+    // tool ..."), and the refusal before or after it ("invalid ...", "... are invalid",
+    // "failed to parse ...", with the server's parser message after it). The rules above
+    // took those that point into the request's history or quote Python's JSON errors on
+    // a replayed call; a router's wrapper (LiteLLM's prefix, OpenRouter's metadata.raw) is
+    // read through by the body reader.
     r(
-        "msg.invalid_tool_call_arguments",
-        Message("invalid tool call arguments"),
+        "msg.tool_call_arguments_invalid",
+        Parts(&[
+            &[
+                "tool call arguments",
+                "tool_call arguments",
+                "tool_calls arguments",
+                "tool-call arguments",
+                "function call arguments",
+                "function_call arguments",
+                "function arguments",
+                "tool arguments",
+                "arguments for tool",
+                "arguments of tool",
+                "arguments for function",
+                "arguments of function",
+                "arguments in tool call",
+                "arguments in function call",
+            ],
+            &[
+                "invalid",
+                "not valid",
+                "malformed",
+                "failed to parse",
+                "could not parse",
+                "could not be parsed",
+                "cannot be parsed",
+                "unable to parse",
+                "error parsing",
+                "not parseable",
+                "unparseable",
+            ],
+        ]),
         R::ModelOutput,
     ),
     r(
@@ -599,11 +637,6 @@ pub static MESSAGE_RULES: &[Rule] = &[
     r(
         "msg.malformed_function_call",
         Message("malformed_function_call"),
-        R::ModelOutput,
-    ),
-    r(
-        "msg.invalid_function_arguments",
-        Message("invalid function arguments"),
         R::ModelOutput,
     ),
     r(
