@@ -11,8 +11,10 @@
 //!   never overwrites a non-empty one; a different non-empty name on a slot whose current
 //!   arguments object has closed starts a new call;
 //! * `""`, whitespace-only, `null` or missing arguments mean `{}`;
-//! * concatenated objects (`{"a":1}{"b":2}`) are one call each, with ids `<id>`, `<id>_2`,
-//!   `<id>_3`, ...; each counts against [`Policy::max_calls`]; an object identical
+//! * concatenated objects (`{"a":1}{"b":2}`) are one call each: the first keeps the
+//!   provider's id, each later one gets an id made from it ([`crate::ids`]: the provider's
+//!   shape, unique in the response, never `<id>_2`, which one agent reads as an entry of a
+//!   batch); each counts against [`Policy::max_calls`]; an object identical
 //!   (ignoring insignificant whitespace) to an earlier one of the same call is dropped and
 //!   reported as [`Event::Duplicate`] (policy: keep). Objects are compared by a keyed
 //!   64-bit SipHash of their normalised bytes (8 bytes kept per object, not the object):
@@ -136,12 +138,43 @@ pub struct ToolCall {
     pub index: u32,
     /// 1 for the first object of the slot, 2, 3, ... for concatenated ones.
     pub part: u32,
-    /// The provider's id (`<id>_<part>` for part ≥ 2).
+    /// The call's id: the provider's for part 1; for part ≥ 2 and for a call taken out
+    /// of the text, one toolstream made ([`crate::ids`]: in the provider's shape, unique in
+    /// the response, never the first's id plus a suffix). Empty when the provider gives
+    /// calls no id (Gemini).
     pub id: String,
+    /// Where the id came from.
+    pub id_source: IdSource,
     /// The function name.
     pub name: String,
     /// The arguments: one strictly valid JSON object.
     pub arguments: Bytes,
+}
+
+/// Where a [`ToolCall`]'s id came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum IdSource {
+    /// The provider's, as it sent it.
+    #[default]
+    Provider,
+    /// Made for the second or a later object of a glued call, from the first's id.
+    Split {
+        /// The first object's id (the provider's).
+        of: String,
+    },
+    /// Made for a call the model wrote into its text.
+    Text,
+}
+
+impl IdSource {
+    /// `provider`, `split` or `text`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            IdSource::Provider => "provider",
+            IdSource::Split { .. } => "split",
+            IdSource::Text => "text",
+        }
+    }
 }
 
 /// A call whose arguments failed.
@@ -149,8 +182,11 @@ pub struct ToolCall {
 pub struct Failure {
     /// The call slot.
     pub index: u32,
-    /// The call's id.
+    /// The call's id (made by toolstream for a later object of a glued call and for a
+    /// call taken out of the text, as a [`ToolCall`]'s).
     pub id: String,
+    /// Where the id came from.
+    pub id_source: IdSource,
     /// The function name.
     pub name: String,
     /// How it failed.
@@ -386,6 +422,11 @@ struct Slot {
     failed: Option<Box<Failed>>,
     /// The slot still takes the provider's deltas (a failed slot too, until it closes).
     open: bool,
+    /// The ids made for its second and later objects ([`crate::ids::derive`]), by part
+    /// from 2: each is made once, and the same part keeps it.
+    derived: Vec<String>,
+    /// A call taken out of the text (its id is made, [`crate::ids::mint`]).
+    text: bool,
 }
 
 /// A failed call, still taking its fragments.
@@ -418,6 +459,11 @@ pub struct ToolCallAssembler {
     details_held: u64,
     /// The stream's details were given up (they would have passed the limit).
     details_given_up: bool,
+    /// The prefix of the ids made for calls taken out of the text (`None`: `call_`).
+    id_prefix: Option<Box<str>>,
+    /// What those ids are made from besides their slot: the response's (see
+    /// [`Self::set_ids`]).
+    id_salt: u64,
 }
 
 /// The reasoning details of one choice being merged.
@@ -493,6 +539,21 @@ impl Details {
         }
     }
 }
+impl Slot {
+    /// Where the id of its object number `part` comes from.
+    fn source(&self, part: u32) -> IdSource {
+        if self.text {
+            IdSource::Text
+        } else if part > 1 && !self.id.is_empty() {
+            IdSource::Split {
+                of: self.id.clone(),
+            }
+        } else {
+            IdSource::Provider
+        }
+    }
+}
+
 impl Default for Slot {
     fn default() -> Self {
         Slot {
@@ -508,6 +569,8 @@ impl Default for Slot {
             seen: Vec::new(),
             failed: None,
             open: true,
+            derived: Vec::new(),
+            text: false,
         }
     }
 }
@@ -551,6 +614,15 @@ impl ToolCallAssembler {
             policy,
             ..Default::default()
         }
+    }
+
+    /// How the ids of calls taken out of the text are made ([`crate::ids::mint`]): with
+    /// `prefix` (the API's shape: `call_` for OpenAI, the default; `toolu_` for Anthropic)
+    /// and from `salt` (the response's: [`crate::ids::salt`] of its first payload, so that
+    /// two responses give different ids and one response the same at any chunking).
+    pub fn set_ids(&mut self, prefix: &str, salt: u64) {
+        self.id_prefix = Some(prefix.into());
+        self.id_salt = salt;
     }
 
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
@@ -611,6 +683,7 @@ impl ToolCallAssembler {
             if !self.slots[s].open || self.slots[s].failed.is_some() {
                 continue;
             }
+            let id = self.part_id(s, self.slots[s].parts + 1);
             let slot = &mut self.slots[s];
             let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
             // What the open object held so far (its truncation error carries it).
@@ -620,6 +693,7 @@ impl ToolCallAssembler {
             };
             let failure = Self::next_failure(
                 &self.slots[s],
+                id,
                 FailureKind::Interrupted,
                 format!("the stream lost part of this call: {why}"),
                 offset,
@@ -655,10 +729,12 @@ impl ToolCallAssembler {
                 message,
             } => {
                 if let Some(s) = self.find_open(choice, index) {
+                    let id = self.part_id(s, self.slots[s].parts + 1);
                     let slot = &self.slots[s];
                     let offset = slot.splitter.as_ref().map_or(0, Splitter::offset);
                     let failure = Self::next_failure(
                         slot,
+                        id,
                         FailureKind::Syntax,
                         message,
                         offset,
@@ -767,6 +843,7 @@ impl ToolCallAssembler {
             out.push(Event::ToolCallFailed(Failure {
                 index: ordinal,
                 id: String::new(),
+                id_source: IdSource::Provider,
                 name: String::new(),
                 kind: FailureKind::Syntax,
                 detail: None,
@@ -925,7 +1002,14 @@ impl ToolCallAssembler {
             }
             self.close(s, true, out);
         }
-        self.open_slot(choice, index, id.unwrap_or(""), name.unwrap_or(""), out)
+        self.open_slot(
+            choice,
+            index,
+            id.unwrap_or(""),
+            name.unwrap_or(""),
+            false,
+            out,
+        )
     }
 
     /// A new slot (its [`Event::CallStarted`]), or none past [`Policy::max_calls`].
@@ -935,10 +1019,11 @@ impl ToolCallAssembler {
         key: Option<u32>,
         id: &str,
         name: &str,
+        text: bool,
         out: &mut Vec<Event>,
     ) -> Option<usize> {
         if self.calls >= self.policy.max_calls {
-            self.over_limit(id, name, out);
+            self.over_limit(id, name, text, out);
             return None;
         }
         self.calls += 1;
@@ -949,6 +1034,7 @@ impl ToolCallAssembler {
             ordinal,
             splitter: Some(Splitter::with_limits(Mode::Objects, self.policy.json)),
             preview: self.policy.preview.then(Box::default),
+            text,
             ..Slot::default()
         });
         out.push(Event::CallStarted {
@@ -962,7 +1048,7 @@ impl ToolCallAssembler {
     /// A piece of choice `choice`'s text as [`text_calls`](crate::text_calls) handed it
     /// over: text as [`Delta::Text`]; a call the model wrote into the text, or its failure,
     /// in a slot of its own (never one the provider's deltas address) with an id minted
-    /// from the slot (`text_call_<slot>`), as for any call (the same limits, numbering and
+    /// for it ([`crate::ids::mint`], see [`Self::set_ids`]), as for any call (the same limits, numbering and
     /// events).
     pub fn push_text_piece(
         &mut self,
@@ -971,12 +1057,11 @@ impl ToolCallAssembler {
         out: &mut Vec<Event>,
     ) {
         use crate::text_calls::Piece;
-        let id = || format!("text_call_{}", self.slots.len());
         match piece {
             Piece::Text(text) => self.push(Delta::Text { choice, text }, out),
             Piece::Call { name, arguments } => {
-                let id = id();
-                if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
+                let id = self.text_call_id();
+                if let Some(s) = self.open_slot(choice, None, &id, &name, true, out) {
                     self.slots[s].id = id;
                     self.slots[s].name = name;
                     self.feed(s, arguments, out);
@@ -989,8 +1074,8 @@ impl ToolCallAssembler {
                 message,
                 raw,
             } => {
-                let id = id();
-                if let Some(s) = self.open_slot(choice, None, &id, &name, out) {
+                let id = self.text_call_id();
+                if let Some(s) = self.open_slot(choice, None, &id, &name, true, out) {
                     self.slots[s].id = id.clone();
                     self.slots[s].name = name.clone();
                     self.fail_with(
@@ -998,6 +1083,7 @@ impl ToolCallAssembler {
                         Failure {
                             index: self.slots[s].ordinal,
                             id,
+                            id_source: IdSource::Text,
                             name,
                             kind,
                             detail: None,
@@ -1013,13 +1099,18 @@ impl ToolCallAssembler {
     }
 
     /// The failure of every call past [`Policy::max_calls`], reported once.
-    fn over_limit(&mut self, id: &str, name: &str, out: &mut Vec<Event>) {
+    fn over_limit(&mut self, id: &str, name: &str, text: bool, out: &mut Vec<Event>) {
         if std::mem::replace(&mut self.over_limit, true) {
             return;
         }
         out.push(Event::ToolCallFailed(Failure {
             index: self.slots.len() as u32,
             id: id.to_string(),
+            id_source: if text {
+                IdSource::Text
+            } else {
+                IdSource::Provider
+            },
             name: name.to_string(),
             kind: FailureKind::Limit,
             detail: None,
@@ -1032,12 +1123,54 @@ impl ToolCallAssembler {
         }));
     }
 
-    fn part_id(slot: &Slot, part: u32) -> String {
-        if part <= 1 {
-            slot.id.clone()
-        } else {
-            format!("{}_{part}", slot.id)
+    /// The id of slot `s`'s object number `part`: the provider's for the first; for the
+    /// later ones an id made from it ([`crate::ids`]: the provider's shape, no numeric
+    /// suffix, unique among the response's ids). A call without an id has none for any part.
+    fn part_id(&mut self, s: usize, part: u32) -> String {
+        let slot = &self.slots[s];
+        if part <= 1 || slot.id.is_empty() {
+            return slot.id.clone();
         }
+        let k = (part - 2) as usize;
+        if let Some(id) = slot.derived.get(k) {
+            return id.clone();
+        }
+        // Parts come in order, so the ones before are made already.
+        while self.slots[s].derived.len() <= k {
+            let n = self.slots[s].derived.len() as u32 + 2;
+            let mut attempt = 0;
+            let id = loop {
+                let id = crate::ids::derive(&self.slots[s].id, n, attempt);
+                if !self.id_taken(&id) {
+                    break id;
+                }
+                attempt += 1;
+            };
+            self.slots[s].derived.push(id);
+        }
+        self.slots[s].derived[k].clone()
+    }
+
+    /// An id for the next slot, a call taken out of the text: [`crate::ids::mint`] with
+    /// the prefix and salt set by [`Self::set_ids`].
+    fn text_call_id(&self) -> String {
+        let prefix = self.id_prefix.as_deref().unwrap_or("call_");
+        let slot = self.slots.len() as u32;
+        let mut attempt = 0;
+        loop {
+            let id = crate::ids::mint(prefix, self.id_salt, slot, attempt);
+            if !self.id_taken(&id) {
+                return id;
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Whether `id` is any call's in this response, the provider's or one made.
+    fn id_taken(&self, id: &str) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.id == id || s.derived.iter().any(|d| d == id))
     }
 
     /// Push an argument fragment into a slot's splitter (or into its failure).
@@ -1071,8 +1204,9 @@ impl ToolCallAssembler {
         }
         self.values = values;
         if let Err(e) = r {
+            let id = self.part_id(s, self.slots[s].parts + 1);
             let slot = &self.slots[s];
-            let mut failure = Self::json_failure(slot, &e);
+            let mut failure = Self::json_failure(slot, id, &e);
             // The failed object's bytes so far, then every byte of the fragment after them.
             let mut raw = failure.raw.to_vec();
             let failed_at = (e.offset().saturating_sub(start) as usize + 1).min(args.len());
@@ -1120,6 +1254,8 @@ impl ToolCallAssembler {
         }
         slot.parts += 1;
         let part = slot.parts;
+        let id = self.part_id(s, part);
+        let slot = &mut self.slots[s];
         let refused = if slot.name.is_empty() {
             Some((
                 FailureKind::NoName,
@@ -1141,7 +1277,8 @@ impl ToolCallAssembler {
         if let Some((kind, message)) = refused {
             let failure = Failure {
                 index: slot.ordinal,
-                id: Self::part_id(slot, part),
+                id,
+                id_source: slot.source(part),
                 name: slot.name.clone(),
                 kind,
                 detail: None,
@@ -1164,7 +1301,7 @@ impl ToolCallAssembler {
                     slot.parts -= 1;
                     out.push(Event::Duplicate {
                         index: slot.ordinal,
-                        id: Self::part_id(slot, part),
+                        id,
                         name: slot.name.clone(),
                         arguments: v.bytes().clone(),
                     });
@@ -1177,10 +1314,12 @@ impl ToolCallAssembler {
             self.calls += 1;
         }
         let slot = &self.slots[s];
+        let id_source = slot.source(part);
         out.push(Event::ToolCall(ToolCall {
             index: slot.ordinal,
             part,
-            id: Self::part_id(slot, part),
+            id,
+            id_source,
             name: slot.name.clone(),
             arguments: v.into_bytes(),
         }));
@@ -1189,6 +1328,7 @@ impl ToolCallAssembler {
     /// The failure of the slot's next object.
     fn next_failure(
         slot: &Slot,
+        id: String,
         kind: FailureKind,
         message: String,
         offset: u64,
@@ -1196,7 +1336,8 @@ impl ToolCallAssembler {
     ) -> Failure {
         Failure {
             index: slot.ordinal,
-            id: Self::part_id(slot, slot.parts + 1),
+            id,
+            id_source: slot.source(slot.parts + 1),
             name: slot.name.clone(),
             kind,
             detail: None,
@@ -1207,10 +1348,11 @@ impl ToolCallAssembler {
     }
 
     /// The failure of the slot's next object, from the splitter's error.
-    fn json_failure(slot: &Slot, e: &json::Error) -> Failure {
+    fn json_failure(slot: &Slot, id: String, e: &json::Error) -> Failure {
         Failure {
             index: slot.ordinal,
-            id: Self::part_id(slot, slot.parts + 1),
+            id,
+            id_source: slot.source(slot.parts + 1),
             name: slot.name.clone(),
             kind: FailureKind::of(e.kind()),
             detail: Some(e.kind()),
@@ -1259,6 +1401,7 @@ impl ToolCallAssembler {
                         index: slot.ordinal,
                         part: 1,
                         id: slot.id.clone(),
+                        id_source: IdSource::Provider,
                         name: slot.name.clone(),
                         arguments: Bytes::from_static(b"{}"),
                     }));
@@ -1267,6 +1410,7 @@ impl ToolCallAssembler {
                 out.push(Event::ToolCallFailed(Failure {
                     index: slot.ordinal,
                     id: slot.id.clone(),
+                    id_source: slot.source(1),
                     name: slot.name.clone(),
                     kind,
                     detail: None,
@@ -1276,7 +1420,11 @@ impl ToolCallAssembler {
                 }));
             }
             Ok(_) => {}
-            Err(e) => out.push(Event::ToolCallFailed(Self::json_failure(slot, &e))),
+            Err(e) => {
+                let failure = Self::json_failure(slot, String::new(), &e);
+                let id = self.part_id(s, self.slots[s].parts + 1);
+                out.push(Event::ToolCallFailed(Failure { id, ..failure }));
+            }
         }
     }
 }

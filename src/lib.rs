@@ -105,6 +105,7 @@ pub mod assemble;
 pub mod classify;
 #[cfg(feature = "bedrock")]
 pub mod eventstream;
+pub mod ids;
 pub mod json;
 pub mod ndjson;
 pub mod pipeline;

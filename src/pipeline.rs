@@ -157,6 +157,8 @@ pub struct Stream {
     framing_failed: bool,
     /// The SSE decoder produced something (an event, a comment, a retry, a skip).
     sse_items: bool,
+    /// The ids the assembler makes are set up (from the first payload decoded).
+    ids_set: bool,
     /// Payloads after the terminal marker: the first one's offset, and their bytes.
     after_end: Option<(u64, u64)>,
     /// Undecodable payloads reported one by one so far (at most
@@ -281,6 +283,7 @@ impl Stream {
             #[cfg(feature = "bedrock")]
             framing_failed: false,
             sse_items: false,
+            ids_set: false,
             after_end: None,
             undecodable: 0,
             undecodable_dropped: None,
@@ -292,7 +295,8 @@ impl Stream {
     /// Calls the model wrote into its text ([`text_calls`](crate::text_calls)) are taken out of it and handed
     /// over as calls: for `family` (`None`: any family, recognised by its marker), and only
     /// calls to `tools` (the tools the request declared; other markup stays text). Each
-    /// such call has a slot of its own and an id minted from it (`text_call_<slot>`).
+    /// such call has a slot of its own and an id made for it in the API's shape
+    /// ([`crate::ids`]: from the response's first payload and the slot).
     /// Off unless set.
     pub fn with_text_calls(mut self, family: Option<Family>, tools: Tools) -> Self {
         self.text_calls = Some(Box::new(TextCalls {
@@ -585,6 +589,14 @@ impl Stream {
                 *bytes += data.len() as u64;
             }
             return;
+        }
+        if !self.ids_set {
+            // The response's first payload (its id, its creation time) salts the ids made
+            // for its text calls: whole when decoded, so the same at any chunking.
+            self.ids_set = true;
+            let format = self.format.unwrap_or(Format::OpenAiChat);
+            let salt = crate::ids::salt(&data[..data.len().min(512)]);
+            self.assembler.set_ids(format.id_prefix(), salt);
         }
         decoder.decode(event, data, &mut self.deltas);
         let mut deltas = std::mem::take(&mut self.deltas);

@@ -7,7 +7,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::assemble::{Event, Failure, ToolCall};
+use crate::assemble::{Event, Failure, IdSource, ToolCall};
 use crate::classify::Verdict;
 
 /// Bodies larger than this are given as a string, not re-read as JSON: a tree of an
@@ -32,8 +32,8 @@ fn json_or_string(text: &str) -> serde_json::Value {
 /// | `redacted_reasoning` | `data` |
 /// | `reasoning_item` | `item` (the item's JSON) |
 /// | `reasoning_details` | `details` (the array) |
-/// | `tool_call` | `index`, `part`, `id`, `name`, `arguments` (the object, its exact bytes) |
-/// | `tool_call_error` | `index`, `id`, `name`, `kind`, `offset`, `raw` (text), `detail` |
+/// | `tool_call` | `index`, `part`, `id`, `id_source` (when toolstream made the id: `split` or `text`), `id_from` (a split call's: the id its id was made from), `name`, `arguments` (the object, its exact bytes) |
+/// | `tool_call_error` | `index`, `id`, `id_source` and `id_from` (as a call's), `name`, `kind`, `offset`, `raw` (text), `detail` |
 /// | `duplicate` | `index`, `id`, `name` |
 /// | `finish` | `reason` (normalised), `raw` (the provider's) |
 /// | `usage` | `usage` (the provider's JSON) |
@@ -122,12 +122,25 @@ impl Serialize for Event {
     }
 }
 
+/// Where an id came from, when toolstream made it: `id_source`, and for a split call the
+/// id it was made from (`id_from`); nothing for the provider's own.
+fn id_source_entries<M: SerializeMap>(m: &mut M, source: &IdSource) -> Result<(), M::Error> {
+    if *source != IdSource::Provider {
+        m.serialize_entry("id_source", source.as_str())?;
+    }
+    if let IdSource::Split { of } = source {
+        m.serialize_entry("id_from", of)?;
+    }
+    Ok(())
+}
+
 /// A [`ToolCall`]'s entries (see the table on `Event`'s impl).
 fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::Error> {
     m.serialize_entry("type", "tool_call")?;
     m.serialize_entry("index", &c.index)?;
     m.serialize_entry("part", &c.part)?;
     m.serialize_entry("id", &c.id)?;
+    id_source_entries(m, &c.id_source)?;
     m.serialize_entry("name", &c.name)?;
     m.serialize_entry("arguments", &Exact(&c.arguments))?;
     Ok(())
@@ -152,6 +165,7 @@ fn failure_entries<M: SerializeMap>(m: &mut M, f: &Failure) -> Result<(), M::Err
     m.serialize_entry("type", "tool_call_error")?;
     m.serialize_entry("index", &f.index)?;
     m.serialize_entry("id", &f.id)?;
+    id_source_entries(m, &f.id_source)?;
     m.serialize_entry("name", &f.name)?;
     m.serialize_entry("kind", f.kind.as_str())?;
     m.serialize_entry("offset", &f.offset)?;

@@ -206,6 +206,7 @@ mod properties {
                     index: 0,
                     part: 1,
                     id,
+                    id_source: Default::default(),
                     name,
                     arguments: Bytes::from(format!("{{\"n\":{n}}}")),
                 })
@@ -359,6 +360,7 @@ mod properties {
                                 index: k,
                                 part: 1,
                                 id: format!("id{k}"),
+                                id_source: Default::default(),
                                 name: format!("c{k}"),
                                 arguments: Bytes::from(format!("{{\"k\":{k}}}")),
                             }),

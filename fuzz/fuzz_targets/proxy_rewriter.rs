@@ -11,7 +11,7 @@
 use arbitrary::Arbitrary;
 use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
-use toolstream::assemble::Event;
+use toolstream::assemble::{Event, IdSource};
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
@@ -115,7 +115,7 @@ fuzz_target!(|input: Input| {
                 String::from_utf8_lossy(&c.arguments).into_owned(),
             )),
             // A text call that cannot be read stays text in the proxy.
-            Event::ToolCallFailed(f) if !f.id.starts_with("text_call_") => {
+            Event::ToolCallFailed(f) if f.id_source != IdSource::Text => {
                 Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
             }
             _ => None,

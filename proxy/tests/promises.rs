@@ -496,7 +496,11 @@ fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
     let want = body
         .replace(
             r#"[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}}]"#,
-            r#"[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"a_2","type":"function","function":{"name":"f","arguments":"{\"a\":2}"}}]"#,
+            &format!(
+                r#"[{{"id":"a","type":"function","function":{{"name":"f","arguments":"{{\"a\":1}}"}}}},{{"id":"{}","type":"function","function":{{"name":"f","arguments":"{{\"a\":2}}"}}}}]"#,
+                // The split call's id as the library makes it (its shape is tested there).
+                toolstream::ids::derive("a", 2, 0)
+            ),
         )
         .replacen(r#""finish_reason":"stop"}"#, r#""finish_reason":"tool_calls"}"#, 1);
     assert_eq!(out, want);
@@ -523,4 +527,131 @@ fn trailing_fields_without_data_lose_nothing() {
     let c = through(s.as_bytes());
     assert!(!c.error, "{c:?}");
     assert_eq!(c.calls[&0][&0].2, "{}");
+}
+
+/// The ids a client gets on every path where one is made — a glued call split, a call
+/// sent without an id, a call taken out of the text (OpenAI), a glued `tool_use` split
+/// (Anthropic) — are in the provider's shape, unique in the response, never an id plus a
+/// suffix and never ending in `_<digits>` (one agent folds such a `tool_use` into the
+/// base id's batch and loses its result); each is announced with what it was made from;
+/// and they are the same at every chunking. (At 91c7367: `call_abc_2`, `call_abc_3`,
+/// `call_<seed>0001` from a random seed, `toolu_1_2`.)
+#[test]
+fn made_ids_have_the_providers_shape_and_are_unique_on_every_path() {
+    use toolstream::rewrite::text::{TextCalls, TextSetting};
+    use toolstream::rewrite::AnthropicRewriter;
+    use toolstream::text_calls::Tools;
+
+    let no_digits_tail = |id: &str| {
+        let tail = id.rsplit(['_', '-']).next().unwrap();
+        !tail.bytes().all(|b| b.is_ascii_digit())
+    };
+    let content =
+        "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\"}}</tool_call>";
+    let stream = sse(&[
+        call_chunk(json!(0), Some("call_abc"), "{\"a\":1}{\"a\":2}{\"a\":3}"),
+        call_chunk(json!(1), Some(""), "{\"b\":1}"),
+        json!({"id": "x", "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]}),
+        finish("tool_calls"),
+    ]) + "data: [DONE]\n\n";
+    let run = |step: usize| {
+        let setting = TextSetting::new(TextCalls::Auto, Tools::from_names(["get_weather"]));
+        let mut r = OpenAiRewriter::new(Provider::Openai, false, setting);
+        let data = Bytes::from(stream.clone());
+        let mut out = BytesMut::new();
+        for at in (0..data.len()).step_by(step) {
+            r.push(data.slice(at..data.len().min(at + step)), &mut out);
+        }
+        r.finish(None, &mut out);
+        out.to_vec()
+    };
+    let whole = run(stream.len());
+    for step in [1, 7, 64] {
+        assert_eq!(
+            run(step),
+            whole,
+            "the same ids and bytes at {step}-byte pushes"
+        );
+    }
+    let c = client(&whole);
+    let ids: Vec<&str> = c.calls[&0].values().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    assert_eq!(ids[0], "call_abc");
+    let mut seen = std::collections::HashSet::new();
+    for id in &ids {
+        assert!(seen.insert(*id), "{id} twice in {ids:?}");
+        assert!(id.starts_with("call_") && no_digits_tail(id), "{id}");
+        assert!(*id == "call_abc" || !id.starts_with("call_abc"), "{id}");
+    }
+    let text = String::from_utf8(whole).unwrap();
+    assert_eq!(
+        text.matches("made for a call split from call_abc's arguments")
+            .count(),
+        2
+    );
+    assert_eq!(
+        text.matches("minted: the provider sent the call without one")
+            .count(),
+        1
+    );
+    assert_eq!(
+        text.matches("made for a call taken out of the text")
+            .count(),
+        1
+    );
+
+    // Anthropic: the split `tool_use` gets a `toolu_` id of its own.
+    let list = [
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"f","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}{\"a\":2}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ];
+    let stream: String = list
+        .iter()
+        .map(|(t, d)| format!("event: {t}\ndata: {d}\n\n"))
+        .collect();
+    let mut r = AnthropicRewriter::new();
+    let mut out = BytesMut::new();
+    r.push(Bytes::from(stream), &mut out);
+    r.finish(None, &mut out);
+    let out = String::from_utf8(out.to_vec()).unwrap();
+    let ids: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter(|v| v["type"] == "content_block_start")
+        .map(|v| v["content_block"]["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{out}");
+    assert_eq!(ids[0], "toolu_01");
+    assert!(
+        ids[1].starts_with("toolu_") && !ids[1].starts_with("toolu_01"),
+        "{ids:?}"
+    );
+    assert!(no_digits_tail(&ids[1]), "{ids:?}");
+    assert!(
+        out.contains(&format!(
+            ": toolstream id {} made for a call split from toolu_01's arguments",
+            ids[1]
+        )),
+        "{out}"
+    );
 }

@@ -350,11 +350,20 @@ fn glued_calls_are_split_and_stop_becomes_tool_calls() {
         [
             ("c1".to_string(), "f".to_string(), r#"{"a":1}"#.to_string()),
             (
-                "c1_2".to_string(),
+                toolstream::ids::derive("c1", 2, 0),
                 "f".to_string(),
                 r#"{"a":2}"#.to_string()
             ),
         ]
+    );
+    // The client is told which id was made, and from what.
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        text.contains(&format!(
+            ": toolstream id {} made for a call split from c1's arguments",
+            toolstream::ids::derive("c1", 2, 0)
+        )),
+        "{text}"
     );
     let events = sse_events(&body);
     let text = events

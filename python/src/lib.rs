@@ -86,9 +86,18 @@ fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
     if let Event::ToolCall(c) = e {
         // Built here: the arguments' exact bytes may hold what a JSON value of serde_json
         // cannot (a number out of a float's range); `arguments` is then their text.
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "type": "tool_call", "index": c.index, "part": c.part, "id": c.id, "name": c.name,
         });
+        // As the CLI: where the id came from, when toolstream made it.
+        match &c.id_source {
+            toolstream::assemble::IdSource::Provider => {}
+            toolstream::assemble::IdSource::Split { of } => {
+                v["id_source"] = "split".into();
+                v["id_from"] = of.as_str().into();
+            }
+            toolstream::assemble::IdSource::Text => v["id_source"] = "text".into(),
+        }
         let d = to_py(py, &v)?;
         match serde_json::from_slice::<serde_json::Value>(&c.arguments) {
             Ok(a) => d.set_item("arguments", to_py(py, &a)?)?,

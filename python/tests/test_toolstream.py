@@ -281,11 +281,14 @@ def test_the_openai_sdk_example_runs_against_a_loopback_server():
         ).stdout
     finally:
         server.shutdown()
-    assert out.splitlines() == [
-        "call call_g1 get_weather {'city': 'Paris'}",
-        "call call_g1_2 get_weather {'city': 'Tokyo'}",
-        "complete",
-    ]
+    lines = out.splitlines()
+    assert lines[0] == "call call_g1 get_weather {'city': 'Paris'}"
+    # The second call's id is made from the first's, in its shape (never call_g1_2).
+    made = lines[1].split()[1]
+    assert made.startswith("call_") and made[5:].isalnum() and not made[5:].isdigit(), made
+    assert not made.startswith("call_g1"), made
+    assert lines[1] == "call %s get_weather {'city': 'Tokyo'}" % made
+    assert lines[2:] == ["complete"]
 
 
 TEXT_CALLS = ROOT / "examples" / "text-calls"

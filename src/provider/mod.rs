@@ -90,6 +90,17 @@ impl Format {
         }
     }
 
+    /// The prefix of the call ids this API gives (`call_`, `toolu_`, `tooluse_`): the
+    /// shape of the ids toolstream makes for it ([`crate::ids`]).
+    pub fn id_prefix(self) -> &'static str {
+        match self {
+            Format::Anthropic => "toolu_",
+            #[cfg(feature = "bedrock")]
+            Format::Bedrock => "tooluse_",
+            _ => "call_",
+        }
+    }
+
     /// The framing this format uses.
     pub fn framing(self) -> Framing {
         match self {

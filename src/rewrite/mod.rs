@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use crate::assemble::{Event, Failure, Policy, ToolCallAssembler};
+use crate::assemble::{Event, Failure, IdSource, Policy, ToolCallAssembler};
 use crate::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
 use crate::provider::{Decoder, Delta, Format};
 use crate::sse;
@@ -56,6 +56,13 @@ struct Core {
     provider: Provider,
     /// Calls written into the text, when taken out.
     text: Option<Box<Extraction>>,
+    format: Format,
+    /// The response's salt for the ids made ([`crate::ids::salt`] of its first payload).
+    salt: Option<u64>,
+    /// Ids minted for calls that came without one.
+    minted: u32,
+    /// The call ids sent to the client (a minted id is checked against them).
+    sent: HashSet<String>,
 }
 
 impl Core {
@@ -67,7 +74,46 @@ impl Core {
             deltas: Vec::new(),
             provider,
             text: None,
+            format,
+            salt: None,
+            minted: 0,
+            sent: HashSet::new(),
         }
+    }
+
+    /// The id the client gets for a call, and, when toolstream made it, a note that says
+    /// from what (sent as an SSE comment before the call). A call without an id gets one
+    /// minted in the API's shape ([`crate::ids::mint`], unique among the ids sent).
+    fn client_id(&mut self, id: String, source: &IdSource) -> (String, Option<String>) {
+        let (id, note) = if id.is_empty() {
+            let salt = !self.salt.unwrap_or(0);
+            let mut attempt = 0;
+            let id = loop {
+                let id = crate::ids::mint(self.format.id_prefix(), salt, self.minted, attempt);
+                if !self.sent.contains(&id) {
+                    break id;
+                }
+                attempt += 1;
+            };
+            self.minted += 1;
+            let note = format!("toolstream id {id} minted: the provider sent the call without one");
+            (id, Some(note))
+        } else {
+            let note = match source {
+                IdSource::Provider => None,
+                IdSource::Split { of } => Some(format!(
+                    "toolstream id {id} made for a call split from {of}'s arguments"
+                )),
+                IdSource::Text => Some(format!(
+                    "toolstream id {id} made for a call taken out of the text"
+                )),
+            };
+            (id, note)
+        };
+        if self.sent.len() < MAX_IDS_KEPT {
+            self.sent.insert(id.clone());
+        }
+        (id, note)
     }
 
     fn next(&mut self) -> Option<Frame> {
@@ -90,6 +136,12 @@ impl Core {
     /// of the delta that produced it (0 for a delta of no choice). What its deltas were is
     /// returned.
     fn decode_tagged(&mut self, ty: &[u8], data: &[u8], events: &mut Vec<(u32, Event)>) -> Seen {
+        if self.salt.is_none() {
+            // As the pipeline does: the first payload salts the ids made for the response.
+            let salt = crate::ids::salt(&data[..data.len().min(512)]);
+            self.salt = Some(salt);
+            self.assembler.set_ids(self.format.id_prefix(), salt);
+        }
         let ty = (ty != b"message").then_some(ty);
         self.decoder.decode(ty, data, &mut self.deltas);
         let mut seen = Seen::default();
@@ -311,22 +363,9 @@ fn comment(out: &mut BytesMut, text: &str) {
     out.extend_from_slice(b"\n\n");
 }
 
-/// An id for a call that came without one: unique within the response (the seed is random
-/// per stream), in OpenAI's form.
-fn mint_id(seed: u64, choice: u32, n: u32) -> String {
-    if choice == 0 {
-        format!("call_{seed:016x}{n:04}")
-    } else {
-        format!("call_{seed:016x}c{choice}_{n:04}")
-    }
-}
-
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0x5eed);
-    h.finish()
-}
+/// The most call ids a rewriter keeps to check minted ones against (more calls than a
+/// response may hold: the assembler refuses past [`Policy::max_calls`]).
+const MAX_IDS_KEPT: usize = 4096;
 
 /// OpenAI chat completions (and the servers that speak it).
 ///
@@ -351,7 +390,6 @@ pub struct OpenAiRewriter {
     opened: HashSet<u32>,
     /// A thought signature (Gemini's OpenAI-compatible API) waiting for its call.
     signatures: HashMap<u32, String>,
-    seed: u64,
     keep_finish_reason: bool,
     saw_done: bool,
     after_done: bool,
@@ -378,7 +416,6 @@ impl OpenAiRewriter {
             delivered: HashSet::new(),
             opened: HashSet::new(),
             signatures: HashMap::new(),
-            seed: random_seed(),
             keep_finish_reason,
             saw_done: false,
             after_done: false,
@@ -576,14 +613,10 @@ impl OpenAiRewriter {
         let next = self.next_index.entry(choice).or_insert(0);
         let index = *next;
         *next += 1;
-        // A call taken out of the text has the assembler's id (`text_call_<slot>`), not
-        // one in OpenAI's form.
-        let from_text = self.core.text.is_some() && call.id.starts_with("text_call_");
-        let id = if call.id.is_empty() || call.id.starts_with('_') || from_text {
-            mint_id(self.seed, choice, index)
-        } else {
-            call.id
-        };
+        let (id, note) = self.core.client_id(call.id, &call.source);
+        if let Some(note) = note {
+            comment(out, &note);
+        }
         // Written as bytes, the strings through serde_json's escaper: the most frequent
         // chunk the proxy writes, and the largest (the arguments).
         let mut c = Vec::with_capacity(call.arguments.len() + call.name.len() + 160);
@@ -746,6 +779,8 @@ fn text_of(bytes: &[u8]) -> String {
 /// A call to send the client: whole, or failed and sent as the provider sent it.
 struct Outgoing {
     id: String,
+    /// Where the assembler's id came from.
+    source: IdSource,
     name: String,
     arguments: String,
     /// A call that closed as one valid object (not a failure).
@@ -764,6 +799,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
             Some(Outgoing {
                 arguments: text_of(&c.arguments),
                 id: c.id,
+                source: c.id_source,
                 name: c.name,
                 whole: true,
             })
@@ -774,6 +810,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
             Some(Outgoing {
                 arguments: text_of(&f.raw),
                 id: f.id,
+                source: f.id_source.clone(),
                 name: f.name,
                 whole: false,
             })
@@ -805,7 +842,6 @@ pub struct AnthropicRewriter {
     /// Upstream block index → the client's.
     blocks: HashMap<u64, u64>,
     next_index: u64,
-    seed: u64,
     /// The `message_stop` event (its type and data), held until the upstream's body ends.
     stop: Option<(Bytes, Bytes)>,
     /// Why the stream cannot end cleanly, once something was dropped.
@@ -822,7 +858,6 @@ impl AnthropicRewriter {
             core: Core::new(Format::Anthropic, Provider::Anthropic),
             blocks: HashMap::new(),
             next_index: 0,
-            seed: random_seed(),
             stop: None,
             broken: None,
             output_started: false,
@@ -934,11 +969,10 @@ impl AnthropicRewriter {
         self.output_started = true;
         let index = self.next_index;
         self.next_index += 1;
-        let id = if c.id.is_empty() || c.id.starts_with('_') {
-            format!("toolu_{:016x}{index:04}", self.seed)
-        } else {
-            c.id.clone()
-        };
+        let (id, note) = self.core.client_id(c.id.clone(), &c.source);
+        if let Some(note) = note {
+            comment(out, &note);
+        }
         let start = json!({"type": "content_block_start", "index": index,
             "content_block": {"type": "tool_use", "id": id, "name": c.name, "input": {}}});
         sse_event(out, b"content_block_start", start.to_string().as_bytes());
@@ -1048,7 +1082,6 @@ pub fn rewrite_completion(
     core.assembler.finish(true, &mut plain);
     events.extend(plain.into_iter().map(|e| (0, e)));
 
-    let seed = random_seed();
     let mut counts = Counts::default();
     let mut slot_choice: HashMap<u32, u32> = HashMap::new();
     /// What one choice gets.
@@ -1083,17 +1116,11 @@ pub fn rewrite_completion(
             }
             Event::ToolCall(t) => {
                 counts.calls += 1;
-                let from_text =
-                    t.id.starts_with("text_call_") || t.id.is_empty() || t.id.starts_with('_');
                 if t.part > 1 {
                     counts.splits += 1;
                 }
-                ch.changed |= t.part > 1 || from_text;
-                let id = if from_text {
-                    mint_id(seed, c, ch.n)
-                } else {
-                    t.id
-                };
+                ch.changed |= t.part > 1 || t.id.is_empty() || t.id_source == IdSource::Text;
+                let (id, _) = core.client_id(t.id, &t.id_source);
                 call_entry(
                     &mut ch.calls,
                     &id,
@@ -1106,11 +1133,7 @@ pub fn rewrite_completion(
             }
             Event::ToolCallFailed(f) => {
                 counts.failures += 1;
-                let id = if f.id.is_empty() {
-                    mint_id(seed, c, ch.n)
-                } else {
-                    f.id
-                };
+                let (id, _) = core.client_id(f.id, &f.id_source);
                 call_entry(
                     &mut ch.calls,
                     &id,

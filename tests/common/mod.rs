@@ -278,3 +278,62 @@ pub fn data_dir(sub: &str) -> std::path::PathBuf {
         .join("tests/data")
         .join(sub)
 }
+
+/// `inspect --json` events with the ids toolstream made checked and masked: a tool call or
+/// a failure whose `id_source` says the id was made, and a duplicate (always a later object of a
+/// call, so its id is made when the call has one). Each such id must have the shape the
+/// made ids promise — the prefix of the id it was made from (`id_from`) or of the API
+/// (`call_`, `toolu_`), nothing after its last `_` or `-` that is all digits, not the
+/// original plus a suffix — and be unique among the events' ids; it is then replaced by
+/// `"<made>"`, so that hand-written expected files can say where an id is made without
+/// holding a hash. (Chunk invariance of the exact ids is checked by comparing runs.)
+pub fn mask_made_ids(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    use serde_json::Value;
+    let made = |e: &Value| {
+        e["type"] == "duplicate" && e["id"].as_str().is_some_and(|i| !i.is_empty())
+            || matches!(e["type"].as_str(), Some("tool_call" | "tool_call_error"))
+                && e.get("id_source").is_some()
+    };
+    let mut ids = std::collections::HashMap::<String, usize>::new();
+    for e in events {
+        if matches!(
+            e["type"].as_str(),
+            Some("tool_call" | "tool_call_error" | "duplicate")
+        ) {
+            *ids.entry(e["id"].as_str().unwrap_or("").to_string())
+                .or_default() += 1;
+        }
+    }
+    events
+        .iter()
+        .map(|e| {
+            if !made(e) {
+                return e.clone();
+            }
+            let id = e["id"].as_str().expect("a made id is a string");
+            let tail = id.rsplit(['_', '-']).next().unwrap_or("");
+            assert!(
+                !(id.contains(['_', '-']) && tail.bytes().all(|c| c.is_ascii_digit())),
+                "a made id ends in digits: {id}"
+            );
+            assert!(
+                id.bytes().any(|c| c.is_ascii_alphabetic()),
+                "a made id without a letter: {id}"
+            );
+            if let Some(from) = e["id_from"].as_str() {
+                let prefix = toolstream::ids::prefix_of(from);
+                assert!(id.starts_with(prefix), "{id} is not in {from}'s shape");
+                assert!(!id.starts_with(from), "{id} is {from} plus a suffix");
+            } else if e["id_source"] == "text" {
+                assert!(
+                    id.starts_with("call_") || id.starts_with("toolu_"),
+                    "a text call's id not in an API's shape: {id}"
+                );
+            }
+            assert_eq!(ids[id], 1, "a made id used twice: {id}");
+            let mut e = e.clone();
+            e["id"] = "<made>".into();
+            e
+        })
+        .collect()
+}

@@ -55,7 +55,7 @@ Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
                    body, or its tools array, in any provider's shape): an undeclared name or
                    arguments that do not match the JSON Schema are listed under the call
   --text-calls F   take the calls a model wrote into its text out of it and list them as
-                   calls (ids text_call_<slot>): F is hermes, qwen3_coder, glm45, mistral,
+                   calls (ids made in the API's shape): F is hermes, qwen3_coder, glm45, mistral,
                    llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic, or auto (any of
                    them, by its marker). Only calls to the tools --tools declares are taken;
                    any other markup stays text
