@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use super::template::Templates;
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
+use crate::json::cursor::{Cursor, CursorError};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -78,6 +79,9 @@ struct Item<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    /// A `function_call` item's arguments (on `response.output_item.done`).
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 /// An event's item as its text: read again, after the event was read with the item typed,
@@ -242,7 +246,11 @@ impl Decoder {
         match kind.as_str() {
             "response.output_item.added" => self.item_added(ev, index, out),
             "response.output_item.done" => {
-                if ev.item.and_then(|i| i.kind).as_deref() != Some("reasoning") {
+                let kind = ev.item.as_ref().and_then(|i| i.kind.as_deref());
+                if kind == Some("function_call") {
+                    return self.call_item_done(ev, index, out);
+                }
+                if kind != Some("reasoning") {
                     return;
                 }
                 // The payload was read once already: this cannot fail.
@@ -407,6 +415,29 @@ impl Decoder {
         });
     }
 
+    /// `response.output_item.done` of a `function_call` item: the call is over. Its
+    /// arguments are the item's when neither deltas nor `function_call_arguments.done`
+    /// brought them (a server that sends the item whole); the call ends here when no
+    /// `function_call_arguments.done` ended it.
+    fn call_item_done(&mut self, ev: Event<'_>, index: u32, out: &mut Vec<Delta>) {
+        if let Some(s) = self.calls.remove(&index) {
+            if !s.any {
+                out.push(Delta::Call {
+                    choice: 0,
+                    index: Some(index),
+                    id: None,
+                    name: None,
+                    arguments: ev.item.and_then(|i| i.arguments).map(Cow::into_owned),
+                    complete: false,
+                });
+            }
+        }
+        out.push(Delta::CallEnd {
+            choice: 0,
+            index: Some(index),
+        });
+    }
+
     /// The response's last event: its error, finish reason and usage.
     fn response_end(&mut self, kind: &str, ev: Event<'_>, out: &mut Vec<Delta>) {
         let resp = ev.response;
@@ -440,6 +471,104 @@ impl Decoder {
         }
         out.push(Delta::Done);
     }
+}
+
+/// Where the members a rewriter changes stand in one Responses stream event, read with the
+/// strict reader the other layouts use (a repeated member: the last one counts): byte
+/// ranges of values in the payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventLayout {
+    /// `sequence_number`'s value and the number (when it is a non-negative integer).
+    pub sequence_number: Option<(std::ops::Range<usize>, u64)>,
+    /// `output_index`'s value and the number.
+    pub output_index: Option<(std::ops::Range<usize>, u32)>,
+    /// `item.id` (unescaped).
+    pub item_id: Option<String>,
+    /// `response.output`'s elements: each one's range and whether it is a
+    /// `function_call` item.
+    pub output: Option<Vec<(std::ops::Range<usize>, bool)>>,
+}
+
+/// The [`EventLayout`] of a Responses stream event; `None` when the payload is not one
+/// JSON object.
+pub fn event_layout(payload: &[u8]) -> Option<EventLayout> {
+    let text = super::utf8(payload).ok()?;
+    let mut c = Cursor::new(text);
+    let mut l = EventLayout::default();
+    let mut m = c.object().ok()?;
+    while let Some(k) = c.key(&mut m).ok()? {
+        match &*k.cow() {
+            "sequence_number" => {
+                let (range, raw) = span(&mut c).ok()?;
+                l.sequence_number = raw.parse().ok().map(|n| (range, n));
+            }
+            "output_index" => {
+                let (range, raw) = span(&mut c).ok()?;
+                l.output_index = raw.parse().ok().map(|n| (range, n));
+            }
+            "item" if c.peek() == Some(b'{') => {
+                l.item_id = None;
+                let mut o = c.object().ok()?;
+                while let Some(k) = c.key(&mut o).ok()? {
+                    if k.is("id") && c.peek() == Some(b'"') {
+                        l.item_id = Some(c.string().ok()?.cow().into_owned());
+                    } else {
+                        c.skip().ok()?;
+                    }
+                }
+            }
+            "response" if c.peek() == Some(b'{') => {
+                l.output = None;
+                let mut o = c.object().ok()?;
+                while let Some(k) = c.key(&mut o).ok()? {
+                    if !k.is("output") || c.peek() != Some(b'[') {
+                        c.skip().ok()?;
+                        continue;
+                    }
+                    let mut items = Vec::new();
+                    let mut e = c.array().ok()?;
+                    while c.element(&mut e).ok()? {
+                        let _ = c.peek();
+                        let start = c.offset();
+                        let call = is_function_call(&mut c).ok()?;
+                        items.push((start..c.offset(), call));
+                    }
+                    l.output = Some(items);
+                }
+            }
+            _ => {
+                c.skip().ok()?;
+            }
+        }
+    }
+    c.end().ok()?;
+    Some(l)
+}
+
+/// The value at the cursor: its range and text.
+fn span<'a>(c: &mut Cursor<'a>) -> Result<(std::ops::Range<usize>, &'a str), CursorError> {
+    let _ = c.peek();
+    let start = c.offset();
+    let raw = c.skip()?;
+    Ok((start..c.offset(), raw))
+}
+
+/// Reads one output item; whether its `type` is `function_call`.
+fn is_function_call(c: &mut Cursor<'_>) -> Result<bool, CursorError> {
+    if c.peek() != Some(b'{') {
+        c.skip()?;
+        return Ok(false);
+    }
+    let mut call = false;
+    let mut o = c.object()?;
+    while let Some(k) = c.key(&mut o)? {
+        if k.is("type") && c.peek() == Some(b'"') {
+            call = c.string()?.is("function_call");
+        } else {
+            c.skip()?;
+        }
+    }
+    Ok(call)
 }
 
 #[cfg(test)]
@@ -580,12 +709,47 @@ mod tests {
                 raw: item.to_string()
             }]
         );
-        // Other items are not passed on.
+        // Other items are not passed on; a function call's ends the call.
         assert_eq!(
             done(
                 r#"{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"{}"}"#
             ),
-            []
+            [Delta::CallEnd {
+                choice: 0,
+                index: Some(0)
+            }]
+        );
+        // A call whose arguments came neither in deltas nor in `arguments.done` has the
+        // item's (a server that sends the item whole).
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        d.decode(
+            None,
+            br#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""}}"#,
+            &mut out,
+        );
+        out.clear();
+        d.decode(
+            None,
+            br#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"}}"#,
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            [
+                Delta::Call {
+                    choice: 0,
+                    index: Some(0),
+                    id: None,
+                    name: None,
+                    arguments: Some("{\"a\":1}".into()),
+                    complete: false,
+                },
+                Delta::CallEnd {
+                    choice: 0,
+                    index: Some(0)
+                }
+            ]
         );
         assert_eq!(done(r#"{"id":"msg_1","type":"message","content":[]}"#), []);
         // An item that is not an object of its members is an undecodable payload, as it

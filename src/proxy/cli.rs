@@ -15,11 +15,11 @@ An HTTP proxy between an agent and its LLM provider. Point the agent's base URL 
 (http://HOST:PORT/v1 for an OpenAI client, http://HOST:PORT for an Anthropic one): the
 request path is forwarded unchanged after URL's own path.
 
-OpenAI chat completions (streaming and not) and Anthropic messages come back with each tool
-call whole and validated the moment its arguments close: calls glued into one arguments
-string are split (each with an id made from the first's, in the provider's shape; an SSE
-comment says which), duplicates dropped, ids minted where missing, failed
-calls forwarded as the provider sent them with an SSE comment; a stream the upstream cut
+OpenAI chat completions (streaming and not), Responses streams and Anthropic messages
+come back with each tool call whole and validated the moment its arguments close: calls
+glued into one arguments string are split (each with an id made from the first's, in the
+provider's shape; an SSE comment says which), duplicates dropped, ids minted where
+missing, failed calls forwarded as the provider sent them with an SSE comment; a stream the upstream cut
 ends with an error event, never a clean end. Requests whose history holds tool-call
 arguments that are not one JSON object are repaired before they are forwarded
 (as {\"INVALID_JSON\": raw}; the response's toolstream-repaired header says where). Error

@@ -34,7 +34,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, Semaphore};
 
 use crate::rewrite::text::{declared_tools, TextCalls, TextSetting};
-use crate::rewrite::{AnthropicRewriter, Counts, OpenAiRewriter};
+use crate::rewrite::{AnthropicRewriter, Counts, OpenAiRewriter, ResponsesRewriter};
 
 /// What the proxy is told.
 #[derive(Clone, Debug)]
@@ -471,13 +471,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         log.done(Counts::default(), Some(&v));
         return respond(status, headers, Body::full(body));
     }
-    if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages) {
+    if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses) {
         let rewriter = match kind {
             Kind::Chat => Rewriter::OpenAi(Box::new(OpenAiRewriter::new(
                 provider,
                 state.config.keep_finish_reason,
                 text,
             ))),
+            Kind::Responses => Rewriter::Responses(Box::default()),
             _ => Rewriter::Anthropic(Box::default()),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
@@ -562,6 +563,7 @@ impl Log {
 enum Rewriter {
     OpenAi(Box<OpenAiRewriter>),
     Anthropic(Box<AnthropicRewriter>),
+    Responses(Box<ResponsesRewriter>),
     None,
 }
 
@@ -608,6 +610,7 @@ async fn pump(
             match &mut rewriter {
                 Rewriter::OpenAi(r) => r.push(piece, &mut out),
                 Rewriter::Anthropic(r) => r.push(piece, &mut out),
+                Rewriter::Responses(r) => r.push(piece, &mut out),
                 Rewriter::None => out.extend_from_slice(&piece),
             }
             if !out.is_empty() && tx.send(Ok(out.split().freeze())).await.is_err() {
@@ -618,6 +621,7 @@ async fn pump(
     let counts = match rewriter {
         Rewriter::OpenAi(r) => r.finish(cut.as_deref(), &mut out),
         Rewriter::Anthropic(r) => r.finish(cut.as_deref(), &mut out),
+        Rewriter::Responses(r) => r.finish(cut.as_deref(), &mut out),
         Rewriter::None => {
             if let Some(why) = cut {
                 // Not rewritten: nothing of the provider's shape to say it in. The body
@@ -652,6 +656,7 @@ fn counts(r: &Rewriter) -> Counts {
     match r {
         Rewriter::OpenAi(r) => r.counts(),
         Rewriter::Anthropic(r) => r.counts(),
+        Rewriter::Responses(r) => r.counts(),
         Rewriter::None => Counts::default(),
     }
 }

@@ -21,7 +21,10 @@ use serde_json::{json, Value};
 
 use text::{Extraction, TextSetting};
 
+mod responses;
 pub mod text;
+
+pub use responses::ResponsesRewriter;
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +66,8 @@ struct Core {
     minted: u32,
     /// The call ids sent to the client (a minted id is checked against them).
     sent: HashSet<String>,
+    /// The provider's call indices whose end the last payload decoded said.
+    ended: Vec<u32>,
 }
 
 impl Core {
@@ -78,6 +83,7 @@ impl Core {
             salt: None,
             minted: 0,
             sent: HashSet::new(),
+            ended: Vec::new(),
         }
     }
 
@@ -143,6 +149,7 @@ impl Core {
             self.assembler.set_ids(self.format.id_prefix(), salt);
         }
         let ty = (ty != b"message").then_some(ty);
+        self.ended.clear();
         self.decoder.decode(ty, data, &mut self.deltas);
         let mut seen = Seen::default();
         if let Some(x) = self.text.as_deref_mut() {
@@ -150,6 +157,9 @@ impl Core {
         }
         let mut produced = Vec::new();
         for d in self.deltas.drain(..) {
+            if let Delta::CallEnd { index: Some(i), .. } = &d {
+                self.ended.push(*i);
+            }
             let choice = match &d {
                 Delta::Call { choice, .. }
                 | Delta::CallEnd { choice, .. }

@@ -437,3 +437,89 @@ def test_openai_sdk_n_2_keeps_each_choice_calls(stack):
                 acc = calls.setdefault((choice.index, tc.index), "")
                 calls[(choice.index, tc.index)] = acc + (tc.function.arguments or "")
     assert calls == {(0, 0): '{"a":0}', (1, 0): '{"a":1}', (1, 1): '{"a":2}'}
+
+
+def responses_stream(calls):
+    """A Responses stream: an encrypted reasoning item, function calls with these
+    arguments (each in two deltas), a custom tool call and an event type no SDK knows."""
+    events, output = [], []
+
+    def add(kind, **fields):
+        events.append((kind, {"type": kind, "sequence_number": len(events), **fields}))
+
+    add("response.created", response={"id": "resp_1", "object": "response", "status": "in_progress",
+                                      "model": "m", "output": []})
+    reasoning = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA==", "summary": []}
+    add("response.output_item.added", output_index=0, item=reasoning)
+    add("response.output_item.done", output_index=0, item=reasoning)
+    output.append(reasoning)
+    for k, args in enumerate(calls, start=1):
+        item = {"id": "fc_%d" % k, "type": "function_call", "status": "in_progress", "arguments": "",
+                "call_id": "call_%d" % k, "name": "get_weather"}
+        add("response.output_item.added", output_index=k, item=item)
+        half = len(args) // 2
+        for piece in (args[:half], args[half:]):
+            add("response.function_call_arguments.delta", item_id=item["id"], output_index=k, delta=piece)
+        add("response.function_call_arguments.done", item_id=item["id"], output_index=k, arguments=args)
+        done = dict(item, status="completed", arguments=args)
+        add("response.output_item.done", output_index=k, item=done)
+        output.append(done)
+    at = len(calls) + 1
+    custom = {"id": "ctc_1", "type": "custom_tool_call", "call_id": "call_c", "name": "apply_patch",
+              "input": "*** Begin Patch"}
+    add("response.output_item.added", output_index=at, item=custom)
+    add("response.something_new", output_index=at, x=[1, 2])
+    add("response.output_item.done", output_index=at, item=custom)
+    output.append(custom)
+    add("response.completed", response={"id": "resp_1", "object": "response", "status": "completed",
+                                        "model": "m", "output": output,
+                                        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}})
+    return "".join("event: %s\ndata: %s\n\n" % (k, json.dumps(d)) for k, d in events).encode()
+
+
+GLUED = '{"city": "Oslo"}{"city": "Rome"}{"city": "Oslo"}'
+
+
+@pytest.mark.parametrize("write", [1, 7, 64, 4096])
+def test_openai_responses_glued_calls_become_items(stack, write):
+    """Glued arguments in a Responses function_call: one item per object, through
+    `responses.create(stream=True)` and through the `responses.stream` helper (which
+    accumulates the items and checks the events' order); the final response lists the same
+    items; the reasoning item, the custom tool call and the unknown event come through."""
+    up, base = stack
+    up.script = (200, "text/event-stream", responses_stream([GLUED, '{"city": "Paris"}']), write, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    events = list(client.responses.create(model="m", input="hi", stream=True))
+    assert events[-1].type == "response.completed"
+    seqs = [e.sequence_number for e in events]
+    assert seqs == sorted(set(seqs))
+    done = [e.item for e in events if e.type == "response.output_item.done"]
+    calls = [(i.call_id, json.loads(i.arguments)) for i in done if i.type == "function_call"]
+    assert [a for _, a in calls] == [{"city": "Oslo"}, {"city": "Rome"}, {"city": "Paris"}]
+    assert calls[0][0] == "call_1" and calls[2][0] == "call_2"
+    assert_made_id(calls[1][0], "call_1", "call_")
+    assert [i.type for i in done] == ["reasoning", "function_call", "function_call", "function_call",
+                                      "custom_tool_call"]
+    assert done[0].encrypted_content == "gAAAA=="
+    assert any(e.type == "response.something_new" for e in events)
+    final = events[-1].response.output
+    assert [(i.call_id, i.arguments) for i in final if i.type == "function_call"] == [
+        (i.call_id, i.arguments) for i in done if i.type == "function_call"]
+
+    with client.responses.stream(model="m", input="hi") as stream:
+        for _ in stream:
+            pass
+        response = stream.get_final_response()
+    got = [(i.call_id, json.loads(i.arguments)) for i in response.output if i.type == "function_call"]
+    assert got == calls
+
+
+def test_openai_responses_cut_stream_raises(stack):
+    """A Responses stream cut after a call: the SDK raises, never a clean completion."""
+    up, base = stack
+    body = responses_stream([GLUED])
+    up.script = (200, "text/event-stream", body, 64, len(body) - 40)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    with pytest.raises(openai.APIError):
+        for _ in client.responses.create(model="m", input="hi", stream=True):
+            pass

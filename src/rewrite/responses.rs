@@ -1,0 +1,492 @@
+//! The OpenAI Responses API (`POST /v1/responses`, streaming).
+//!
+//! The events of a `function_call` item (`response.output_item.added`, its
+//! `function_call_arguments.delta` / `.done`, `response.output_item.done`) are held until
+//! the decoder says the call ended. A call that closed as one valid object goes out as it
+//! came. Any other is written anew from the assembler's events: each object of a glued
+//! call its own item (the first with the provider's `id` and `call_id`, the next ones with
+//! ids made from them, [`crate::ids`]), each announced with `output_item.added` and closed
+//! with `arguments.done` and `output_item.done`; a duplicate dropped and noted; a broken
+//! call sent as the provider sent its bytes, annotated. Later items' `output_index` moves
+//! by the items added, every event's `sequence_number` stays strictly increasing, and the
+//! terminal event's `response.output` lists the items the client got. Everything else
+//! passes byte for byte (only those two numbers spliced where they change), including
+//! reasoning items with `encrypted_content`, custom tools, web search, MCP and unknown
+//! types. The terminal event is held until the upstream's body ends: a stream that was cut
+//! or lost data ends with an `error` event instead.
+//!
+//! The upstream keeps its own copy of the output when `store` is on; a client that
+//! continues with `previous_response_id` and answers a call whose id the rewriter made
+//! refers to an id the upstream never gave. The proxy keeps such a follow-up valid on the
+//! request side; this module only makes the response.
+
+use std::collections::{BTreeMap, HashMap};
+
+use bytes::{Bytes, BytesMut};
+use serde_json::json;
+
+use super::{comment, sse_event, Core, Counts, Outgoing, Rewrite};
+use crate::assemble::{Event, IdSource};
+use crate::classify::{Phase, Provider};
+use crate::provider::openai_responses::{event_layout, EventLayout};
+use crate::provider::Format;
+
+/// A `function_call` item of the upstream's output.
+#[derive(Debug, Default)]
+struct CallItem {
+    /// Its events, held until the call ends (each with its upstream sequence number).
+    held: Vec<(Bytes, Bytes, Option<EventLayout>)>,
+    state: ItemState,
+    /// The item's `id` (`fc_...`).
+    item_id: Option<String>,
+    /// The assembler's slot.
+    slot: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ItemState {
+    /// The call has not ended: its events are held.
+    #[default]
+    Holding,
+    /// It ended as one valid call: its events went out as they came, and later ones do.
+    Passed,
+    /// It was written anew: the upstream's later events for it are dropped.
+    Rewritten,
+}
+
+/// OpenAI Responses API streams. See the module docs.
+pub struct ResponsesRewriter {
+    core: Core,
+    /// By upstream `output_index`.
+    items: HashMap<u32, CallItem>,
+    /// The assembler's events for each slot, until its call ends.
+    pending: HashMap<u32, Vec<Event>>,
+    /// Items added before the upstream's current one (a split call's later objects), less
+    /// items removed: what every later `output_index` moves by.
+    shift: i64,
+    /// The client's sequence number minus the upstream's, for the next forwarded event.
+    seq_offset: i64,
+    /// The last sequence number the client got, as far as read.
+    last_seq: Option<u64>,
+    /// The last event forwarded without being read (numbers unchanged): read only when a
+    /// sequence number must follow it.
+    unread_last: Option<Bytes>,
+    /// The items written for each rewritten call, by upstream `output_index`: what the
+    /// terminal event's `response.output` lists in the call's place.
+    written: BTreeMap<u32, Vec<String>>,
+    /// The terminal event (its type and data), held until the upstream's body ends.
+    terminal: Option<(Bytes, Bytes)>,
+    /// Why the stream cannot end cleanly, once something was dropped.
+    broken: Option<&'static str>,
+    output_started: bool,
+    counts: Counts,
+}
+
+impl Default for ResponsesRewriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponsesRewriter {
+    /// A rewriter for one response.
+    pub fn new() -> Self {
+        ResponsesRewriter {
+            core: Core::new(Format::OpenAiResponses, Provider::Openai),
+            items: HashMap::new(),
+            pending: HashMap::new(),
+            shift: 0,
+            seq_offset: 0,
+            last_seq: None,
+            unread_last: None,
+            written: BTreeMap::new(),
+            terminal: None,
+            broken: None,
+            output_started: false,
+            counts: Counts::default(),
+        }
+    }
+
+    /// What was counted so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// Feed upstream bytes; what the client gets is appended to `out`.
+    pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
+        self.feed(chunk, out);
+    }
+
+    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        if self.terminal.is_some() {
+            if self.broken.is_none() {
+                comment(
+                    out,
+                    "toolstream dropped data after the response's last event",
+                );
+            }
+            self.broken
+                .get_or_insert("data came after the response's last event");
+            return;
+        }
+        let mut tagged = Vec::new();
+        let seen = self.core.decode_tagged(ty, &data, &mut tagged);
+        let ended = std::mem::take(&mut self.core.ended);
+        if seen.undecodable {
+            self.broken.get_or_insert("an event could not be decoded");
+            comment(out, "toolstream dropped an event it could not decode");
+            self.seq_offset -= 1;
+            self.take_events(tagged, None);
+            return;
+        }
+        if seen.calls {
+            let layout = event_layout(&data);
+            let index = layout
+                .as_ref()
+                .and_then(|l| l.output_index.as_ref())
+                .map(|(_, i)| *i)
+                .unwrap_or(0);
+            self.take_events(tagged, Some((index, layout.as_ref())));
+            let item = self.items.entry(index).or_default();
+            match item.state {
+                ItemState::Holding => item.held.push((Bytes::copy_from_slice(ty), data, layout)),
+                ItemState::Passed => self.forward(ty, &data, layout.as_ref(), out),
+                ItemState::Rewritten => self.seq_offset -= 1,
+            }
+            for i in ended {
+                self.end_call(i, out);
+            }
+            return;
+        }
+        self.take_events(tagged, None);
+        if seen.error {
+            self.counts.errors += 1;
+            let phase = if self.output_started {
+                Phase::AfterOutput
+            } else {
+                Phase::BeforeOutput
+            };
+            self.core.annotate_error(&data, phase, out);
+        }
+        if seen.done || seen.finish {
+            // The response's last event: every call still held ends before it.
+            self.end_all(out);
+            self.terminal = Some((Bytes::copy_from_slice(ty), data));
+            return;
+        }
+        let layout = self.renumbering().then(|| event_layout(&data)).flatten();
+        self.forward(ty, &data, layout.as_ref(), out);
+    }
+
+    /// The assembler's events of one payload: each call's kept for its slot, the slot of
+    /// a call that started noted on the item at `at` (the payload's `output_index`).
+    fn take_events(&mut self, tagged: Vec<(u32, Event)>, at: Option<(u32, Option<&EventLayout>)>) {
+        for (_, e) in tagged {
+            let slot = match &e {
+                Event::CallStarted { index, .. } => {
+                    if let Some((i, layout)) = at {
+                        let item = self.items.entry(i).or_default();
+                        item.slot = Some(*index);
+                        if item.item_id.is_none() {
+                            item.item_id = layout.and_then(|l| l.item_id.clone());
+                        }
+                    }
+                    continue;
+                }
+                Event::ToolCall(c) => c.index,
+                Event::ToolCallFailed(f) => f.index,
+                Event::Duplicate { index, .. } => *index,
+                _ => continue,
+            };
+            self.pending.entry(slot).or_default().push(e);
+        }
+    }
+
+    /// Whether forwarded events need their numbers read (something was added or dropped).
+    fn renumbering(&self) -> bool {
+        self.seq_offset != 0 || self.shift != 0 || self.last_seq.is_none()
+    }
+
+    /// The client's sequence number for an upstream event numbered `upstream`.
+    fn next_seq(&mut self, upstream: Option<u64>) -> Option<u64> {
+        let upstream = upstream?;
+        let want = (upstream as i64 + self.seq_offset).max(0) as u64;
+        let seq = match self.last_seq {
+            Some(last) if want <= last => last + 1,
+            _ => want,
+        };
+        self.seq_offset = seq as i64 - upstream as i64;
+        self.last_seq = Some(seq);
+        Some(seq)
+    }
+
+    /// Reads the last event forwarded unread, for its sequence number.
+    fn sync_seq(&mut self) {
+        if let Some(data) = self.unread_last.take() {
+            if let Some((_, n)) = event_layout(&data).and_then(|l| l.sequence_number) {
+                self.last_seq = Some(self.last_seq.map_or(n, |l| l.max(n)));
+            }
+        }
+    }
+
+    /// A sequence number for an event the rewriter writes.
+    fn new_seq(&mut self) -> u64 {
+        self.sync_seq();
+        let seq = self.last_seq.map_or(0, |s| s + 1);
+        self.last_seq = Some(seq);
+        self.seq_offset += 1;
+        seq
+    }
+
+    /// An upstream event to the client, its sequence number and output index made the
+    /// client's (spliced in place; nothing else changes).
+    fn forward(
+        &mut self,
+        ty: &[u8],
+        data: &Bytes,
+        layout: Option<&EventLayout>,
+        out: &mut BytesMut,
+    ) {
+        self.output_started = true;
+        let Some(l) = layout else {
+            self.unread_last = Some(data.clone());
+            return sse_event(out, ty, data);
+        };
+        self.unread_last = None;
+        let seq = l.sequence_number.as_ref().map(|(r, n)| (r.clone(), *n));
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        if let Some((r, n)) = seq {
+            if let Some(s) = self.next_seq(Some(n)) {
+                if s != n {
+                    edits.push((r, s.to_string()));
+                }
+            }
+        }
+        if let Some((r, i)) = &l.output_index {
+            let moved = (i64::from(*i) + self.shift).max(0);
+            if moved != i64::from(*i) {
+                edits.push((r.clone(), moved.to_string()));
+            }
+        }
+        sse_event(out, ty, &splice(data, edits));
+    }
+
+    /// The call of upstream item `index` ended: out as it came when it is one valid call
+    /// with the provider's id, else written anew.
+    fn end_call(&mut self, index: u32, out: &mut BytesMut) {
+        let Some(item) = self.items.get_mut(&index) else {
+            return;
+        };
+        if item.state != ItemState::Holding {
+            return;
+        }
+        let events = item
+            .slot
+            .and_then(|s| self.pending.remove(&s))
+            .unwrap_or_default();
+        let held = std::mem::take(&mut item.held);
+        let plain = matches!(
+            events.as_slice(),
+            [Event::ToolCall(c)] if c.part == 1 && c.id_source == IdSource::Provider
+        );
+        if plain {
+            item.state = ItemState::Passed;
+            self.counts.calls += 1;
+            for (ty, data, layout) in held {
+                self.forward(&ty, &data, layout.as_ref(), out);
+            }
+            return;
+        }
+        item.state = ItemState::Rewritten;
+        let item_id = item.item_id.clone();
+        // The items written take the numbers from the first held event's on.
+        self.sync_seq();
+        let first_held = held
+            .iter()
+            .find_map(|(_, _, l)| l.as_ref()?.sequence_number.as_ref().map(|(_, n)| *n));
+        if let Some(h) = first_held {
+            let client = h as i64 + self.seq_offset - 1;
+            if client >= 0 {
+                let client = client as u64;
+                self.last_seq = Some(self.last_seq.map_or(client, |l| l.max(client)));
+            }
+        }
+        self.seq_offset -= held.len() as i64;
+        let mut written = Vec::new();
+        let first = i64::from(index) + self.shift;
+        for e in events {
+            let Some(call) = super::outgoing(&mut self.counts, e, out) else {
+                continue;
+            };
+            let at = first + written.len() as i64;
+            let nth = written.len() as u32 + 1;
+            written.push(self.item(&call, item_id.as_deref(), nth, at.max(0) as u64, out));
+        }
+        self.shift += written.len() as i64 - 1;
+        self.written.insert(index, written);
+    }
+
+    /// Every call still held ends (the response is over, or the stream is).
+    fn end_all(&mut self, out: &mut BytesMut) {
+        let mut open: Vec<u32> = self
+            .items
+            .iter()
+            .filter(|(_, i)| i.state == ItemState::Holding)
+            .map(|(k, _)| *k)
+            .collect();
+        open.sort_unstable();
+        for i in open {
+            self.end_call(i, out);
+        }
+    }
+
+    /// One `function_call` item, whole: added, its arguments in one delta, done, item
+    /// done. Returns the item as the response's output lists it.
+    fn item(
+        &mut self,
+        c: &Outgoing,
+        item_id: Option<&str>,
+        nth: u32,
+        at: u64,
+        out: &mut BytesMut,
+    ) -> String {
+        self.output_started = true;
+        let (call_id, note) = self.core.client_id(c.id.clone(), &c.source);
+        if let Some(note) = note {
+            comment(out, &note);
+        }
+        // The first object keeps the provider's item id; a later one (or a call whose
+        // item had none) gets one made in the `fc_` shape.
+        let id = match item_id {
+            Some(id) if nth == 1 => id.to_string(),
+            Some(id) => crate::ids::derive(id, nth, 0),
+            None => format!("fc_{}", &call_id[crate::ids::prefix_of(&call_id).len()..]),
+        };
+        let status = if c.whole { "completed" } else { "incomplete" };
+        let added = json!({"type": "response.output_item.added", "sequence_number": self.new_seq(),
+            "output_index": at, "item": {"id": id, "type": "function_call", "status": "in_progress",
+            "arguments": "", "call_id": call_id, "name": c.name}});
+        sse_event(
+            out,
+            b"response.output_item.added",
+            added.to_string().as_bytes(),
+        );
+        let delta = json!({"type": "response.function_call_arguments.delta",
+            "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
+            "delta": c.arguments});
+        sse_event(
+            out,
+            b"response.function_call_arguments.delta",
+            delta.to_string().as_bytes(),
+        );
+        let done = json!({"type": "response.function_call_arguments.done",
+            "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
+            "arguments": c.arguments});
+        sse_event(
+            out,
+            b"response.function_call_arguments.done",
+            done.to_string().as_bytes(),
+        );
+        let item = json!({"id": id, "type": "function_call", "status": status,
+            "arguments": c.arguments, "call_id": call_id, "name": c.name});
+        let item_done = json!({"type": "response.output_item.done",
+            "sequence_number": self.new_seq(), "output_index": at, "item": item});
+        sse_event(
+            out,
+            b"response.output_item.done",
+            item_done.to_string().as_bytes(),
+        );
+        item.to_string()
+    }
+
+    /// The end of the upstream body (`cut`: why it was cut, when it was). A stream that
+    /// was cut or lost data ends with an `error` event, never the terminal event.
+    pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
+        self.end_framing(out);
+        let complete = cut.is_none() && self.terminal.is_some() && self.broken.is_none();
+        let mut events = Vec::new();
+        self.core.assembler.finish(complete, &mut events);
+        self.take_events(events.into_iter().map(|e| (0, e)).collect(), None);
+        self.end_all(out);
+        match (complete, self.terminal.take()) {
+            (true, Some((ty, data))) => {
+                let edited = self.terminal_event(&data);
+                sse_event(out, &ty, &edited);
+            }
+            _ => {
+                let why = cut
+                    .or(self.broken)
+                    .unwrap_or("the upstream ended the stream before the response's last event");
+                comment(
+                    out,
+                    "toolstream error reason=stream_interrupted action=retry",
+                );
+                let message = format!("upstream stream interrupted: {why}");
+                // The Responses API's error event, with the error also nested as the SDKs
+                // read it to raise (an `error` event whose data has an `error` object).
+                let e = json!({"type": "error", "sequence_number": self.new_seq(),
+                    "code": "stream_interrupted", "message": message, "param": null,
+                    "error": {"type": "api_error", "code": "stream_interrupted",
+                        "message": message}});
+                sse_event(out, b"error", e.to_string().as_bytes());
+            }
+        }
+        self.counts
+    }
+
+    /// The terminal event with its sequence number made the client's and, in its
+    /// `response.output`, each rewritten call's item replaced by the items the client got.
+    fn terminal_event(&mut self, data: &Bytes) -> Bytes {
+        let Some(l) = event_layout(data) else {
+            return data.clone();
+        };
+        let mut edits = Vec::new();
+        if let Some((r, n)) = l.sequence_number.clone() {
+            if let Some(s) = self.next_seq(Some(n)) {
+                if s != n {
+                    edits.push((r, s.to_string()));
+                }
+            }
+        }
+        if let Some(output) = &l.output {
+            for (i, (r, call)) in output.iter().enumerate() {
+                let Some(items) = u32::try_from(i).ok().and_then(|i| self.written.get(&i)) else {
+                    continue;
+                };
+                if *call {
+                    edits.push((r.clone(), items.join(",")));
+                }
+            }
+        }
+        splice(data, edits)
+    }
+}
+
+/// `data` with each range replaced (ranges in order, not overlapping).
+fn splice(data: &Bytes, mut edits: Vec<(std::ops::Range<usize>, String)>) -> Bytes {
+    if edits.is_empty() {
+        return data.clone();
+    }
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut v = Vec::with_capacity(data.len() + 64);
+    let mut at = 0;
+    for (r, text) in edits {
+        v.extend_from_slice(&data[at..r.start]);
+        v.extend_from_slice(text.as_bytes());
+        at = r.end;
+    }
+    v.extend_from_slice(&data[at..]);
+    Bytes::from(v)
+}
+
+impl Rewrite for ResponsesRewriter {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        ResponsesRewriter::payload(self, ty, data, out)
+    }
+    fn dropped(&mut self, why: &'static str) {
+        self.broken.get_or_insert(why);
+    }
+}
