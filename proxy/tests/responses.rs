@@ -312,3 +312,61 @@ fn a_cut_stream_ends_with_an_error_and_a_broken_call_is_annotated() {
         "the provider's bytes, as it sent them"
     );
 }
+
+/// The follow-up request: made calls go in before the first output that answers them,
+/// once, and nothing else changes; a body with nothing to add is left alone.
+#[test]
+fn a_follow_up_gets_the_made_calls_before_their_outputs() {
+    use toolstream::rewrite::{continue_request, previous_response_id, MadeCall};
+    let made = [MadeCall {
+        call_id: "call_X".into(),
+        name: "f".into(),
+        arguments: r#"{"a":2}"#.into(),
+    }];
+    let body = r#"{"model":"m", "previous_response_id":"resp_\u0031","input":[{"type":"function_call_output","call_id":"call_1","output":"1"}, {"type":"function_call_output","call_id":"call_X","output":"2"},{"type":"function_call_output","call_id":"call_X","output":"again"}]}"#;
+    assert_eq!(
+        previous_response_id(body.as_bytes()).as_deref(),
+        Some("resp_1")
+    );
+    let (out, n) = continue_request(body.as_bytes(), &made).unwrap();
+    assert_eq!(n, 1);
+    let want = body.replacen(
+        r#" {"type":"function_call_output","call_id":"call_X""#,
+        r#" {"arguments":"{\"a\":2}","call_id":"call_X","name":"f","type":"function_call"},{"type":"function_call_output","call_id":"call_X""#,
+        1,
+    );
+    assert_eq!(String::from_utf8(out).unwrap(), want);
+    // Already in the input, not answered, or no input array: nothing to do.
+    let present = r#"{"input":[{"type":"function_call","call_id":"call_X"},{"type":"function_call_output","call_id":"call_X"}]}"#;
+    assert!(continue_request(present.as_bytes(), &made).is_none());
+    assert!(continue_request(
+        br#"{"input":[{"type":"function_call_output","call_id":"call_1"}]}"#,
+        &made
+    )
+    .is_none());
+    assert!(continue_request(br#"{"input":"hi"}"#, &made).is_none());
+    assert!(continue_request(br#"{"input":[}"#, &made).is_none());
+    assert_eq!(previous_response_id(br#"{"input":"hi"}"#), None);
+}
+
+/// The rewriter reports the calls it made, with the response's id, for the follow-up.
+#[test]
+fn the_rewriter_reports_the_calls_it_made() {
+    let stream = response(&[r#"{"city":"Oslo"}{"city":"Rome"}"#]);
+    let mut r = ResponsesRewriter::new();
+    let mut out = BytesMut::new();
+    r.push(Bytes::from(stream), &mut out);
+    let (_, cont) = r.finish_with_calls(None, &mut out);
+    let cont = cont.expect("a call was made");
+    assert_eq!(cont.response_id, "resp_1");
+    assert_eq!(cont.calls.len(), 1);
+    assert_eq!(cont.calls[0].arguments, r#"{"city":"Rome"}"#);
+    assert!(String::from_utf8(out.to_vec())
+        .unwrap()
+        .contains(&cont.calls[0].call_id));
+    // Nothing made: nothing to report.
+    let mut r = ResponsesRewriter::new();
+    let mut out = BytesMut::new();
+    r.push(Bytes::from(response(&[r#"{"city":"Oslo"}"#])), &mut out);
+    assert!(r.finish_with_calls(None, &mut out).1.is_none());
+}

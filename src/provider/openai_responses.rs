@@ -487,6 +487,8 @@ pub struct EventLayout {
     /// `response.output`'s elements: each one's range and whether it is a
     /// `function_call` item.
     pub output: Option<Vec<(std::ops::Range<usize>, bool)>>,
+    /// `response.id` (unescaped).
+    pub response_id: Option<String>,
 }
 
 /// The [`EventLayout`] of a Responses stream event; `None` when the payload is not one
@@ -521,6 +523,10 @@ pub fn event_layout(payload: &[u8]) -> Option<EventLayout> {
                 l.output = None;
                 let mut o = c.object().ok()?;
                 while let Some(k) = c.key(&mut o).ok()? {
+                    if k.is("id") && c.peek() == Some(b'"') {
+                        l.response_id = Some(c.string().ok()?.cow().into_owned());
+                        continue;
+                    }
                     if !k.is("output") || c.peek() != Some(b'[') {
                         c.skip().ok()?;
                         continue;

@@ -34,7 +34,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, Semaphore};
 
 use crate::rewrite::text::{declared_tools, TextCalls, TextSetting};
-use crate::rewrite::{AnthropicRewriter, Counts, OpenAiRewriter, ResponsesRewriter};
+use crate::rewrite::{
+    continue_request, previous_response_id, AnthropicRewriter, Continuation, Counts, MadeCall,
+    OpenAiRewriter, ResponsesRewriter,
+};
 
 /// What the proxy is told.
 #[derive(Clone, Debug)]
@@ -113,6 +116,59 @@ struct State {
     /// blocking task that reads, so a client that leaves does not free it early.
     parsing: Arc<Semaphore>,
     next_id: AtomicU64,
+    /// The calls the Responses rewriter made, by response, for follow-up requests.
+    made: Arc<MadeCalls>,
+}
+
+/// The calls the Responses rewriter made in recent responses (each response's
+/// [`Continuation`]), so that a follow-up request that names the response in
+/// `previous_response_id` and answers those calls can be given them
+/// ([`crate::rewrite::continue_request`]): the upstream stored the response as it sent it,
+/// without them. Bounded: the oldest are forgotten past [`MADE_RESPONSES`] responses or
+/// [`MADE_BYTES`] bytes of arguments.
+#[derive(Default)]
+struct MadeCalls {
+    held: std::sync::Mutex<(std::collections::VecDeque<Continuation>, usize)>,
+}
+
+/// The most responses whose made calls are kept.
+const MADE_RESPONSES: usize = 4096;
+
+/// The most bytes of made calls kept.
+const MADE_BYTES: usize = 32 << 20;
+
+impl MadeCalls {
+    fn size(c: &Continuation) -> usize {
+        c.response_id.len()
+            + c.calls
+                .iter()
+                .map(|m| m.call_id.len() + m.name.len() + m.arguments.len() + 64)
+                .sum::<usize>()
+    }
+
+    fn insert(&self, c: Continuation) {
+        let size = Self::size(&c);
+        if size > MADE_BYTES {
+            return;
+        }
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, bytes) = &mut *held;
+        *bytes += size;
+        list.push_back(c);
+        while list.len() > MADE_RESPONSES || *bytes > MADE_BYTES {
+            let Some(old) = list.pop_front() else { break };
+            *bytes -= Self::size(&old);
+        }
+    }
+
+    fn get(&self, response_id: &str) -> Option<Vec<MadeCall>> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.0
+            .iter()
+            .rev()
+            .find(|c| c.response_id == response_id)
+            .map(|c| c.calls.clone())
+    }
 }
 
 /// File descriptors kept back from connections and streams: the standard streams, the
@@ -205,6 +261,7 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
         config,
         client,
         next_id: AtomicU64::new(1),
+        made: Arc::default(),
     });
     loop {
         let Ok(slot) = open.clone().acquire_owned().await else {
@@ -373,6 +430,24 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     } else {
         None
     };
+    // A follow-up on a Responses response whose calls the proxy made: those calls go into
+    // the input, so that the upstream, which stored the response as it sent it, knows
+    // every call the client answers.
+    let mut continued = 0;
+    let body = match (kind == Kind::Responses)
+        .then(|| previous_response_id(&body))
+        .flatten()
+        .and_then(|id| state.made.get(&id))
+    {
+        Some(calls) => match continue_request(&body, &calls) {
+            Some((b, n)) => {
+                continued = n;
+                Bytes::from(b)
+            }
+            None => body,
+        },
+        None => body,
+    };
     let uri = match upstream_uri(&state.config.upstream, &parts.uri) {
         Ok(u) => u,
         Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
@@ -419,6 +494,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         if !hop_by_hop(name) && name != http::header::CONTENT_LENGTH {
             headers.append(name.clone(), value.clone());
         }
+    }
+    if continued > 0 {
+        headers.insert("toolstream-continued", HeaderValue::from(continued as u64));
     }
     if let Some(why) = &repair_failed {
         if let Ok(v) = HeaderValue::from_str(&truncate(&format!("failed: {why}"), 4000)) {
@@ -483,8 +561,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         };
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
+        let made = (kind == Kind::Responses).then(|| state.made.clone());
         tokio::spawn(async move {
-            let counts = pump(up_body, rewriter, tx, idle).await;
+            let counts = pump(up_body, rewriter, tx, idle, made).await;
             log.done(counts, None);
             drop(permit);
         });
@@ -521,7 +600,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
     let idle = state.config.idle_timeout;
     tokio::spawn(async move {
-        let counts = pump(up_body, Rewriter::None, tx, idle).await;
+        let counts = pump(up_body, Rewriter::None, tx, idle, None).await;
         log.done(counts, None);
         drop(permit);
     });
@@ -577,6 +656,7 @@ async fn pump(
     mut rewriter: Rewriter,
     tx: mpsc::Sender<Piece>,
     idle: Duration,
+    made: Option<Arc<MadeCalls>>,
 ) -> Counts {
     let mut out = BytesMut::new();
     let mut cut: Option<String> = None;
@@ -621,7 +701,13 @@ async fn pump(
     let counts = match rewriter {
         Rewriter::OpenAi(r) => r.finish(cut.as_deref(), &mut out),
         Rewriter::Anthropic(r) => r.finish(cut.as_deref(), &mut out),
-        Rewriter::Responses(r) => r.finish(cut.as_deref(), &mut out),
+        Rewriter::Responses(r) => {
+            let (counts, cont) = r.finish_with_calls(cut.as_deref(), &mut out);
+            if let (Some(c), Some(made)) = (cont, made) {
+                made.insert(c);
+            }
+            counts
+        }
         Rewriter::None => {
             if let Some(why) = cut {
                 // Not rewritten: nothing of the provider's shape to say it in. The body

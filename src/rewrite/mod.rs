@@ -24,7 +24,9 @@ use text::{Extraction, TextSetting};
 mod responses;
 pub mod text;
 
-pub use responses::ResponsesRewriter;
+pub use responses::{
+    continue_request, previous_response_id, Continuation, MadeCall, ResponsesRewriter,
+};
 
 /// What a rewriter counted, for the logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,8 +17,12 @@
 //!
 //! The upstream keeps its own copy of the output when `store` is on; a client that
 //! continues with `previous_response_id` and answers a call whose id the rewriter made
-//! refers to an id the upstream never gave. The proxy keeps such a follow-up valid on the
-//! request side; this module only makes the response.
+//! refers to an id the upstream never gave, and the upstream refuses the output. So the
+//! rewriter reports the calls it made ([`ResponsesRewriter::finish_with_calls`]), and
+//! [`continue_request`] puts them into the follow-up request as explicit `function_call`
+//! input items before their outputs: the upstream then holds every call the client
+//! answers. (The glued original stays in the stored output; its first object's call id is
+//! the original's, so its output still matches.)
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,6 +32,7 @@ use serde_json::json;
 use super::{comment, sse_event, Core, Counts, Outgoing, Rewrite};
 use crate::assemble::{Event, IdSource};
 use crate::classify::{Phase, Provider};
+use crate::json::cursor::{Cursor, CursorError};
 use crate::provider::openai_responses::{event_layout, EventLayout};
 use crate::provider::Format;
 
@@ -52,6 +57,28 @@ enum ItemState {
     Passed,
     /// It was written anew: the upstream's later events for it are dropped.
     Rewritten,
+}
+
+/// A call the rewriter sent that the upstream never saw as such: an object split off a
+/// glued call, or a call given an id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MadeCall {
+    /// The call id the client got.
+    pub call_id: String,
+    /// The function name.
+    pub name: String,
+    /// The arguments (JSON text).
+    pub arguments: String,
+}
+
+/// What a follow-up request on this response needs: its id (the follow-up's
+/// `previous_response_id`) and the calls the rewriter made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Continuation {
+    /// The response's `id`.
+    pub response_id: String,
+    /// The calls made, in order.
+    pub calls: Vec<MadeCall>,
 }
 
 /// OpenAI Responses API streams. See the module docs.
@@ -80,6 +107,10 @@ pub struct ResponsesRewriter {
     broken: Option<&'static str>,
     output_started: bool,
     counts: Counts,
+    /// The response's id (from the first event that names it).
+    response_id: Option<String>,
+    /// The calls made, for a follow-up request.
+    made: Vec<MadeCall>,
 }
 
 impl Default for ResponsesRewriter {
@@ -104,6 +135,8 @@ impl ResponsesRewriter {
             broken: None,
             output_started: false,
             counts: Counts::default(),
+            response_id: None,
+            made: Vec::new(),
         }
     }
 
@@ -253,6 +286,9 @@ impl ResponsesRewriter {
             return sse_event(out, ty, data);
         };
         self.unread_last = None;
+        if self.response_id.is_none() {
+            self.response_id.clone_from(&l.response_id);
+        }
         let seq = l.sequence_number.as_ref().map(|(r, n)| (r.clone(), *n));
         let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
         if let Some((r, n)) = seq {
@@ -387,6 +423,13 @@ impl ResponsesRewriter {
             b"response.function_call_arguments.done",
             done.to_string().as_bytes(),
         );
+        if c.source != IdSource::Provider || c.id.is_empty() {
+            self.made.push(MadeCall {
+                call_id: call_id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            });
+        }
         let item = json!({"id": id, "type": "function_call", "status": status,
             "arguments": c.arguments, "call_id": call_id, "name": c.name});
         let item_done = json!({"type": "response.output_item.done",
@@ -401,7 +444,30 @@ impl ResponsesRewriter {
 
     /// The end of the upstream body (`cut`: why it was cut, when it was). A stream that
     /// was cut or lost data ends with an `error` event, never the terminal event.
-    pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
+    pub fn finish(self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
+        self.finish_with_calls(cut, out).0
+    }
+
+    /// [`Self::finish`], and the calls made, for a follow-up request ([`continue_request`]);
+    /// `None` when none was made or the response named no id.
+    pub fn finish_with_calls(
+        mut self,
+        cut: Option<&str>,
+        out: &mut BytesMut,
+    ) -> (Counts, Option<Continuation>) {
+        let counts = self.finish_inner(cut, out);
+        let made = std::mem::take(&mut self.made);
+        let cont = match (self.response_id.take(), made.is_empty()) {
+            (Some(response_id), false) => Some(Continuation {
+                response_id,
+                calls: made,
+            }),
+            _ => None,
+        };
+        (counts, cont)
+    }
+
+    fn finish_inner(&mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
         self.end_framing(out);
         let complete = cut.is_none() && self.terminal.is_some() && self.broken.is_none();
         let mut events = Vec::new();
@@ -440,6 +506,9 @@ impl ResponsesRewriter {
         let Some(l) = event_layout(data) else {
             return data.clone();
         };
+        if self.response_id.is_none() {
+            self.response_id.clone_from(&l.response_id);
+        }
         let mut edits = Vec::new();
         if let Some((r, n)) = l.sequence_number.clone() {
             if let Some(s) = self.next_seq(Some(n)) {
@@ -460,6 +529,118 @@ impl ResponsesRewriter {
         }
         splice(data, edits)
     }
+}
+
+/// A Responses request's `previous_response_id`, read with the strict reader; `None` when
+/// it has none (or is not a JSON object).
+pub fn previous_response_id(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut c = Cursor::new(text);
+    let mut m = c.object().ok()?;
+    let mut found = None;
+    while let Some(k) = c.key(&mut m).ok()? {
+        if k.is("previous_response_id") && c.peek() == Some(b'"') {
+            found = Some(c.string().ok()?.cow().into_owned());
+        } else {
+            c.skip().ok()?;
+        }
+    }
+    c.end().ok()?;
+    found
+}
+
+/// A follow-up request that answers calls the rewriter made (`made`: its
+/// [`Continuation`]'s calls) with the made calls put into its `input` as `function_call`
+/// items, each just before the first output that answers it (unless the input holds that
+/// call already), and how many were put in. The rest of the body stays byte for byte.
+/// `None` when nothing changes.
+pub fn continue_request(body: &[u8], made: &[MadeCall]) -> Option<(Vec<u8>, usize)> {
+    let text = std::str::from_utf8(body).ok()?;
+    let elements = input_elements(text).ok()??;
+    let mut present: Vec<&str> = elements
+        .iter()
+        .filter(|e| e.kind == "function_call")
+        .map(|e| e.call_id.as_str())
+        .collect();
+    let mut edits: Vec<(usize, String)> = Vec::new();
+    for e in &elements {
+        if e.kind != "function_call_output" {
+            continue;
+        }
+        let Some(call) = made.iter().find(|m| m.call_id == e.call_id) else {
+            continue;
+        };
+        if present.contains(&call.call_id.as_str()) {
+            continue;
+        }
+        present.push(&call.call_id);
+        let item = json!({"type": "function_call", "call_id": call.call_id,
+            "name": call.name, "arguments": call.arguments});
+        edits.push((e.start, format!("{item},")));
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let n = edits.len();
+    let mut out = Vec::with_capacity(body.len() + n * 128);
+    let mut at = 0;
+    for (pos, text) in edits {
+        out.extend_from_slice(&body[at..pos]);
+        out.extend_from_slice(text.as_bytes());
+        at = pos;
+    }
+    out.extend_from_slice(&body[at..]);
+    Some((out, n))
+}
+
+/// An element of a request's `input` array: where it starts, its `type` and `call_id`.
+struct InputElement {
+    start: usize,
+    kind: String,
+    call_id: String,
+}
+
+/// The elements of the body's `input` array (the last `input` member), or `None` when
+/// `input` is not an array.
+fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> {
+    let mut c = Cursor::new(text);
+    let mut m = c.object()?;
+    let mut found = None;
+    while let Some(k) = c.key(&mut m)? {
+        if !k.is("input") || c.peek() != Some(b'[') {
+            c.skip()?;
+            continue;
+        }
+        let mut items = Vec::new();
+        let mut e = c.array()?;
+        while c.element(&mut e)? {
+            let _ = c.peek();
+            let start = c.offset();
+            let (mut kind, mut call_id) = (String::new(), String::new());
+            if c.peek() == Some(b'{') {
+                let mut o = c.object()?;
+                while let Some(k) = c.key(&mut o)? {
+                    match (&*k.cow(), c.peek()) {
+                        ("type", Some(b'"')) => kind = c.string()?.cow().into_owned(),
+                        ("call_id", Some(b'"')) => call_id = c.string()?.cow().into_owned(),
+                        _ => {
+                            c.skip()?;
+                        }
+                    }
+                }
+            } else {
+                c.skip()?;
+            }
+            items.push(InputElement {
+                start,
+                kind,
+                call_id,
+            });
+        }
+        found = Some(items);
+    }
+    c.end()?;
+    Ok(found)
 }
 
 /// `data` with each range replaced (ranges in order, not overlapping).

@@ -44,8 +44,8 @@ WRITES = [1, 7, 64, 4096]
 
 
 class Upstream:
-    """A loopback HTTP server answering every request with `self.script`, and keeping
-    each request's body."""
+    """A loopback HTTP server answering every request with `self.script` (or what it
+    returns for the request, when it is a function), and keeping each request's body."""
 
     def __init__(self):
         self.script = None
@@ -61,7 +61,10 @@ class Upstream:
             def do_POST(self):
                 length = int(self.headers.get("content-length", 0))
                 upstream.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                status, ctype, body, write, cut = upstream.script
+                script = upstream.script
+                if callable(script):
+                    script = script(upstream.requests[-1])
+                status, ctype, body, write, cut = script
                 self.send_response(status)
                 self.send_header("content-type", ctype)
                 self.send_header("transfer-encoding", "chunked")
@@ -523,3 +526,55 @@ def test_openai_responses_cut_stream_raises(stack):
     with pytest.raises(openai.APIError):
         for _ in client.responses.create(model="m", input="hi", stream=True):
             pass
+
+
+def test_openai_responses_follow_up_on_a_stored_response_knows_the_made_calls(stack):
+    """With `store`, the upstream keeps the response as it sent it, glued call and all. A
+    follow-up that names it in `previous_response_id` and answers the call the proxy split
+    off is refused by the API ("No tool call found for function call output with call_id
+    ..."), as this upstream does; through the proxy the made call goes into the input, so
+    the follow-up succeeds."""
+    up, base = stack
+    stored = {}
+
+    def refusal(request):
+        known = set(stored.get(request.get("previous_response_id"), []))
+        known |= {i["call_id"] for i in request["input"] if i.get("type") == "function_call"}
+        for i in request["input"]:
+            if i.get("type") == "function_call_output" and i["call_id"] not in known:
+                return "No tool call found for function call output with call_id %s." % i["call_id"]
+        return None
+
+    def script(request):
+        if request.get("previous_response_id"):
+            why = refusal(request)
+            if why:
+                body = {"error": {"message": why, "type": "invalid_request_error", "param": "input", "code": None}}
+                return (400, "application/json", json.dumps(body).encode(), 4096, None)
+            return (200, "text/event-stream", responses_stream([]), 4096, None)
+        stored["resp_1"] = ["call_1", "call_2"]
+        return (200, "text/event-stream", responses_stream([GLUED, '{"city": "Paris"}']), 64, None)
+
+    up.script = script
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    events = list(client.responses.create(model="m", input="hi", stream=True, store=True))
+    calls = [e.item for e in events if e.type == "response.output_item.done" and e.item.type == "function_call"]
+    assert len(calls) == 3
+    outputs = [{"type": "function_call_output", "call_id": c.call_id, "output": "ok"} for c in calls]
+    # The upstream refuses these outputs as they are: the split call is unknown to it.
+    assert "No tool call found" in (refusal({"previous_response_id": "resp_1", "input": outputs}) or "")
+    with client.responses.with_streaming_response.create(
+        model="m", previous_response_id="resp_1", input=outputs, stream=True
+    ) as raw:
+        assert raw.headers.get("toolstream-continued") == "1"
+        raw.read()
+    follow = list(client.responses.create(model="m", previous_response_id="resp_1", input=outputs, stream=True))
+    assert follow[-1].type == "response.completed"
+    sent = up.requests[-1]["input"]
+    assert [(i["type"], i["call_id"]) for i in sent] == [
+        ("function_call_output", "call_1"),
+        ("function_call", calls[1].call_id),
+        ("function_call_output", calls[1].call_id),
+        ("function_call_output", "call_2"),
+    ]
+    assert json.loads(sent[1]["arguments"]) == {"city": "Rome"}
