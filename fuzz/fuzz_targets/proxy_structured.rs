@@ -1,16 +1,18 @@
-//! Structure-aware, for the proxy's rewriters: OpenAI chat chunks and Anthropic events as
-//! providers write them, with the variants that broke the proxy where its own reading
+//! Structure-aware, for the proxy's rewriters: OpenAI chat chunks, Anthropic events and
+//! Responses API events as providers write them, with the variants that broke the proxy where its own reading
 //! disagreed with the library's: several choices (`n > 1`), tool-call indices written
 //! `1.0`, `"0"`, `-1` or 2^32, members serde_json refuses (`1e400`, deep nesting), JSON
 //! with spaces, events over several `data:` lines, CR / LF / CRLF line ends, comments and
 //! `id:` / `retry:` fields, Anthropic server tools beside client calls, blocks without an
-//! index, a stream cut anywhere.
+//! index, Responses items of every kind (function calls with output indices written any
+//! way, custom tools, encrypted reasoning, unknown events), a stream cut anywhere.
 //!
 //! Oracle: the output, read as a strict client reads it (the SSE spec, then every event's
 //! JSON, which must parse), gives the calls the pipeline finds in the same bytes (each
 //! call's arguments, each failed call's bytes as they came; per choice in order, one whole
-//! chunk or block per call, blocks numbered from 0 without a gap); the same however the
-//! input is cut; and a stream the pipeline calls incomplete never ends cleanly for the
+//! chunk or block per call, blocks numbered from 0 without a gap; Responses items each
+//! announced once, their streamed arguments their `done` item's, `sequence_number` strictly
+//! increasing); the same however the input is cut; and a stream the pipeline calls incomplete never ends cleanly for the
 //! client (no `[DONE]`, no `message_stop`: an error last).
 #![no_main]
 
@@ -22,7 +24,7 @@ use toolstream::assemble::Event;
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
-use toolstream::rewrite::{AnthropicRewriter, OpenAiRewriter};
+use toolstream::rewrite::{AnthropicRewriter, OpenAiRewriter, ResponsesRewriter};
 
 /// A number from the wire, as its JSON text.
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -87,7 +89,8 @@ enum Ev {
 
 #[derive(Arbitrary, Debug)]
 struct Input {
-    anthropic: bool,
+    /// 0: OpenAI chat, 1: Anthropic, 2: Responses.
+    api: u8,
     events: Vec<Ev>,
     /// JSON written with spaces after `:` and `,`.
     spaced: bool,
@@ -274,7 +277,137 @@ impl Writer<'_> {
     }
 }
 
-fn rewrite(anthropic: bool, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
+impl Writer<'_> {
+    fn responses(&mut self, ev: &Ev) {
+        let js = |s: &str| Value::String(s.to_string()).to_string();
+        let args = |a: &u8| js(ARGS[*a as usize % ARGS.len()]);
+        let seq = self.out.len();
+        match ev {
+            Ev::Open { index, args: a, .. } => {
+                let i = index.text();
+                let n = i.len();
+                self.event(Some("response.output_item.added"), &format!(r#"{{"type":"response.output_item.added","sequence_number":{seq},"output_index":{i},"item":{{"id":"fc_{n}","type":"function_call","status":"in_progress","arguments":"","call_id":"call_{n}","name":"get_weather"}}}}"#));
+                self.event(Some("response.function_call_arguments.delta"), &format!(r#"{{"type":"response.function_call_arguments.delta","sequence_number":{},"item_id":"fc_{n}","output_index":{i},"delta":{}}}"#, seq + 1, args(a)));
+            }
+            Ev::More { index, args: a, .. } => {
+                let i = index.text();
+                let n = i.len();
+                self.event(Some("response.function_call_arguments.delta"), &format!(r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_{n}","output_index":{i},"delta":{}}}"#, args(a)));
+                self.event(Some("response.function_call_arguments.done"), &format!(r#"{{"type":"response.function_call_arguments.done","sequence_number":{},"item_id":"fc_{n}","output_index":{i}}}"#, seq + 1));
+                self.event(Some("response.output_item.done"), &format!(r#"{{"type":"response.output_item.done","sequence_number":{},"output_index":{i},"item":{{"id":"fc_{n}","type":"function_call","status":"completed","call_id":"call_{n}","name":"get_weather"}}}}"#, seq + 2));
+            }
+            Ev::Say { text, .. } => self.event(Some("response.output_text.delta"), &format!(r#"{{"type":"response.output_text.delta","sequence_number":{seq},"item_id":"msg_1","output_index":0,"content_index":0,"delta":{}}}"#, js(text))),
+            Ev::Finish { stop, .. } => {
+                let (ty, status) = if *stop { ("response.incomplete", "incomplete") } else { ("response.completed", "completed") };
+                self.event(Some(ty), &format!(r#"{{"type":"{ty}","sequence_number":{seq},"response":{{"id":"resp_1","status":"{status}","output":[]}}}}"#));
+            }
+            Ev::Server { index, args: a } => {
+                let i = index % 8;
+                let item = format!(r#"{{"id":"ctc_1","type":"custom_tool_call","call_id":"call_c","name":"apply_patch","input":{}}}"#, args(a));
+                self.event(Some("response.output_item.added"), &format!(r#"{{"type":"response.output_item.added","sequence_number":{seq},"output_index":{i},"item":{item}}}"#));
+                self.event(Some("response.output_item.done"), &format!(r#"{{"type":"response.output_item.done","sequence_number":{},"output_index":{i},"item":{item}}}"#, seq + 1));
+            }
+            Ev::Block { index, text } => {
+                let i = index % 8;
+                self.event(Some("response.output_item.done"), &format!(r#"{{"type":"response.output_item.done","sequence_number":{seq},"output_index":{i},"item":{{"id":"rs_1","type":"reasoning","encrypted_content":{},"summary":[]}}}}"#, js(text)));
+            }
+            Ev::Refused { .. } => self.event(Some("response.something_new"), &format!(r#"{{"type":"response.something_new","sequence_number":{seq},"x":1e400}}"#)),
+            Ev::Error => self.event(Some("error"), &format!(r#"{{"type":"error","sequence_number":{seq},"code":"server_error","message":"overloaded","param":null}}"#)),
+            Ev::End => self.event(Some("response.completed"), &format!(r#"{{"type":"response.completed","sequence_number":{seq},"response":{{"id":"resp_1","status":"completed","output":[{{"id":"fc_1","type":"function_call","status":"completed","arguments":"{{}}","call_id":"call_1","name":"get_weather"}}]}}}}"#)),
+            Ev::Fields => {
+                let nl = self.nl();
+                self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
+            }
+        }
+    }
+}
+
+/// A Responses stream as a client reads it: the function-call items (by output index:
+/// name and arguments, their streamed arguments checked against their `done` ones) and
+/// whether it ended with the response's last event; every event's `sequence_number`
+/// strictly above the one before.
+fn responses_client(events: &[String]) -> (Vec<(u64, String, String)>, bool) {
+    let mut items: std::collections::BTreeMap<u64, (String, String, bool)> = Default::default();
+    let mut last_seq: Option<u64> = None;
+    let mut clean = false;
+    for e in events {
+        assert!(!clean, "an event after the response's last: {e}");
+        let Ok(v) = serde_json::from_str::<Value>(e) else {
+            continue;
+        };
+        if let Some(s) = v["sequence_number"].as_u64() {
+            assert!(
+                last_seq.is_none_or(|l| s > l),
+                "sequence {s} after {last_seq:?}"
+            );
+            last_seq = Some(s);
+        }
+        let at = v["output_index"].as_u64();
+        match v["type"].as_str().unwrap_or_default() {
+            "response.output_item.added" if v["item"]["type"] == "function_call" => {
+                let at = at.expect("an output index");
+                assert!(!items.contains_key(&at), "output {at} added twice");
+                items.insert(
+                    at,
+                    (
+                        v["item"]["name"].as_str().unwrap_or_default().into(),
+                        String::new(),
+                        false,
+                    ),
+                );
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(item) = at.and_then(|at| items.get_mut(&at)) {
+                    item.1.push_str(v["delta"].as_str().unwrap_or_default());
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let (Some(item), Some(a)) = (
+                    at.and_then(|at| items.get_mut(&at)),
+                    v["arguments"].as_str(),
+                ) {
+                    if item.1.is_empty() {
+                        item.1 = a.into();
+                    }
+                    assert_eq!(item.1, a, "done differs from the deltas");
+                    item.2 = true;
+                }
+            }
+            "response.output_item.done" if v["item"]["type"] == "function_call" => {
+                if let (Some(item), Some(a)) = (
+                    at.and_then(|at| items.get_mut(&at)),
+                    v["item"]["arguments"].as_str(),
+                ) {
+                    if item.1.is_empty() {
+                        item.1 = a.into();
+                    }
+                    assert_eq!(item.1, a, "the item done differs from its deltas");
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => clean = true,
+            _ => {}
+        }
+    }
+    let calls = items
+        .into_iter()
+        .map(|(at, (n, a, _))| (at, n, a))
+        .collect();
+    (calls, clean)
+}
+
+fn rewrite(api: u8, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
+    if api % 3 == 2 {
+        let mut out = BytesMut::new();
+        let mut prev = 0;
+        let mut r = ResponsesRewriter::new();
+        for &c in cuts.iter().chain([data.len()].iter()) {
+            r.push(data.slice(prev..c.max(prev)), &mut out);
+            prev = c.max(prev);
+        }
+        r.finish(None, &mut out);
+        return out.to_vec();
+    }
+    let anthropic = api % 3 == 1;
     let mut out = BytesMut::new();
     let mut prev = 0;
     let end = [data.len()];
@@ -299,8 +432,12 @@ fn rewrite(anthropic: bool, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
 
 /// The client's calls (name, arguments), per choice or by block, in order, and whether
 /// the stream ended cleanly.
-fn client(anthropic: bool, out: &[u8]) -> (Vec<(u64, String, String)>, bool) {
+fn client(api: u8, out: &[u8]) -> (Vec<(u64, String, String)>, bool) {
     let events = toolstream_fuzz::client_events(out);
+    if api % 3 == 2 {
+        return responses_client(&events);
+    }
+    let anthropic = api % 3 == 1;
     let mut calls: Vec<(u64, String, String)> = Vec::new();
     let mut clean = false;
     if anthropic {
@@ -384,10 +521,10 @@ fuzz_target!(|input: Input| {
         out: String::new(),
     };
     for ev in input.events.iter().take(64) {
-        if input.anthropic {
-            w.anthropic(ev);
-        } else {
-            w.chat(ev);
+        match input.api % 3 {
+            0 => w.chat(ev),
+            1 => w.anthropic(ev),
+            _ => w.responses(ev),
         }
     }
     let mut data = w.out.into_bytes();
@@ -397,14 +534,14 @@ fuzz_target!(|input: Input| {
     data.truncate(keep);
     let data = Bytes::from(data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
-    let out = rewrite(input.anthropic, &data, &cuts);
-    let (calls, clean) = client(input.anthropic, &out);
+    let out = rewrite(input.api, &data, &cuts);
+    let (calls, clean) = client(input.api, &out);
 
-    let format = if input.anthropic {
-        Format::Anthropic
-    } else {
-        Format::OpenAiChat
-    };
+    let format = [
+        Format::OpenAiChat,
+        Format::Anthropic,
+        Format::OpenAiResponses,
+    ][input.api as usize % 3];
     let mut s = Stream::new(Some(format));
     let mut events = Vec::new();
     s.push(data.clone(), &mut events);
@@ -430,9 +567,9 @@ fuzz_target!(|input: Input| {
     got.sort();
     assert_eq!(got, want, "the client's calls are the pipeline's");
 
-    let whole = rewrite(input.anthropic, &data, &[]);
+    let whole = rewrite(input.api, &data, &[]);
     assert_eq!(
-        client(input.anthropic, &whole),
+        client(input.api, &whole),
         (calls, clean),
         "chunking changed the client's view"
     );

@@ -489,6 +489,8 @@ pub struct EventLayout {
     pub output: Option<Vec<(std::ops::Range<usize>, bool)>>,
     /// `response.id` (unescaped).
     pub response_id: Option<String>,
+    /// The event's `type` (unescaped).
+    pub kind: Option<String>,
 }
 
 /// The [`EventLayout`] of a Responses stream event; `None` when the payload is not one
@@ -500,6 +502,9 @@ pub fn event_layout(payload: &[u8]) -> Option<EventLayout> {
     let mut m = c.object().ok()?;
     while let Some(k) = c.key(&mut m).ok()? {
         match &*k.cow() {
+            "type" if c.peek() == Some(b'"') => {
+                l.kind = Some(c.string().ok()?.cow().into_owned());
+            }
             "sequence_number" => {
                 let (range, raw) = span(&mut c).ok()?;
                 l.sequence_number = raw.parse().ok().map(|n| (range, n));

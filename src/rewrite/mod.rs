@@ -70,6 +70,8 @@ struct Core {
     sent: HashSet<String>,
     /// The provider's call indices whose end the last payload decoded said.
     ended: Vec<u32>,
+    /// The argument bytes the last payload's call fragments carried.
+    arg_bytes: usize,
 }
 
 impl Core {
@@ -86,6 +88,7 @@ impl Core {
             minted: 0,
             sent: HashSet::new(),
             ended: Vec::new(),
+            arg_bytes: 0,
         }
     }
 
@@ -152,6 +155,7 @@ impl Core {
         }
         let ty = (ty != b"message").then_some(ty);
         self.ended.clear();
+        self.arg_bytes = 0;
         self.decoder.decode(ty, data, &mut self.deltas);
         let mut seen = Seen::default();
         if let Some(x) = self.text.as_deref_mut() {
@@ -159,8 +163,12 @@ impl Core {
         }
         let mut produced = Vec::new();
         for d in self.deltas.drain(..) {
-            if let Delta::CallEnd { index: Some(i), .. } = &d {
-                self.ended.push(*i);
+            match &d {
+                Delta::CallEnd { index: Some(i), .. } => self.ended.push(*i),
+                Delta::Call {
+                    arguments: Some(a), ..
+                } => self.arg_bytes += a.len(),
+                _ => {}
             }
             let choice = match &d {
                 Delta::Call { choice, .. }
@@ -293,7 +301,7 @@ trait Rewrite {
         }
         // As the pipeline does: an event cut off by the end of the stream is not
         // dispatched, but what it carried is decoded (an error sent just before the
-        // connection dropped is not lost); the stream is incomplete either way.
+        // connection dropped is not lost).
         // (An event of only `id:` or `retry:` fields carries no data: nothing is lost.)
         if let Err(partial) = end {
             if partial.skipped.is_some() {
@@ -303,7 +311,9 @@ trait Rewrite {
                     .interrupt("an event over the limit was dropped");
             }
             if !partial.data.is_empty() {
-                self.dropped("the stream was cut inside an event");
+                // Decoded as the pipeline decodes it: a payload that reads whole is the
+                // provider's last event without its blank line (and goes out framed);
+                // one the cut left unreadable is undecodable, and the end an error.
                 let ty = if partial.event.is_empty() {
                     Bytes::from_static(b"message")
                 } else {

@@ -46,6 +46,13 @@ struct CallItem {
     item_id: Option<String>,
     /// The assembler's slot.
     slot: Option<u32>,
+    /// The argument bytes its events carried (what a client reading them accumulates).
+    streamed: usize,
+    /// A call at an output index an earlier call had (the upstream reused it): written
+    /// anew, after that call's items.
+    reused: bool,
+    /// Its `output_item.done` went out.
+    closed: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,9 +95,15 @@ pub struct ResponsesRewriter {
     items: HashMap<u32, CallItem>,
     /// The assembler's events for each slot, until its call ends.
     pending: HashMap<u32, Vec<Event>>,
-    /// Items added before the upstream's current one (a split call's later objects), less
-    /// items removed: what every later `output_index` moves by.
-    shift: i64,
+    /// Upstream `output_index` → the client's, once the indices changed (an item was
+    /// added): each upstream index is given the next free one when first seen after that,
+    /// so the client's indices stay unique whatever order the upstream's come in.
+    places: HashMap<u32, u64>,
+    /// Where indices start to change (the first call written anew): below it, indices
+    /// not yet placed stay as they are.
+    moved_from: Option<u32>,
+    /// The next free client index.
+    next_out: u64,
     /// The client's sequence number minus the upstream's, for the next forwarded event.
     seq_offset: i64,
     /// The last sequence number the client got, as far as read.
@@ -111,6 +124,8 @@ pub struct ResponsesRewriter {
     response_id: Option<String>,
     /// The calls made, for a follow-up request.
     made: Vec<MadeCall>,
+    /// The highest upstream output index seen.
+    max_index: u32,
 }
 
 impl Default for ResponsesRewriter {
@@ -126,7 +141,9 @@ impl ResponsesRewriter {
             core: Core::new(Format::OpenAiResponses, Provider::Openai),
             items: HashMap::new(),
             pending: HashMap::new(),
-            shift: 0,
+            places: HashMap::new(),
+            moved_from: None,
+            next_out: 0,
             seq_offset: 0,
             last_seq: None,
             unread_last: None,
@@ -137,6 +154,7 @@ impl ResponsesRewriter {
             counts: Counts::default(),
             response_id: None,
             made: Vec::new(),
+            max_index: 0,
         }
     }
 
@@ -180,10 +198,26 @@ impl ResponsesRewriter {
                 .map(|(_, i)| *i)
                 .unwrap_or(0);
             self.take_events(tagged, Some((index, layout.as_ref())));
+            let arg_bytes = self.core.arg_bytes;
+            self.max_index = self.max_index.max(index);
             let item = self.items.entry(index).or_default();
+            item.streamed += arg_bytes;
             match item.state {
                 ItemState::Holding => item.held.push((Bytes::copy_from_slice(ty), data, layout)),
-                ItemState::Passed => self.forward(ty, &data, layout.as_ref(), out),
+                ItemState::Passed => {
+                    // After its end a call has one event left, its item's `done`;
+                    // anything else for it the library read as nothing (its call had
+                    // ended), and the client must not read it either.
+                    let done = layout.as_ref().and_then(|l| l.kind.as_deref())
+                        == Some("response.output_item.done");
+                    if done && !item.closed {
+                        item.closed = true;
+                        self.forward(ty, &data, layout.as_ref(), out);
+                    } else {
+                        self.seq_offset -= 1;
+                        comment(out, "toolstream dropped an event of a call that had ended");
+                    }
+                }
                 ItemState::Rewritten => self.seq_offset -= 1,
             }
             for i in ended {
@@ -219,6 +253,17 @@ impl ResponsesRewriter {
                 Event::CallStarted { index, .. } => {
                     if let Some((i, layout)) = at {
                         let item = self.items.entry(i).or_default();
+                        if item.state != ItemState::Holding || item.slot.is_some() {
+                            // A new call at an output index whose call ended (or is still
+                            // held under another slot: that one ends now, as the decoder
+                            // moved on): an item of its own.
+                            // Its held events are not sent; its call's events stay pending
+                            // and are written at the end.
+                            let old = std::mem::take(item);
+                            self.seq_offset -= old.held.len() as i64;
+                            item.reused = true;
+                        }
+                        let item = self.items.entry(i).or_default();
                         item.slot = Some(*index);
                         if item.item_id.is_none() {
                             item.item_id = layout.and_then(|l| l.item_id.clone());
@@ -237,12 +282,13 @@ impl ResponsesRewriter {
 
     /// Whether forwarded events need their numbers read (something was added or dropped).
     fn renumbering(&self) -> bool {
-        self.seq_offset != 0 || self.shift != 0 || self.last_seq.is_none()
+        self.seq_offset != 0 || self.moved_from.is_some() || self.last_seq.is_none()
     }
 
     /// The client's sequence number for an upstream event numbered `upstream`.
     fn next_seq(&mut self, upstream: Option<u64>) -> Option<u64> {
         let upstream = upstream?;
+        self.sync_seq();
         let want = (upstream as i64 + self.seq_offset).max(0) as u64;
         let seq = match self.last_seq {
             Some(last) if want <= last => last + 1,
@@ -285,7 +331,8 @@ impl ResponsesRewriter {
             self.unread_last = Some(data.clone());
             return sse_event(out, ty, data);
         };
-        self.unread_last = None;
+        // The event before, if it went out unread, numbers this one.
+        self.sync_seq();
         if self.response_id.is_none() {
             self.response_id.clone_from(&l.response_id);
         }
@@ -299,8 +346,8 @@ impl ResponsesRewriter {
             }
         }
         if let Some((r, i)) = &l.output_index {
-            let moved = (i64::from(*i) + self.shift).max(0);
-            if moved != i64::from(*i) {
+            let moved = self.place(*i);
+            if moved != u64::from(*i) {
                 edits.push((r.clone(), moved.to_string()));
             }
         }
@@ -321,12 +368,29 @@ impl ResponsesRewriter {
             .and_then(|s| self.pending.remove(&s))
             .unwrap_or_default();
         let held = std::mem::take(&mut item.held);
-        let plain = matches!(
-            events.as_slice(),
-            [Event::ToolCall(c)] if c.part == 1 && c.id_source == IdSource::Provider
-        );
+        // As it came only when a client reading the events gets the library's call: one
+        // object, the provider's id, and the arguments exactly the bytes that streamed
+        // (not "", `null` or whitespace around the object, which the library reads as `{}`
+        // or trims).
+        let streamed = item.streamed;
+        // ... and when its events are one item's, announced once, first.
+        let added = |(_, _, l): &(Bytes, Bytes, Option<EventLayout>)| {
+            l.as_ref().and_then(|l| l.kind.as_deref()) == Some("response.output_item.added")
+        };
+        let one_item =
+            held.first().is_some_and(added) && held.iter().filter(|h| added(h)).count() == 1;
+        let plain = one_item
+            && !item.reused
+            && matches!(
+                events.as_slice(),
+                [Event::ToolCall(c)]
+                    if c.part == 1 && c.id_source == IdSource::Provider && c.arguments.len() == streamed
+            );
         if plain {
             item.state = ItemState::Passed;
+            item.closed = held.iter().any(|(_, _, l)| {
+                l.as_ref().and_then(|l| l.kind.as_deref()) == Some("response.output_item.done")
+            });
             self.counts.calls += 1;
             for (ty, data, layout) in held {
                 self.forward(&ty, &data, layout.as_ref(), out);
@@ -335,6 +399,7 @@ impl ResponsesRewriter {
         }
         item.state = ItemState::Rewritten;
         let item_id = item.item_id.clone();
+        let base = i64::from(item.reused);
         // The items written take the numbers from the first held event's on.
         self.sync_seq();
         let first_held = held
@@ -349,17 +414,47 @@ impl ResponsesRewriter {
         }
         self.seq_offset -= held.len() as i64;
         let mut written = Vec::new();
-        let first = i64::from(index) + self.shift;
+        self.moved_from.get_or_insert(index);
         for e in events {
             let Some(call) = super::outgoing(&mut self.counts, e, out) else {
                 continue;
             };
-            let at = first + written.len() as i64;
+            // The first item takes the upstream's place (unless the upstream reused an
+            // index a call had); the next ones the next free places.
+            let at = if written.is_empty() && base == 0 {
+                self.place(index)
+            } else {
+                self.take_place()
+            };
             let nth = written.len() as u32 + 1;
-            written.push(self.item(&call, item_id.as_deref(), nth, at.max(0) as u64, out));
+            written.push(self.item(&call, item_id.as_deref(), nth, at, out));
         }
-        self.shift += written.len() as i64 - 1;
-        self.written.insert(index, written);
+        self.written.entry(index).or_default().extend(written);
+    }
+
+    /// The client's index for upstream index `i`: as placed; else, before any index moved
+    /// (or below where they started to), the same; else the same or, when the items added
+    /// took it, the next free one.
+    fn place(&mut self, i: u32) -> u64 {
+        if let Some(&c) = self.places.get(&i) {
+            return c;
+        }
+        let c = match self.moved_from {
+            Some(from) if i >= from => self.next_out.max(u64::from(i)),
+            _ => u64::from(i),
+        };
+        self.next_out = self.next_out.max(c + 1);
+        if self.places.len() < MAX_PLACES {
+            self.places.insert(i, c);
+        }
+        c
+    }
+
+    /// The next free client index, for an item the rewriter adds.
+    fn take_place(&mut self) -> u64 {
+        let c = self.next_out;
+        self.next_out += 1;
+        c
     }
 
     /// Every call still held ends (the response is over, or the stream is).
@@ -474,6 +569,19 @@ impl ResponsesRewriter {
         self.core.assembler.finish(complete, &mut events);
         self.take_events(events.into_iter().map(|e| (0, e)).collect(), None);
         self.end_all(out);
+        // What no item holds (a call whose item was replaced, a call refused past the
+        // limit) is written after everything, never dropped.
+        let mut rest: Vec<(u32, Vec<Event>)> = self.pending.drain().collect();
+        rest.sort_by_key(|(slot, _)| *slot);
+        for (_, events) in rest {
+            for e in events {
+                if let Some(call) = super::outgoing(&mut self.counts, e, out) {
+                    self.moved_from.get_or_insert(self.max_index);
+                    let at = self.take_place();
+                    self.item(&call, None, 1, at, out);
+                }
+            }
+        }
         match (complete, self.terminal.take()) {
             (true, Some((ty, data))) => {
                 let edited = self.terminal_event(&data);
@@ -642,6 +750,10 @@ fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> 
     c.end()?;
     Ok(found)
 }
+
+/// The most output indices remembered (a response has far fewer items; past it, an index
+/// is placed again each time, still unique but not stable).
+const MAX_PLACES: usize = 1 << 16;
 
 /// `data` with each range replaced (ranges in order, not overlapping).
 fn splice(data: &Bytes, mut edits: Vec<(std::ops::Range<usize>, String)>) -> Bytes {
