@@ -20,6 +20,72 @@ use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+/// The same 20 calls as a Responses API stream: each call's item added, its arguments in
+/// the same 16-byte fragments, done, item done; the response created and completed.
+fn responses_stream() -> Vec<u8> {
+    let mut out = String::new();
+    let mut seq = 0;
+    let mut event = |ty: &str, body: String, out: &mut String| {
+        out.push_str(&format!(
+            "event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq},{body}}}\n\n"
+        ));
+        seq += 1;
+    };
+    event(
+        "response.created",
+        r#""response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}"#
+            .into(),
+        &mut out,
+    );
+    for call in 0..20 {
+        let args = format!(
+            r#"{{"path":"src/file_{call}.rs","content":"{}"}}"#,
+            "fn main() { println!(\\\"hi\\\"); }\\n".repeat(20)
+        );
+        let json_args = serde_json::to_string(&args).unwrap();
+        let inner = &json_args[1..json_args.len() - 1];
+        event(
+            "response.output_item.added",
+            format!(
+                r#""output_index":{call},"item":{{"id":"fc_{call}","type":"function_call","status":"in_progress","arguments":"","call_id":"call_{call}","name":"write_file"}}"#
+            ),
+            &mut out,
+        );
+        let mut at = 0;
+        while at < inner.len() {
+            let mut end = (at + 16).min(inner.len());
+            while inner[..end].ends_with('\\') && end < inner.len() {
+                end += 1;
+            }
+            let piece = &inner[at..end];
+            event(
+                "response.function_call_arguments.delta",
+                format!(r#""item_id":"fc_{call}","output_index":{call},"delta":"{piece}""#),
+                &mut out,
+            );
+            at = end;
+        }
+        event(
+            "response.function_call_arguments.done",
+            format!(r#""item_id":"fc_{call}","output_index":{call},"arguments":{json_args}"#),
+            &mut out,
+        );
+        event(
+            "response.output_item.done",
+            format!(
+                r#""output_index":{call},"item":{{"id":"fc_{call}","type":"function_call","status":"completed","arguments":{json_args},"call_id":"call_{call}","name":"write_file"}}"#
+            ),
+            &mut out,
+        );
+    }
+    event(
+        "response.completed",
+        r#""response":{"id":"resp_1","object":"response","status":"completed","output":[]}"#.into(),
+        &mut out,
+    );
+    out.into_bytes()
+}
+
 /// ~100 KB of OpenAI chunks: 20 calls, arguments in 16-byte fragments.
 fn stream() -> Vec<u8> {
     let mut out = String::new();
@@ -269,6 +335,10 @@ async fn load_hyper(url: &str, streams: usize, requests: usize) -> f64 {
 }
 
 async fn load(url: &str, streams: usize, requests: usize) -> Run {
+    load_path(url, "/v1/chat/completions", streams, requests).await
+}
+
+async fn load_path(url: &str, path: &str, streams: usize, requests: usize) -> Run {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(streams)
         .build()
@@ -277,13 +347,13 @@ async fn load(url: &str, streams: usize, requests: usize) -> Run {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..streams {
-        let (client, url, left) = (client.clone(), url.to_string(), left.clone());
+        let (client, url, left) = (client.clone(), format!("{url}{path}"), left.clone());
         tasks.push(tokio::spawn(async move {
             let mut mine = (0usize, Vec::new(), Vec::new());
             while left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
                 let t = Instant::now();
                 let r = client
-                    .post(format!("{url}/v1/chat/completions"))
+                    .post(&url)
                     .header("content-type", "application/json")
                     .body(r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#)
                     .send()
@@ -562,6 +632,39 @@ fn main() {
         reqwest_s / hyper_s
     );
     let proxy_rate = rates.last().unwrap().1;
+    // The same calls on the Responses API: direct and through the proxy, the proxy's share
+    // of the direct rate beside chat completions'.
+    let responses = Arc::new(responses_stream());
+    let responses_up = rt.block_on(upstream(responses.clone(), false));
+    let responses_proxy_port = free_port();
+    let mut responses_proxy = start_proxy(&responses_up, responses_proxy_port);
+    let through = format!("http://127.0.0.1:{responses_proxy_port}");
+    let mut best = (f64::MAX, f64::MAX);
+    for _ in 0..3 {
+        rt.block_on(load_path(&responses_up, "/v1/responses", streams, streams));
+        best.0 = best.0.min(
+            rt.block_on(load_path(&responses_up, "/v1/responses", streams, requests))
+                .seconds,
+        );
+        rt.block_on(load_path(&through, "/v1/responses", streams, streams));
+        best.1 = best.1.min(
+            rt.block_on(load_path(&through, "/v1/responses", streams, requests))
+                .seconds,
+        );
+    }
+    let direct_rate = rates.first().unwrap().1;
+    println!();
+    println!(
+        "Responses API ({} KB per response): direct {:.0} req/s, through toolstream-proxy {:.0} req/s; the proxy keeps {:.2} of the direct rate on Responses, {:.2} on chat completions ({:.2}×)",
+        responses.len() / 1000,
+        requests as f64 / best.0,
+        requests as f64 / best.1,
+        best.0 / best.1,
+        proxy_rate / direct_rate,
+        (best.0 / best.1) / (proxy_rate / direct_rate),
+    );
+    let _ = responses_proxy.kill();
+    let _ = responses_proxy.wait();
     if let Some((_, n)) = rates.iter().find(|(n, _)| n.starts_with("nginx")) {
         println!();
         println!(

@@ -72,6 +72,10 @@ struct Core {
     ended: Vec<u32>,
     /// The argument bytes the last payload's call fragments carried.
     arg_bytes: usize,
+    /// The provider's index of the last call delta the last payload decoded to.
+    call_index: Option<u32>,
+    /// The last payload named a call (a call delta with its id or name: a call's start).
+    call_named: bool,
 }
 
 impl Core {
@@ -89,6 +93,8 @@ impl Core {
             sent: HashSet::new(),
             ended: Vec::new(),
             arg_bytes: 0,
+            call_index: None,
+            call_named: false,
         }
     }
 
@@ -156,6 +162,8 @@ impl Core {
         let ty = (ty != b"message").then_some(ty);
         self.ended.clear();
         self.arg_bytes = 0;
+        self.call_index = None;
+        self.call_named = false;
         self.decoder.decode(ty, data, &mut self.deltas);
         let mut seen = Seen::default();
         if let Some(x) = self.text.as_deref_mut() {
@@ -164,10 +172,22 @@ impl Core {
         let mut produced = Vec::new();
         for d in self.deltas.drain(..) {
             match &d {
-                Delta::CallEnd { index: Some(i), .. } => self.ended.push(*i),
+                Delta::CallEnd { index: Some(i), .. } => {
+                    self.ended.push(*i);
+                    self.call_index = Some(*i);
+                }
                 Delta::Call {
-                    arguments: Some(a), ..
-                } => self.arg_bytes += a.len(),
+                    arguments,
+                    index,
+                    id,
+                    name,
+                    ..
+                } => {
+                    self.arg_bytes += arguments.as_ref().map_or(0, String::len);
+                    self.call_index = *index;
+                    self.call_named |= id.is_some() || name.is_some();
+                }
+                Delta::CallFailed { index, .. } => self.call_index = *index,
                 _ => {}
             }
             let choice = match &d {
@@ -254,7 +274,7 @@ trait Rewrite {
     fn core(&mut self) -> &mut Core;
 
     /// One SSE event's payload.
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut);
+    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut);
 
     /// Bytes of the stream were dropped: it cannot end cleanly.
     fn dropped(&mut self, why: &'static str);
@@ -280,7 +300,7 @@ trait Rewrite {
                         .interrupt("an event over the limit was dropped");
                     comment(out, "toolstream dropped an event over the size limit");
                 }
-                Frame::Event { ty, data } => self.payload(&ty, data, out),
+                Frame::Event { ty, data } => self.payload(ty, data, out),
             }
         }
     }
@@ -296,7 +316,7 @@ trait Rewrite {
         for item in items {
             if let sse::Item::Event(e) = item {
                 let (ty, data) = e.into_type_and_data();
-                self.payload(&ty, data, out);
+                self.payload(ty, data, out);
             }
         }
         // As the pipeline does: an event cut off by the end of the stream is not
@@ -319,7 +339,7 @@ trait Rewrite {
                 } else {
                     partial.event
                 };
-                self.payload(&ty, partial.data, out);
+                self.payload(ty, partial.data, out);
             }
         }
     }
@@ -329,8 +349,8 @@ impl Rewrite for OpenAiRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
-        OpenAiRewriter::payload(self, ty, data, out)
+    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
+        OpenAiRewriter::payload(self, &ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
@@ -341,8 +361,8 @@ impl Rewrite for AnthropicRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
-        AnthropicRewriter::payload(self, ty, data, out)
+    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
+        AnthropicRewriter::payload(self, &ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);

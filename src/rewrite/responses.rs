@@ -39,8 +39,8 @@ use crate::provider::Format;
 /// A `function_call` item of the upstream's output.
 #[derive(Debug, Default)]
 struct CallItem {
-    /// Its events, held until the call ends (each with its upstream sequence number).
-    held: Vec<(Bytes, Bytes, Option<EventLayout>)>,
+    /// Its events, held until the call ends.
+    held: Vec<Held>,
     state: ItemState,
     /// The item's `id` (`fc_...`).
     item_id: Option<String>,
@@ -53,6 +53,16 @@ struct CallItem {
     reused: bool,
     /// Its `output_item.done` went out.
     closed: bool,
+}
+
+/// A held event: its SSE type and data, its layout when it was read, and whether the
+/// decoder read it as the call's start (its item announced).
+#[derive(Debug)]
+struct Held {
+    ty: Bytes,
+    data: Bytes,
+    layout: Option<EventLayout>,
+    start: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -168,7 +178,7 @@ impl ResponsesRewriter {
         self.feed(chunk, out);
     }
 
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
         if self.terminal.is_some() {
             if self.broken.is_none() {
                 comment(
@@ -181,7 +191,7 @@ impl ResponsesRewriter {
             return;
         }
         let mut tagged = Vec::new();
-        let seen = self.core.decode_tagged(ty, &data, &mut tagged);
+        let seen = self.core.decode_tagged(&ty, &data, &mut tagged);
         let ended = std::mem::take(&mut self.core.ended);
         if seen.undecodable {
             self.broken.get_or_insert("an event could not be decoded");
@@ -191,28 +201,41 @@ impl ResponsesRewriter {
             return;
         }
         if seen.calls {
-            let layout = event_layout(&data);
-            let index = layout
-                .as_ref()
-                .and_then(|l| l.output_index.as_ref())
-                .map(|(_, i)| *i)
-                .unwrap_or(0);
+            // The decoder says which output index the event is for; the event is read
+            // here only when a call starts (its item's id), else when it goes out.
+            let started = tagged
+                .iter()
+                .any(|(_, e)| matches!(e, Event::CallStarted { .. }));
+            let layout = (started || self.core.call_index.is_none())
+                .then(|| event_layout(&data))
+                .flatten();
+            let index = self.core.call_index.unwrap_or_else(|| {
+                layout
+                    .as_ref()
+                    .and_then(|l| l.output_index.as_ref())
+                    .map_or(0, |(_, i)| *i)
+            });
             self.take_events(tagged, Some((index, layout.as_ref())));
             let arg_bytes = self.core.arg_bytes;
+            let named = self.core.call_named;
             self.max_index = self.max_index.max(index);
             let item = self.items.entry(index).or_default();
             item.streamed += arg_bytes;
             match item.state {
-                ItemState::Holding => item.held.push((Bytes::copy_from_slice(ty), data, layout)),
+                ItemState::Holding => item.held.push(Held {
+                    ty,
+                    data,
+                    layout,
+                    start: named,
+                }),
                 ItemState::Passed => {
                     // After its end a call has one event left, its item's `done`;
                     // anything else for it the library read as nothing (its call had
                     // ended), and the client must not read it either.
-                    let done = layout.as_ref().and_then(|l| l.kind.as_deref())
-                        == Some("response.output_item.done");
+                    let done = is_kind(&data, layout.as_ref(), "response.output_item.done");
                     if done && !item.closed {
                         item.closed = true;
-                        self.forward(ty, &data, layout.as_ref(), out);
+                        self.forward(&ty, &data, layout.as_ref(), out);
                     } else {
                         self.seq_offset -= 1;
                         comment(out, "toolstream dropped an event of a call that had ended");
@@ -238,11 +261,10 @@ impl ResponsesRewriter {
         if seen.done || seen.finish {
             // The response's last event: every call still held ends before it.
             self.end_all(out);
-            self.terminal = Some((Bytes::copy_from_slice(ty), data));
+            self.terminal = Some((ty, data));
             return;
         }
-        let layout = self.renumbering().then(|| event_layout(&data)).flatten();
-        self.forward(ty, &data, layout.as_ref(), out);
+        self.forward(&ty, &data, None, out);
     }
 
     /// The assembler's events of one payload: each call's kept for its slot, the slot of
@@ -327,9 +349,21 @@ impl ResponsesRewriter {
         out: &mut BytesMut,
     ) {
         self.output_started = true;
-        let Some(l) = layout else {
-            self.unread_last = Some(data.clone());
-            return sse_event(out, ty, data);
+        // Read only when its numbers may change (or until the first is known).
+        let read;
+        let l = match layout {
+            Some(l) => l,
+            None if self.renumbering() => match event_layout(data) {
+                Some(l) => {
+                    read = l;
+                    &read
+                }
+                None => return sse_event(out, ty, data),
+            },
+            None => {
+                self.unread_last = Some(data.clone());
+                return sse_event(out, ty, data);
+            }
         };
         // The event before, if it went out unread, numbers this one.
         self.sync_seq();
@@ -374,11 +408,8 @@ impl ResponsesRewriter {
         // or trims).
         let streamed = item.streamed;
         // ... and when its events are one item's, announced once, first.
-        let added = |(_, _, l): &(Bytes, Bytes, Option<EventLayout>)| {
-            l.as_ref().and_then(|l| l.kind.as_deref()) == Some("response.output_item.added")
-        };
         let one_item =
-            held.first().is_some_and(added) && held.iter().filter(|h| added(h)).count() == 1;
+            held.first().is_some_and(|h| h.start) && held.iter().filter(|h| h.start).count() == 1;
         let plain = one_item
             && !item.reused
             && matches!(
@@ -388,12 +419,12 @@ impl ResponsesRewriter {
             );
         if plain {
             item.state = ItemState::Passed;
-            item.closed = held.iter().any(|(_, _, l)| {
-                l.as_ref().and_then(|l| l.kind.as_deref()) == Some("response.output_item.done")
-            });
+            item.closed = held
+                .iter()
+                .any(|h| is_kind(&h.data, h.layout.as_ref(), "response.output_item.done"));
             self.counts.calls += 1;
-            for (ty, data, layout) in held {
-                self.forward(&ty, &data, layout.as_ref(), out);
+            for h in held {
+                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
             }
             return;
         }
@@ -402,9 +433,17 @@ impl ResponsesRewriter {
         let base = i64::from(item.reused);
         // The items written take the numbers from the first held event's on.
         self.sync_seq();
-        let first_held = held
-            .iter()
-            .find_map(|(_, _, l)| l.as_ref()?.sequence_number.as_ref().map(|(_, n)| *n));
+        let first_held = held.first().and_then(|h| {
+            let read;
+            let l = match &h.layout {
+                Some(l) => l,
+                None => {
+                    read = event_layout(&h.data)?;
+                    &read
+                }
+            };
+            l.sequence_number.as_ref().map(|(_, n)| *n)
+        });
         if let Some(h) = first_held {
             let client = h as i64 + self.seq_offset - 1;
             if client >= 0 {
@@ -751,6 +790,26 @@ fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> 
     Ok(found)
 }
 
+/// Whether an event is of type `kind`, by its payload's `type` as the decoder reads it
+/// (which wins over the SSE event type): read from the payload, unless it starts with
+/// that member, as OpenAI writes it.
+fn is_kind(data: &[u8], layout: Option<&EventLayout>, kind: &str) -> bool {
+    if let Some(rest) = data.strip_prefix(&br#"{"type":""#[..]) {
+        // The first member is `type`, its value without escapes up to the quote; when no
+        // later member can be another `type` (which would win in the decoder), it is the
+        // event's type.
+        if let Some(q) = memchr::memchr2(b'"', b'\\', rest) {
+            if rest[q] == b'"' && memchr::memmem::find(&rest[q..], br#""type""#).is_none() {
+                return &rest[..q] == kind.as_bytes();
+            }
+        }
+    }
+    match layout {
+        Some(l) => l.kind.as_deref() == Some(kind),
+        None => event_layout(data).and_then(|l| l.kind).as_deref() == Some(kind),
+    }
+}
+
 /// The most output indices remembered (a response has far fewer items; past it, an index
 /// is placed again each time, still unique but not stable).
 const MAX_PLACES: usize = 1 << 16;
@@ -776,7 +835,7 @@ impl Rewrite for ResponsesRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
         ResponsesRewriter::payload(self, ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
