@@ -535,12 +535,97 @@ fn repair_request<'py>(
     Ok((to_py(py, &v)?, out))
 }
 
+/// A provider's stream as the proxy gives it to its client, bytes in, bytes out: every
+/// call whole and validated the moment its arguments close, glued calls split (ids made in
+/// the provider's shape), duplicates dropped, failed calls annotated, a cut stream ended
+/// with an error in the provider's shape. `api` is `chat` (OpenAI chat completions and the
+/// servers that speak it), `anthropic` (Messages) or `responses` (the OpenAI Responses
+/// API), all streaming; for a Python gateway that holds the upstream's stream already.
+#[pyclass(module = "toolstream._toolstream")]
+struct Rewriter {
+    inner: Option<Rewriting>,
+}
+
+enum Rewriting {
+    Chat(Box<toolstream::rewrite::OpenAiRewriter>),
+    Anthropic(Box<toolstream::rewrite::AnthropicRewriter>),
+    Responses(Box<toolstream::rewrite::ResponsesRewriter>),
+}
+
+#[pymethods]
+impl Rewriter {
+    #[new]
+    #[pyo3(signature = (api, *, provider=None, keep_finish_reason=false))]
+    fn new(api: &str, provider: Option<&str>, keep_finish_reason: bool) -> PyResult<Self> {
+        let provider = match provider {
+            Some(p) => Provider::from_name(p)
+                .ok_or_else(|| PyValueError::new_err(format!("unknown provider '{p}'")))?,
+            None => Provider::Openai,
+        };
+        let inner = match api {
+            "chat" => Rewriting::Chat(Box::new(toolstream::rewrite::OpenAiRewriter::new(
+                provider,
+                keep_finish_reason,
+                None,
+            ))),
+            "anthropic" => Rewriting::Anthropic(Box::default()),
+            "responses" => Rewriting::Responses(Box::default()),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown api '{other}' (chat, anthropic, responses)"
+                )))
+            }
+        };
+        Ok(Rewriter { inner: Some(inner) })
+    }
+
+    /// Push upstream bytes; what the client gets now.
+    fn push<'py>(&mut self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+        let r = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("push after finish"))?;
+        let chunk = Bytes::copy_from_slice(data);
+        let mut out = bytes::BytesMut::new();
+        match r {
+            Rewriting::Chat(r) => r.push(chunk, &mut out),
+            Rewriting::Anthropic(r) => r.push(chunk, &mut out),
+            Rewriting::Responses(r) => r.push(chunk, &mut out),
+        }
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// The upstream's body ended (`cut`: why it was cut, when it was); the rest of what
+    /// the client gets.
+    #[pyo3(signature = (cut=None))]
+    fn finish<'py>(&mut self, py: Python<'py>, cut: Option<&str>) -> PyResult<Bound<'py, PyBytes>> {
+        let r = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finish called twice"))?;
+        let mut out = bytes::BytesMut::new();
+        match r {
+            Rewriting::Chat(r) => {
+                r.finish(cut, &mut out);
+            }
+            Rewriting::Anthropic(r) => {
+                r.finish(cut, &mut out);
+            }
+            Rewriting::Responses(r) => {
+                r.finish(cut, &mut out);
+            }
+        }
+        Ok(PyBytes::new(py, &out))
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _toolstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Stream>()?;
     m.add_class::<Splitter>()?;
     m.add_class::<Preview>()?;
+    m.add_class::<Rewriter>()?;
     m.add_function(wrap_pyfunction!(classify_http, m)?)?;
     m.add_function(wrap_pyfunction!(classify_stream_error, m)?)?;
     m.add_function(wrap_pyfunction!(classify_transport, m)?)?;

@@ -374,3 +374,29 @@ def test_the_readme_python_snippets_run_as_written(monkeypatch):
     exec(compile(recording, "README.md (the text-calls snippet)", "exec"), scope)
     calls = [e["arguments"] for e in seen if e["type"] == "tool_call"]
     assert calls == [{"city": "Paris"}, {"city": "Tokyo", "unit": "c"}]
+
+
+@pytest.mark.parametrize("piece", [1, 7, 4096])
+def test_the_rewriter_gives_the_client_whole_calls(piece):
+    """Rewriter: a stream in, the stream the proxy would send out. Glued chat calls come
+    out as two whole calls (the second with an id made from the first's); a Responses
+    stream with nothing to change comes out byte for byte; a cut stream ends with an
+    error in the provider's shape."""
+    def run(api, data, cut=None):
+        r = toolstream.Rewriter(api)
+        out = b"".join(r.push(data[i : i + piece]) for i in range(0, len(data), piece))
+        return out + r.finish(cut)
+
+    out = run("chat", (CAPTURES / "gemini-openai-concatenated.sse").read_bytes())
+    calls = [e for e in toolstream.events([out], "openai") if e["type"] == "tool_call"]
+    assert [c["arguments"] for c in calls] == [{"city": "Paris"}, {"city": "Tokyo"}]
+    assert calls[0]["id"] == "call_g1"
+    assert calls[1]["id"].startswith("call_") and not calls[1]["id"].startswith("call_g1")
+
+    body = (CAPTURES / "responses-function-calls.sse").read_bytes()
+    assert run("responses", body) == body
+
+    cut = run("anthropic", (CAPTURES / "anthropic-tool-use.sse").read_bytes()[:300], "reset")
+    assert b'"type":"error"' in cut and b"message_stop" not in cut
+    with pytest.raises(ValueError):
+        toolstream.Rewriter("nope")

@@ -13,6 +13,7 @@ carries ``arguments_raw``, the exact bytes); each verdict a dict with the fields
 
 from ._toolstream import (
     Preview,
+    Rewriter,
     Splitter,
     Stream,
     ToolstreamError,
@@ -26,6 +27,7 @@ from ._toolstream import (
 
 __all__ = [
     "Preview",
+    "Rewriter",
     "Splitter",
     "Stream",
     "ToolstreamError",
