@@ -237,8 +237,14 @@ impl Core {
         seen
     }
 
-    /// An SSE comment annotating an error the provider sent: the classifier's verdict.
-    fn annotate_error(&self, payload: &[u8], phase: Phase, out: &mut BytesMut) {
+    /// An SSE comment annotating an error the provider sent: the classifier's verdict
+    /// (before or after output started).
+    fn annotate_error(&self, payload: &[u8], output_started: bool, out: &mut BytesMut) {
+        let phase = if output_started {
+            Phase::AfterOutput
+        } else {
+            Phase::BeforeOutput
+        };
         let v = classify_stream_error(self.provider, payload, phase, 0, &ClassifyPolicy::default());
         let _ = write!(
             Writer(out),
@@ -537,12 +543,7 @@ impl OpenAiRewriter {
         }
         if seen.error {
             self.counts.errors += 1;
-            let phase = if self.output_started {
-                Phase::AfterOutput
-            } else {
-                Phase::BeforeOutput
-            };
-            self.core.annotate_error(&data, phase, out);
+            self.core.annotate_error(&data, self.output_started, out);
         }
         if seen.finish && !seen.error {
             self.saw_finish = true;
@@ -954,12 +955,7 @@ impl AnthropicRewriter {
         } else {
             if seen.error {
                 self.counts.errors += 1;
-                let phase = if self.output_started {
-                    Phase::AfterOutput
-                } else {
-                    Phase::BeforeOutput
-                };
-                self.core.annotate_error(&data, phase, out);
+                self.core.annotate_error(&data, self.output_started, out);
             }
             // The calls closed by this event go before it (a message_delta's stop
             // reason comes after every block).

@@ -31,7 +31,7 @@ use serde_json::json;
 
 use super::{comment, sse_event, Core, Counts, Outgoing, Rewrite};
 use crate::assemble::{Event, IdSource};
-use crate::classify::{Phase, Provider};
+use crate::classify::Provider;
 use crate::json::cursor::{Cursor, CursorError};
 use crate::provider::openai_responses::{event_layout, EventLayout};
 use crate::provider::Format;
@@ -251,12 +251,7 @@ impl ResponsesRewriter {
         self.take_events(tagged, None);
         if seen.error {
             self.counts.errors += 1;
-            let phase = if self.output_started {
-                Phase::AfterOutput
-            } else {
-                Phase::BeforeOutput
-            };
-            self.core.annotate_error(&data, phase, out);
+            self.core.annotate_error(&data, self.output_started, out);
         }
         if seen.done || seen.finish {
             // The response's last event: every call still held ends before it.
