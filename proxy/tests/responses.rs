@@ -370,3 +370,50 @@ fn the_rewriter_reports_the_calls_it_made() {
     r.push(Bytes::from(response(&[r#"{"city":"Oslo"}"#])), &mut out);
     assert!(r.finish_with_calls(None, &mut out).1.is_none());
 }
+
+/// A call that streams past what a response may hold (here 20 MiB of arguments that never
+/// close): its events stop being held, memory stays bounded, and the call is not lost —
+/// what the library makes of it (a failure) reaches the client at the end.
+#[test]
+fn a_call_that_outgrows_the_hold_is_not_held_and_not_lost() {
+    let mut seq = 0;
+    let mut s = event(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": {"id": "fc_1", "type": "function_call", "arguments": "", "call_id": "call_1", "name": "f"}}),
+        &mut seq,
+    );
+    s += &event(
+        "response.function_call_arguments.delta",
+        json!({"item_id": "fc_1", "output_index": 0, "delta": "{\"a\":\""}),
+        &mut seq,
+    );
+    let piece = "x".repeat(64 << 10);
+    let stream = Bytes::from(s);
+    let mut r = ResponsesRewriter::new();
+    let mut out = BytesMut::new();
+    r.push(stream, &mut out);
+    for _ in 0..(20 << 20) / piece.len() {
+        let e = event(
+            "response.function_call_arguments.delta",
+            json!({"item_id": "fc_1", "output_index": 0, "delta": piece}),
+            &mut seq,
+        );
+        r.push(Bytes::from(e), &mut out);
+        // Nothing of the call goes out while it streams, and nothing piles up.
+        assert!(out.len() < 4096, "{} bytes out", out.len());
+    }
+    r.finish(None, &mut out);
+    let c = read(&out);
+    assert_eq!(c.end.as_deref(), Some("error"));
+    assert!(
+        c.comments.iter().any(|m| m.contains("stopped holding")),
+        "{:?}",
+        c.comments
+    );
+    assert!(
+        c.comments.iter().any(|m| m.contains("tool_call_error")),
+        "{:?}",
+        c.comments
+    );
+    assert_eq!(c.items.len(), 1, "the failed call, as an item");
+}

@@ -25,7 +25,7 @@ mod responses;
 pub mod text;
 
 pub use responses::{
-    continue_request, previous_response_id, Continuation, MadeCall, ResponsesRewriter,
+    continue_request, previous_response_id, Continuation, MadeCall, ResponsesRewriter, MAX_HELD,
 };
 
 /// What a rewriter counted, for the logs.

@@ -136,6 +136,8 @@ pub struct ResponsesRewriter {
     made: Vec<MadeCall>,
     /// The highest upstream output index seen.
     max_index: u32,
+    /// The bytes of the events held, all calls together (at most [`MAX_HELD`]).
+    held_bytes: usize,
 }
 
 impl Default for ResponsesRewriter {
@@ -165,6 +167,7 @@ impl ResponsesRewriter {
             response_id: None,
             made: Vec::new(),
             max_index: 0,
+            held_bytes: 0,
         }
     }
 
@@ -222,12 +225,26 @@ impl ResponsesRewriter {
             let item = self.items.entry(index).or_default();
             item.streamed += arg_bytes;
             match item.state {
-                ItemState::Holding => item.held.push(Held {
-                    ty,
-                    data,
-                    layout,
-                    start: named,
-                }),
+                ItemState::Holding if self.held_bytes + data.len() > MAX_HELD => {
+                    // A call whose events outgrow what is held for a response (the
+                    // assembler fails its arguments past their limit long before): its
+                    // events are not sent; what the assembler makes of it is written at
+                    // the end.
+                    let dropped = std::mem::take(&mut item.held);
+                    item.state = ItemState::Rewritten;
+                    self.seq_offset -= dropped.len() as i64 + 1;
+                    self.held_bytes -= dropped.iter().map(|h| h.data.len()).sum::<usize>();
+                    comment(out, "toolstream stopped holding a call over the size limit");
+                }
+                ItemState::Holding => {
+                    self.held_bytes += data.len();
+                    item.held.push(Held {
+                        ty,
+                        data,
+                        layout,
+                        start: named,
+                    })
+                }
                 ItemState::Passed => {
                     // After its end a call has one event left, its item's `done`;
                     // anything else for it the library read as nothing (its call had
@@ -397,6 +414,7 @@ impl ResponsesRewriter {
             .and_then(|s| self.pending.remove(&s))
             .unwrap_or_default();
         let held = std::mem::take(&mut item.held);
+        self.held_bytes -= held.iter().map(|h| h.data.len()).sum::<usize>();
         // As it came only when a client reading the events gets the library's call: one
         // object, the provider's id, and the arguments exactly the bytes that streamed
         // (not "", `null` or whitespace around the object, which the library reads as `{}`
@@ -804,6 +822,11 @@ fn is_kind(data: &[u8], layout: Option<&EventLayout>, kind: &str) -> bool {
         None => event_layout(data).and_then(|l| l.kind).as_deref() == Some(kind),
     }
 }
+
+/// The most bytes of events held for the calls of one response, past which a call's events
+/// are no longer held (it is then written from the assembler's events at the end: the
+/// memory a stream holds stays bounded whatever the upstream streams).
+pub const MAX_HELD: usize = 16 << 20;
 
 /// The most output indices remembered (a response has far fewer items; past it, an index
 /// is placed again each time, still unique but not stable).
