@@ -219,6 +219,12 @@ impl ResponsesRewriter {
                     .map_or(0, |(_, i)| *i)
             });
             self.take_events(tagged, Some((index, layout.as_ref())));
+            if seen.error {
+                // A call's event that also says something went wrong (its `done`
+                // arguments differ from its deltas): said, as any error.
+                self.counts.errors += 1;
+                self.core.annotate_error(&data, self.output_started, out);
+            }
             let arg_bytes = self.core.arg_bytes;
             let named = self.core.call_named;
             self.max_index = self.max_index.max(index);
@@ -295,6 +301,7 @@ impl ResponsesRewriter {
                             // and are written at the end.
                             let old = std::mem::take(item);
                             self.seq_offset -= old.held.len() as i64;
+                            self.held_bytes -= old.held.iter().map(|h| h.data.len()).sum::<usize>();
                             item.reused = true;
                         }
                         let item = self.items.entry(i).or_default();
