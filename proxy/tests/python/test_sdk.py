@@ -578,3 +578,102 @@ def test_openai_responses_follow_up_on_a_stored_response_knows_the_made_calls(st
         ("function_call_output", "call_2"),
     ]
     assert json.loads(sent[1]["arguments"]) == {"city": "Rome"}
+
+
+def responses_events(output_items, streamed):
+    """A Responses stream whose output is `output_items`, each announced, streamed by
+    `streamed(item, index, add)` and closed; the response object complete enough for
+    clients that read it whole."""
+    events = []
+
+    def add(kind, **fields):
+        events.append((kind, {"type": kind, "sequence_number": len(events), **fields}))
+
+    response = {"id": "resp_a", "object": "response", "created_at": 0, "model": "m",
+                "status": "in_progress", "output": [], "parallel_tool_calls": True,
+                "tool_choice": "auto", "tools": []}
+    add("response.created", response=response)
+    for k, item in enumerate(output_items):
+        start = dict(item, status="in_progress")
+        if item["type"] == "function_call":
+            start["arguments"] = ""
+        if item["type"] == "message":
+            start["content"] = []
+        add("response.output_item.added", output_index=k, item=start)
+        streamed(item, k, add)
+        add("response.output_item.done", output_index=k, item=item)
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    add("response.completed", response=dict(response, status="completed", output=output_items, usage=usage))
+    return "".join("event: %s\ndata: %s\n\n" % (k, json.dumps(d)) for k, d in events).encode()
+
+
+def stream_parts(item, k, add):
+    if item["type"] == "function_call":
+        args = item["arguments"]
+        for piece in (args[: len(args) // 2], args[len(args) // 2:]):
+            add("response.function_call_arguments.delta", item_id=item["id"], output_index=k, delta=piece)
+        add("response.function_call_arguments.done", item_id=item["id"], output_index=k, arguments=args)
+    elif item["type"] == "message":
+        text = item["content"][0]["text"]
+        part = {"type": "output_text", "text": "", "annotations": []}
+        add("response.content_part.added", item_id=item["id"], output_index=k, content_index=0, part=part)
+        add("response.output_text.delta", item_id=item["id"], output_index=k, content_index=0, delta=text, logprobs=[])
+        add("response.output_text.done", item_id=item["id"], output_index=k, content_index=0, text=text, logprobs=[])
+        add("response.content_part.done", item_id=item["id"], output_index=k, content_index=0,
+            part=dict(part, text=text))
+
+
+def test_openai_agents_sdk_runs_both_glued_calls(stack):
+    """The OpenAI Agents SDK (Responses API, streamed) in a real tool loop through the
+    proxy: a function_call whose arguments glue two calls runs both tools, the next request
+    carries both calls and both results (the upstream refuses an output for a call it
+    cannot see, as the API does), and the loop ends with the final answer."""
+    import asyncio
+
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+    up, base = stack
+    glued = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
+             "name": "get_weather", "arguments": '{"city": "Oslo"}{"city": "Rome"}'}
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
+
+    def script(request):
+        items = [i for i in request["input"] if isinstance(i, dict)]
+        outputs = [i for i in items if i.get("type") == "function_call_output"]
+        if not outputs:
+            return (200, "text/event-stream", responses_events([glued], stream_parts), 64, None)
+        known = {i["call_id"] for i in items if i.get("type") == "function_call"}
+        missing = [o["call_id"] for o in outputs if o["call_id"] not in known]
+        if missing:
+            body = {"error": {"message": "No tool call found for function call output with call_id %s." % missing[0],
+                              "type": "invalid_request_error", "param": "input", "code": None}}
+            return (400, "application/json", json.dumps(body).encode(), 4096, None)
+        return (200, "text/event-stream", responses_events([answer], stream_parts), 64, None)
+
+    up.script = script
+    set_tracing_disabled(True)
+    ran = []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        ran.append(city)
+        return "sunny in " + city
+
+    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    agent = Agent(name="weather", instructions="Answer.", tools=[get_weather],
+                  model=OpenAIResponsesModel(model="m", openai_client=client))
+
+    async def run():
+        result = Runner.run_streamed(agent, "Weather in Oslo and Rome?")
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(run()) == "Done."
+    assert sorted(ran) == ["Oslo", "Rome"]
+    second = up.requests[-1]["input"]
+    calls = [i for i in second if isinstance(i, dict) and i.get("type") == "function_call"]
+    assert [json.loads(c["arguments"]) for c in calls] == [{"city": "Oslo"}, {"city": "Rome"}]
