@@ -161,6 +161,14 @@ impl MadeCalls {
         }
     }
 
+    fn is_empty(&self) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .is_empty()
+    }
+
     fn get(&self, response_id: &str) -> Option<Vec<MadeCall>> {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         held.0
@@ -433,20 +441,27 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     // A follow-up on a Responses response whose calls the proxy made: those calls go into
     // the input, so that the upstream, which stored the response as it sent it, knows
     // every call the client answers.
+    // Read only when some response had calls made (rare), off the executor's threads as
+    // the repair is: a body can be large.
     let mut continued = 0;
-    let body = match (kind == Kind::Responses)
-        .then(|| previous_response_id(&body))
-        .flatten()
-        .and_then(|id| state.made.get(&id))
-    {
-        Some(calls) => match continue_request(&body, &calls) {
-            Some((b, n)) => {
+    let body = if kind == Kind::Responses && !state.made.is_empty() {
+        let parsing = state.parsing.clone().acquire_owned().await;
+        let (raw, made) = (body.clone(), state.made.clone());
+        let done = tokio::task::spawn_blocking(move || {
+            let _parsing = parsing;
+            let calls = made.get(&previous_response_id(&raw)?)?;
+            continue_request(&raw, &calls)
+        })
+        .await;
+        match done {
+            Ok(Some((b, n))) => {
                 continued = n;
                 Bytes::from(b)
             }
-            None => body,
-        },
-        None => body,
+            _ => body,
+        }
+    } else {
+        body
     };
     let uri = match upstream_uri(&state.config.upstream, &parts.uri) {
         Ok(u) => u,
