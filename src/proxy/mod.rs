@@ -423,7 +423,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     };
     // The tools the request declared: the allow-list of calls taken out of the text.
     let text = if state.config.text_calls != TextCalls::Off
-        && kind == Kind::Chat
+        && matches!(kind, Kind::Chat | Kind::Messages)
         && memchr::memmem::find(&body, b"\"tools\"").is_some()
     {
         let parsing = state.parsing.clone().acquire_owned().await;
@@ -572,7 +572,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
                 text,
             ))),
             Kind::Responses => Rewriter::Responses(Box::default()),
-            _ => Rewriter::Anthropic(Box::default()),
+            _ => Rewriter::Anthropic(Box::new(AnthropicRewriter::with_text(text))),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;

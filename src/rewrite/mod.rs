@@ -19,6 +19,7 @@ use crate::sse;
 use bytes::{Bytes, BytesMut};
 use serde_json::{json, Value};
 
+use crate::text_calls::Piece;
 use text::{Extraction, TextSetting};
 
 mod responses;
@@ -880,8 +881,16 @@ fn failure_note(f: &Failure) -> String {
 }
 
 /// Anthropic Messages.
+///
+/// With a [`TextSetting`] ([`AnthropicRewriter::with_text`]), the calls written into
+/// `text` blocks are taken out: the text before a call goes out in its block, the call as
+/// a `tool_use` block of its own after it, the text after it in a new `text` block, and
+/// `stop_reason: end_turn` becomes `tool_use`. A text block that held only a call is not
+/// sent (an empty text block would be refused in the next request's history).
 pub struct AnthropicRewriter {
     core: Core,
+    /// Calls written into the text, when taken out.
+    text: Option<Box<TextBlocks>>,
     /// Upstream block index → the client's.
     blocks: HashMap<u64, u64>,
     next_index: u64,
@@ -899,6 +908,7 @@ impl AnthropicRewriter {
     pub fn new() -> Self {
         AnthropicRewriter {
             core: Core::new(Format::Anthropic, Provider::Anthropic),
+            text: None,
             blocks: HashMap::new(),
             next_index: 0,
             stop: None,
@@ -909,9 +919,21 @@ impl AnthropicRewriter {
         }
     }
 
+    /// A rewriter that takes the calls written into the text out of it (`None`: leaves
+    /// the text as it came).
+    pub fn with_text(text: Option<TextSetting>) -> Self {
+        AnthropicRewriter {
+            text: text.map(|t| Box::new(TextBlocks::new(&t))),
+            ..Self::new()
+        }
+    }
+
     /// What was counted so far.
     pub fn counts(&self) -> Counts {
-        self.counts
+        Counts {
+            text_calls: self.text.as_ref().map_or(0, |t| t.calls),
+            ..self.counts
+        }
     }
 
     /// Feed upstream bytes; what the client gets is appended to `out`.
@@ -920,6 +942,9 @@ impl AnthropicRewriter {
     }
 
     fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+        if self.text.is_some() && self.stop.is_none() && self.text_payload(ty, &data, out) {
+            return;
+        }
         if self.stop.is_some() {
             // After message_stop nothing more belongs to the message: not forwarded, said
             // once, and the stream does not end cleanly.
@@ -964,6 +989,8 @@ impl AnthropicRewriter {
                 // Held until the upstream's body ends: whatever comes after it decides
                 // whether the client sees a clean end.
                 self.stop = Some((Bytes::copy_from_slice(ty), data));
+            } else if seen.finish && self.text.as_ref().is_some_and(|t| t.delivered) {
+                sse_event(out, ty, &tool_use_stop(&data));
             } else {
                 sse_event(out, ty, &data);
             }
@@ -1026,6 +1053,8 @@ impl AnthropicRewriter {
     /// shape and no `message_stop`.
     pub fn finish(mut self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
         self.end_framing(out);
+        // A text block the stream left open: what its extractor held goes out.
+        self.end_text_block(out);
         let complete = cut.is_none() && self.stop.is_some() && self.broken.is_none();
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
@@ -1047,7 +1076,238 @@ impl AnthropicRewriter {
             }});
             sse_event(out, b"error", e.to_string().as_bytes());
         }
-        self.counts
+        self.counts()
+    }
+
+    /// With calls taken out of the text: an event of a `text` block handled (its start
+    /// held until text goes out, its text through the extractor, its stop closing what
+    /// the client has open). `false` for any other event.
+    fn text_payload(&mut self, ty: &[u8], data: &Bytes, out: &mut BytesMut) -> bool {
+        let Some((kind, i, is_text)) = text_block_event(ty, data) else {
+            return false;
+        };
+        let t = self.text.as_deref_mut().expect("text blocks");
+        match kind {
+            BlockEvent::Start if is_text && t.upstream.is_none() => {
+                // Decoded for the decoder's state (the block is not a call's).
+                let mut tagged = Vec::new();
+                self.core.decode_tagged(ty, data, &mut tagged);
+                let t = self.text.as_deref_mut().expect("text blocks");
+                t.upstream = Some(i);
+                t.start = Some((Bytes::copy_from_slice(ty), data.clone()));
+                true
+            }
+            BlockEvent::Other if t.upstream == Some(i) && is_stop(ty, data) => {
+                let mut tagged = Vec::new();
+                self.core.decode_tagged(ty, data, &mut tagged);
+                self.end_text_block(out);
+                true
+            }
+            BlockEvent::Other if t.upstream == Some(i) => {
+                let mut tagged = Vec::new();
+                let seen = self.core.decode_tagged(ty, data, &mut tagged);
+                if seen.undecodable {
+                    self.broken.get_or_insert("an event could not be decoded");
+                    comment(out, "toolstream dropped an event it could not decode");
+                    return true;
+                }
+                let texts: Vec<String> = tagged
+                    .into_iter()
+                    .filter_map(|(_, e)| match e {
+                        Event::Text { text, .. } => Some(text),
+                        _ => None,
+                    })
+                    .collect();
+                let t = self.text.as_deref_mut().expect("text blocks");
+                let passes = texts.iter().all(|s| t.x.passes(s));
+                if passes {
+                    // Plain text (or another delta of the block): as it came, in the
+                    // block the client has open.
+                    let mine = self.open_text(out);
+                    self.forward(ty, data, i, mine, out);
+                } else {
+                    for s in texts {
+                        let t = self.text.as_deref_mut().expect("text blocks");
+                        t.x.push_owned(s, &mut t.pieces);
+                        self.text_pieces(out);
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The client's text block, opened if it is not: the upstream's start event (its
+    /// index made the client's) the first time, a start of the proxy's own after a call.
+    fn open_text(&mut self, out: &mut BytesMut) -> u64 {
+        let t = self.text.as_deref_mut().expect("text blocks");
+        if let Some(mine) = t.client {
+            return mine;
+        }
+        let mine = self.next_index;
+        self.next_index += 1;
+        t.client = Some(mine);
+        match (t.start.take(), t.upstream) {
+            (Some((ty, data)), Some(i)) => self.forward(&ty, &data, i, mine, out),
+            _ => {
+                self.output_started = true;
+                let start = json!({"type": "content_block_start", "index": mine,
+                    "content_block": {"type": "text", "text": ""}});
+                sse_event(out, b"content_block_start", start.to_string().as_bytes());
+            }
+        }
+        mine
+    }
+
+    /// The client's text block closed, if one is open.
+    fn close_text(&mut self, out: &mut BytesMut) {
+        if let Some(mine) = self.text.as_deref_mut().and_then(|t| t.client.take()) {
+            let stop = json!({"type": "content_block_stop", "index": mine});
+            sse_event(out, b"content_block_stop", stop.to_string().as_bytes());
+        }
+    }
+
+    /// The end of the upstream's text block: what the extractor held goes out, and the
+    /// client's block closes.
+    fn end_text_block(&mut self, out: &mut BytesMut) {
+        let Some(t) = self.text.as_deref_mut() else {
+            return;
+        };
+        if t.upstream.take().is_none() {
+            return;
+        }
+        t.start = None;
+        t.x.finish(&mut t.pieces);
+        self.text_pieces(out);
+        self.close_text(out);
+    }
+
+    /// The extractor's pieces, in their order: text into the client's text block, each
+    /// call a `tool_use` block after it, markup that could not be read back into the text
+    /// (noted).
+    fn text_pieces(&mut self, out: &mut BytesMut) {
+        let t = self.text.as_deref_mut().expect("text blocks");
+        let pieces = std::mem::take(&mut t.pieces);
+        for p in pieces {
+            let text = match p {
+                Piece::Text(s) => s,
+                Piece::Failed {
+                    name,
+                    kind,
+                    message,
+                    raw,
+                } => {
+                    self.counts.failures += 1;
+                    comment(
+                        out,
+                        &format!(
+                            "toolstream text_call_error name={name} kind={} ({message}); left in the text",
+                            kind.as_str()
+                        ),
+                    );
+                    raw
+                }
+                call @ Piece::Call { .. } => {
+                    self.close_text(out);
+                    let mut events = Vec::new();
+                    self.core.assembler.push_text_piece(0, call, &mut events);
+                    let t = self.text.as_deref_mut().expect("text blocks");
+                    t.calls += 1;
+                    t.delivered |= events.iter().any(|e| matches!(e, Event::ToolCall(_)));
+                    self.calls(&mut events, out);
+                    continue;
+                }
+            };
+            if text.is_empty() {
+                continue;
+            }
+            let mine = self.open_text(out);
+            let delta = json!({"type": "content_block_delta", "index": mine,
+                "delta": {"type": "text_delta", "text": text}});
+            sse_event(out, b"content_block_delta", delta.to_string().as_bytes());
+        }
+        let t = self.text.as_deref_mut().expect("text blocks");
+        t.pieces = Vec::new();
+    }
+}
+
+/// The text blocks of a message whose calls written into the text are taken out.
+struct TextBlocks {
+    x: crate::text_calls::Extractor,
+    pieces: Vec<Piece>,
+    /// The upstream's text block open, by index.
+    upstream: Option<u64>,
+    /// Its start event (type and data), held until its first text goes out.
+    start: Option<(Bytes, Bytes)>,
+    /// The client's text block open, by index.
+    client: Option<u64>,
+    /// Calls taken out of the text.
+    calls: u32,
+    /// Some went out whole (the stop reason becomes `tool_use`).
+    delivered: bool,
+}
+
+impl TextBlocks {
+    fn new(setting: &TextSetting) -> Self {
+        TextBlocks {
+            x: setting.extractor(),
+            pieces: Vec::new(),
+            upstream: None,
+            start: None,
+            client: None,
+            calls: 0,
+            delivered: false,
+        }
+    }
+}
+
+/// A `message_delta` whose `stop_reason` says `end_turn` made to say `tool_use` (calls
+/// were taken out of the text); any other payload as it is.
+fn tool_use_stop(data: &[u8]) -> Vec<u8> {
+    match serde_json::from_slice::<Value>(data) {
+        Ok(mut v) if v["delta"]["stop_reason"] == "end_turn" => {
+            v["delta"]["stop_reason"] = json!("tool_use");
+            v.to_string().into_bytes()
+        }
+        _ => data.to_vec(),
+    }
+}
+
+/// A content block event's kind and index, and whether it starts a `text` block.
+fn text_block_event(ty: &[u8], data: &[u8]) -> Option<(BlockEvent, u64, bool)> {
+    #[derive(serde::Deserialize)]
+    struct Inner<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Start<'a> {
+        #[serde(borrow)]
+        content_block: Option<Inner<'a>>,
+    }
+    let (kind, i) = block_event(ty, data)?;
+    let is_text = kind == BlockEvent::Start
+        && serde_json::from_slice::<Start>(data)
+            .ok()
+            .and_then(|s| s.content_block?.kind)
+            .is_some_and(|k| k == "text");
+    Some((kind, i, is_text))
+}
+
+/// Whether a content block event is its block's stop.
+fn is_stop(ty: &[u8], data: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    match serde_json::from_slice::<Kind>(data)
+        .ok()
+        .and_then(|k| k.kind)
+    {
+        Some(k) => k == "content_block_stop",
+        None => ty == b"content_block_stop",
     }
 }
 

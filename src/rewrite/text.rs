@@ -55,6 +55,11 @@ impl TextSetting {
         let family = mode.family()?;
         (!tools.is_empty()).then_some(TextSetting { family, tools })
     }
+
+    /// An extractor for one text.
+    pub(crate) fn extractor(&self) -> Extractor {
+        Extractor::new(self.family, self.tools.clone())
+    }
 }
 
 /// The most tools read from a request (providers take 128 or fewer): past it, the rest
@@ -123,7 +128,8 @@ pub fn declared_tools(body: &[u8]) -> Tools {
                 push(out, x.name, s);
             }
         } else {
-            let s = schema(d.input_schema);
+            // Anthropic's `input_schema`, or the Responses API's flat `parameters`.
+            let s = schema(d.input_schema.or(d.parameters));
             push(out, d.name, s);
         }
     }

@@ -377,6 +377,53 @@ def test_openai_sdk_non_streaming_text_calls(text_stack):
     assert r.choices[0].finish_reason == "tool_calls"
 
 
+def anthropic_text_stream(deltas):
+    """An Anthropic Messages stream of one text block with these text deltas."""
+    def ev(v):
+        return "event: %s\ndata: %s\n\n" % (v["type"], json.dumps(v))
+
+    out = ev({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+              "role": "assistant", "content": [], "model": "m", "stop_reason": None,
+              "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}}})
+    out += ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    for d in deltas:
+        out += ev({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}})
+    out += ev({"type": "content_block_stop", "index": 0})
+    out += ev({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+               "usage": {"output_tokens": 20}})
+    out += ev({"type": "message_stop"})
+    return out.encode()
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_anthropic_sdk_gets_calls_written_into_the_text_as_tool_use_blocks(text_stack, write):
+    up, base = text_stack
+    request, body, text, calls = text_sample()
+    # The sample's content deltas, as a Messages text block.
+    deltas = []
+    for line in body.decode().splitlines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            for choice in json.loads(line[6:])["choices"]:
+                if choice["delta"].get("content"):
+                    deltas.append(choice["delta"]["content"])
+    up.script = (200, "text/event-stream", anthropic_text_stream(deltas), write, None)
+    tools = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]}
+             for t in request["tools"]]
+    client = anthropic.Anthropic(base_url=base, api_key="sk-test", max_retries=0)
+    with client.messages.stream(model="m", max_tokens=100, tools=tools,
+                                messages=[{"role": "user", "content": "weather?"}]) as stream:
+        final = stream.get_final_message()
+    got_text = "".join(b.text for b in final.content if b.type == "text")
+    assert got_text == text
+    assert all(b.text for b in final.content if b.type == "text"), "no empty text block"
+    uses = [b for b in final.content if b.type == "tool_use"]
+    assert [(b.name, b.input) for b in uses] == calls
+    ids = [b.id for b in uses]
+    assert all(i.startswith("toolu_") and not re.search(r"[_-][0-9]+$", i) for i in ids), ids
+    assert len(set(ids)) == len(ids)
+    assert final.stop_reason == "tool_use"
+
+
 @pytest.mark.parametrize("write", [1, 64, 4096])
 @pytest.mark.parametrize("name", ["responses-function-calls", "responses-encrypted-reasoning"])
 def test_openai_responses_sdk_through_the_proxy(stack, name, write):
