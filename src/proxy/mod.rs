@@ -423,7 +423,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     };
     // The tools the request declared: the allow-list of calls taken out of the text.
     let text = if state.config.text_calls != TextCalls::Off
-        && matches!(kind, Kind::Chat | Kind::Messages)
+        && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses)
         && memchr::memmem::find(&body, b"\"tools\"").is_some()
     {
         let parsing = state.parsing.clone().acquire_owned().await;
@@ -571,7 +571,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
                 state.config.keep_finish_reason,
                 text,
             ))),
-            Kind::Responses => Rewriter::Responses(Box::default()),
+            Kind::Responses => Rewriter::Responses(Box::new(ResponsesRewriter::with_text(text))),
             _ => Rewriter::Anthropic(Box::new(AnthropicRewriter::with_text(text))),
         };
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);

@@ -29,12 +29,15 @@ use std::collections::{BTreeMap, HashMap};
 use bytes::{Bytes, BytesMut};
 use serde_json::json;
 
+use super::text::TextSetting;
 use super::{comment, sse_event, Core, Counts, Outgoing, Rewrite};
 use crate::assemble::{Event, IdSource};
 use crate::classify::Provider;
 use crate::json::cursor::{Cursor, CursorError};
 use crate::provider::openai_responses::{event_layout, EventLayout};
 use crate::provider::Format;
+use crate::text_calls::{Extractor, Piece};
+use serde_json::Value;
 
 /// A `function_call` item of the upstream's output.
 #[derive(Debug, Default)]
@@ -138,7 +141,67 @@ pub struct ResponsesRewriter {
     max_index: u32,
     /// The bytes of the events held, all calls together (at most [`MAX_HELD`]).
     held_bytes: usize,
+    /// Calls written into the text, when taken out.
+    text: Option<Box<TextItems>>,
+    /// Upstream `output_index` → the items that replace its element in the terminal
+    /// event's `response.output` (a message whose text held calls: the message with its
+    /// text as the client got it, then the calls' items).
+    replaced: BTreeMap<u32, Vec<String>>,
 }
+
+/// The message items whose text is read for calls.
+struct TextItems {
+    setting: TextSetting,
+    /// By upstream `output_index`, until the item's `output_item.done`.
+    items: HashMap<u32, TextItem>,
+    /// Calls taken out of the text.
+    calls: u32,
+}
+
+/// A message item's text, read for calls.
+struct TextItem {
+    x: Extractor,
+    pieces: Vec<Piece>,
+    /// The text the client got for the content part in hand (up to [`MAX_HELD`]).
+    text: String,
+    /// The text outgrew [`MAX_HELD`] (it is no longer kept).
+    over: bool,
+    /// The texts of the parts done, by content index.
+    parts: Vec<(u64, String)>,
+    /// What the client got differs from what came (the item's done events are written
+    /// with the client's text).
+    changed: bool,
+    /// The last `output_text.delta` written anew, the model of the ones written next.
+    template: Option<Value>,
+    /// The calls taken out, sent as items after the message.
+    calls: Vec<Outgoing>,
+}
+
+impl TextItem {
+    fn new(setting: &TextSetting) -> Self {
+        TextItem {
+            x: setting.extractor(),
+            pieces: Vec::new(),
+            text: String::new(),
+            over: false,
+            parts: Vec::new(),
+            changed: false,
+            template: None,
+            calls: Vec::new(),
+        }
+    }
+
+    fn keep(&mut self, text: &str) {
+        if self.text.len() + text.len() > MAX_HELD {
+            self.over = true;
+        } else if !self.over {
+            self.text.push_str(text);
+        }
+    }
+}
+
+/// The most message items read for calls at once (a response streams one at a time).
+const MAX_TEXT_ITEMS: usize = 64;
 
 impl Default for ResponsesRewriter {
     fn default() -> Self {
@@ -168,12 +231,34 @@ impl ResponsesRewriter {
             made: Vec::new(),
             max_index: 0,
             held_bytes: 0,
+            text: None,
+            replaced: BTreeMap::new(),
+        }
+    }
+
+    /// A rewriter that takes the calls written into `output_text` out of it (`None`:
+    /// leaves the text as it came). Each call becomes a `function_call` item right after
+    /// its message; the message's text deltas and done events carry the text without the
+    /// calls.
+    pub fn with_text(text: Option<TextSetting>) -> Self {
+        ResponsesRewriter {
+            text: text.map(|setting| {
+                Box::new(TextItems {
+                    setting,
+                    items: HashMap::new(),
+                    calls: 0,
+                })
+            }),
+            ..Self::new()
         }
     }
 
     /// What was counted so far.
     pub fn counts(&self) -> Counts {
-        self.counts
+        Counts {
+            text_calls: self.text.as_ref().map_or(0, |t| t.calls),
+            ..self.counts
+        }
     }
 
     /// Feed upstream bytes; what the client gets is appended to `out`.
@@ -200,6 +285,10 @@ impl ResponsesRewriter {
             self.broken.get_or_insert("an event could not be decoded");
             comment(out, "toolstream dropped an event it could not decode");
             self.seq_offset -= 1;
+            self.take_events(tagged, None);
+            return;
+        }
+        if self.text.is_some() && !seen.calls && self.text_payload(&ty, &data, &tagged, out) {
             self.take_events(tagged, None);
             return;
         }
@@ -278,6 +367,7 @@ impl ResponsesRewriter {
         }
         if seen.done || seen.finish {
             // The response's last event: every call still held ends before it.
+            self.end_texts(out);
             self.end_all(out);
             self.terminal = Some((ty, data));
             return;
@@ -596,6 +686,273 @@ impl ResponsesRewriter {
         item.to_string()
     }
 
+    /// With calls taken out of the text: an event of a message item handled (a text
+    /// delta through the extractor, the item's done events with the client's text, the
+    /// calls' items after the item). `false` for any other event.
+    fn text_payload(
+        &mut self,
+        ty: &[u8],
+        data: &Bytes,
+        tagged: &[(u32, Event)],
+        out: &mut BytesMut,
+    ) -> bool {
+        let texts: Vec<&str> = tagged
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let t = self.text.as_deref_mut().expect("text items");
+        if texts.is_empty() && t.items.is_empty() {
+            return false;
+        }
+        let Some(l) = event_layout(data) else {
+            return false;
+        };
+        let Some((_, k)) = l.output_index.clone() else {
+            return false;
+        };
+        if !texts.is_empty() {
+            if !t.items.contains_key(&k) && t.items.len() >= MAX_TEXT_ITEMS {
+                return false;
+            }
+            let setting = &t.setting;
+            let item = t.items.entry(k).or_insert_with(|| TextItem::new(setting));
+            if item.x.buffered() == 0 && texts.iter().all(|s| item.x.passes(s)) {
+                // Plain text: as it came.
+                for s in texts {
+                    item.keep(s);
+                }
+                self.forward(ty, data, Some(&l), out);
+                return true;
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(data) else {
+                return false;
+            };
+            // The event is written anew from the pieces.
+            item.template = Some(v);
+            item.changed = true;
+            for s in texts {
+                item.x.push(s, &mut item.pieces);
+            }
+            self.seq_offset -= 1;
+            self.text_pieces(k, out);
+            return true;
+        }
+        if !t.items.contains_key(&k) {
+            return false;
+        }
+        match l.kind.as_deref() {
+            Some("response.output_text.done") => {
+                let item = t.items.get_mut(&k).expect("item");
+                item.x.finish(&mut item.pieces);
+                self.text_pieces(k, out);
+                let t = self.text.as_deref_mut().expect("text items");
+                let item = t.items.get_mut(&k).expect("item");
+                let text = std::mem::take(&mut item.text);
+                let changed = item.changed;
+                let over = item.over;
+                let edited = changed
+                    .then(|| serde_json::from_slice::<Value>(data).ok())
+                    .flatten();
+                match edited {
+                    Some(mut v) => {
+                        let ci = v["content_index"].as_u64().unwrap_or(0);
+                        v["text"] = Value::String(text.clone());
+                        item.parts.push((ci, text));
+                        if over {
+                            self.broken
+                                .get_or_insert("a message's text outgrew what is held");
+                        }
+                        self.write_event(ty, v, &l, out);
+                    }
+                    None => {
+                        let ci = serde_json::from_slice::<Value>(data)
+                            .ok()
+                            .and_then(|v| v["content_index"].as_u64())
+                            .unwrap_or(0);
+                        item.parts.push((ci, text));
+                        self.forward(ty, data, Some(&l), out);
+                    }
+                }
+                true
+            }
+            Some("response.content_part.done") => {
+                let item = &t.items[&k];
+                if !item.changed {
+                    return false;
+                }
+                let Ok(mut v) = serde_json::from_slice::<Value>(data) else {
+                    return false;
+                };
+                let ci = v["content_index"].as_u64().unwrap_or(0);
+                if v["part"]["type"] == "output_text" {
+                    if let Some((_, text)) = item.parts.iter().find(|(c, _)| *c == ci) {
+                        v["part"]["text"] = Value::String(text.clone());
+                    }
+                }
+                self.write_event(ty, v, &l, out);
+                true
+            }
+            Some("response.output_item.done") => {
+                let item = t.items.remove(&k).expect("item");
+                let mut message = None;
+                if item.changed {
+                    if let Ok(mut v) = serde_json::from_slice::<Value>(data) {
+                        if let Some(content) = v["item"]["content"].as_array_mut() {
+                            for (ci, part) in content.iter_mut().enumerate() {
+                                let text = item.parts.iter().find(|(c, _)| *c == ci as u64);
+                                if let (Some((_, text)), "output_text") =
+                                    (text, part["type"].as_str().unwrap_or(""))
+                                {
+                                    part["text"] = Value::String(text.clone());
+                                }
+                            }
+                        }
+                        message = Some(v["item"].to_string());
+                        self.write_event(ty, v, &l, out);
+                    } else {
+                        self.forward(ty, data, Some(&l), out);
+                    }
+                } else {
+                    self.forward(ty, data, Some(&l), out);
+                }
+                self.text_calls_out(k, item.calls, message, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An event of the upstream's written anew (`v`): its sequence number and output
+    /// index made the client's.
+    fn write_event(&mut self, ty: &[u8], mut v: Value, l: &EventLayout, out: &mut BytesMut) {
+        self.output_started = true;
+        self.sync_seq();
+        if let Some((_, n)) = &l.sequence_number {
+            if let Some(s) = self.next_seq(Some(*n)) {
+                v["sequence_number"] = json!(s);
+            }
+        }
+        if let Some((_, i)) = &l.output_index {
+            v["output_index"] = json!(self.place(*i));
+        }
+        sse_event(out, ty, v.to_string().as_bytes());
+    }
+
+    /// The pieces of message `k`'s extractor, in order: text as `output_text.delta`
+    /// events, calls kept for after the item, markup that could not be read back into the
+    /// text (noted).
+    fn text_pieces(&mut self, k: u32, out: &mut BytesMut) {
+        let t = self.text.as_deref_mut().expect("text items");
+        let Some(item) = t.items.get_mut(&k) else {
+            return;
+        };
+        let pieces = std::mem::take(&mut item.pieces);
+        for p in pieces {
+            let text = match p {
+                Piece::Text(s) => s,
+                Piece::Failed {
+                    name,
+                    kind,
+                    message,
+                    raw,
+                } => {
+                    self.counts.failures += 1;
+                    comment(
+                        out,
+                        &format!(
+                            "toolstream text_call_error name={name} kind={} ({message}); left in the text",
+                            kind.as_str()
+                        ),
+                    );
+                    raw
+                }
+                call @ Piece::Call { .. } => {
+                    let mut events = Vec::new();
+                    self.core.assembler.push_text_piece(0, call, &mut events);
+                    let t = self.text.as_deref_mut().expect("text items");
+                    t.calls += 1;
+                    for e in events {
+                        if let Some(c) = super::outgoing(&mut self.counts, e, out) {
+                            t.items.get_mut(&k).expect("item").calls.push(c);
+                        }
+                    }
+                    continue;
+                }
+            };
+            if text.is_empty() {
+                continue;
+            }
+            let t = self.text.as_deref_mut().expect("text items");
+            let item = t.items.get_mut(&k).expect("item");
+            item.keep(&text);
+            let Some(mut v) = item.template.clone() else {
+                continue;
+            };
+            v["delta"] = Value::String(text);
+            v["sequence_number"] = json!(self.new_seq());
+            v["output_index"] = json!(self.place(k));
+            self.output_started = true;
+            sse_event(out, b"response.output_text.delta", v.to_string().as_bytes());
+        }
+    }
+
+    /// The calls taken out of message `k`'s text, as `function_call` items right after
+    /// it; the terminal event's output lists them after the message (`message`: the
+    /// message item as the client got it, when its text changed).
+    fn text_calls_out(
+        &mut self,
+        k: u32,
+        calls: Vec<Outgoing>,
+        message: Option<String>,
+        out: &mut BytesMut,
+    ) {
+        if calls.is_empty() && message.is_none() {
+            return;
+        }
+        self.place(k);
+        self.moved_from.get_or_insert(k.saturating_add(1));
+        let mut items: Vec<String> = message.into_iter().collect();
+        for c in calls {
+            let at = self.take_place();
+            items.push(self.item(&c, None, 1, at, out));
+        }
+        if !items.is_empty() {
+            self.replaced.insert(k, items);
+        }
+    }
+
+    /// Every message still read for calls ends (the response is over, or the stream is):
+    /// what its extractor held goes out, its calls after it.
+    fn end_texts(&mut self, out: &mut BytesMut) {
+        let Some(t) = self.text.as_deref_mut() else {
+            return;
+        };
+        let mut open: Vec<u32> = t.items.keys().copied().collect();
+        open.sort_unstable();
+        for k in open {
+            let t = self.text.as_deref_mut().expect("text items");
+            let item = t.items.get_mut(&k).expect("item");
+            item.x.finish(&mut item.pieces);
+            self.text_pieces(k, out);
+            let t = self.text.as_deref_mut().expect("text items");
+            let item = t.items.remove(&k).expect("item");
+            // The message's own done events never came: its element in the output stays
+            // as the upstream wrote it, the calls after it.
+            let calls = item.calls;
+            if !calls.is_empty() {
+                self.place(k);
+                self.moved_from.get_or_insert(k.saturating_add(1));
+                for c in calls {
+                    let at = self.take_place();
+                    self.item(&c, None, 1, at, out);
+                }
+            }
+        }
+    }
+
     /// The end of the upstream body (`cut`: why it was cut, when it was). A stream that
     /// was cut or lost data ends with an `error` event, never the terminal event.
     pub fn finish(self, cut: Option<&str>, out: &mut BytesMut) -> Counts {
@@ -627,6 +984,7 @@ impl ResponsesRewriter {
         let mut events = Vec::new();
         self.core.assembler.finish(complete, &mut events);
         self.take_events(events.into_iter().map(|e| (0, e)).collect(), None);
+        self.end_texts(out);
         self.end_all(out);
         // What no item holds (a call whose item was replaced, a call refused past the
         // limit) is written after everything, never dropped.
@@ -685,6 +1043,11 @@ impl ResponsesRewriter {
             }
         }
         if let Some(output) = &l.output {
+            for (i, (r, _)) in output.iter().enumerate() {
+                if let Some(items) = u32::try_from(i).ok().and_then(|i| self.replaced.get(&i)) {
+                    edits.push((r.clone(), items.join(",")));
+                }
+            }
             for (i, (r, call)) in output.iter().enumerate() {
                 let Some(items) = u32::try_from(i).ok().and_then(|i| self.written.get(&i)) else {
                     continue;

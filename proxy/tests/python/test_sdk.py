@@ -564,6 +564,75 @@ def test_openai_responses_glued_calls_become_items(stack, write):
     assert got == calls
 
 
+def responses_text_stream(deltas):
+    """A Responses stream of one message whose output_text streams these deltas."""
+    events = []
+
+    def add(kind, **fields):
+        events.append((kind, {"type": kind, "sequence_number": len(events), **fields}))
+
+    text = "".join(deltas)
+    add("response.created", response={"id": "resp_t", "object": "response", "status": "in_progress",
+                                      "model": "m", "output": []})
+    item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    add("response.output_item.added", output_index=0, item=item)
+    part = {"type": "output_text", "annotations": [], "text": ""}
+    add("response.content_part.added", item_id="msg_1", output_index=0, content_index=0, part=part)
+    for d in deltas:
+        add("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0, delta=d,
+            logprobs=[])
+    add("response.output_text.done", item_id="msg_1", output_index=0, content_index=0, text=text,
+        logprobs=[])
+    add("response.content_part.done", item_id="msg_1", output_index=0, content_index=0,
+        part=dict(part, text=text))
+    done = dict(item, status="completed", content=[dict(part, text=text)])
+    add("response.output_item.done", output_index=0, item=done)
+    add("response.completed", response={"id": "resp_t", "object": "response", "status": "completed",
+                                        "model": "m", "output": [done],
+                                        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}})
+    return "".join("event: %s\ndata: %s\n\n" % (k, json.dumps(d)) for k, d in events).encode()
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_openai_responses_text_calls_become_function_call_items(text_stack, write):
+    """Calls written into a message's output_text, with `--text-calls auto`: the message
+    keeps the text without them, each call is a function_call item after it, through
+    `responses.create(stream=True)` and the `responses.stream` helper."""
+    up, base = text_stack
+    request, body, text, calls = text_sample()
+    deltas = []
+    for line in body.decode().splitlines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            for choice in json.loads(line[6:])["choices"]:
+                if choice["delta"].get("content"):
+                    deltas.append(choice["delta"]["content"])
+    up.script = (200, "text/event-stream", responses_text_stream(deltas), write, None)
+    tools = [dict(t["function"], type="function") for t in request["tools"]]
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    events = list(client.responses.create(model="m", input="weather?", tools=tools, stream=True))
+    assert events[-1].type == "response.completed"
+    seqs = [e.sequence_number for e in events]
+    assert seqs == sorted(set(seqs))
+    got_text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert got_text == text
+    done = [e.item for e in events if e.type == "response.output_item.done"]
+    assert done[0].type == "message" and done[0].content[0].text == text
+    fc = [i for i in done if i.type == "function_call"]
+    assert [(i.name, json.loads(i.arguments)) for i in fc] == calls
+    ids = [i.call_id for i in fc]
+    assert all(i.startswith("call_") and not re.search(r"[_-][0-9]+$", i) for i in ids), ids
+    assert len(set(ids)) == len(ids)
+    assert [i.id for i in events[-1].response.output] == [i.id for i in done]
+
+    with client.responses.stream(model="m", input="weather?", tools=tools) as stream:
+        for _ in stream:
+            pass
+        response = stream.get_final_response()
+    assert response.output_text == text
+    got = [(i.name, json.loads(i.arguments)) for i in response.output if i.type == "function_call"]
+    assert got == calls
+
+
 def test_openai_responses_cut_stream_raises(stack):
     """A Responses stream cut after a call: the SDK raises, never a clean completion."""
     up, base = stack
