@@ -20,11 +20,13 @@ use arbitrary::Arbitrary;
 use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolstream::assemble::Event;
+use toolstream::assemble::{Event, IdSource};
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
+use toolstream::rewrite::text::{TextCalls, TextSetting};
 use toolstream::rewrite::{AnthropicRewriter, OpenAiRewriter, ResponsesRewriter};
+use toolstream::text_calls::Tools;
 
 /// A number from the wire, as its JSON text.
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -85,12 +87,29 @@ enum Ev {
     End,
     /// A comment, an `id:` and a `retry:` line.
     Fields,
+    /// A call written into the text (whole, broken, of an undeclared tool, or a piece),
+    /// as the API's text (an Anthropic text block of its own).
+    Markup { choice: u8, which: u8 },
 }
+
+/// What [`Ev::Markup`] writes.
+const MARKUP: &[&str] = &[
+    "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
+    "Let me check. <tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call> Done.",
+    "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": }}</tool_call>",
+    "<tool_call>{\"name\": \"other\", \"arguments\": {}}</tool_call>",
+    "<tool_call>{\"name\": \"get_weather\", ",
+    "\"arguments\": {\"a\": [1, 2]}}</tool_call>",
+    "<tool_",
+    "[get_weather(city='Oslo')]",
+];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
     /// 0: OpenAI chat, 1: Anthropic, 2: Responses.
     api: u8,
+    /// Calls written into the text are taken out (`get_weather` declared).
+    text_calls: bool,
     events: Vec<Ev>,
     /// JSON written with spaces after `:` and `,`.
     spaced: bool,
@@ -205,6 +224,7 @@ impl Writer<'_> {
             }
             Ev::Error => r#"{"error":{"message":"overloaded","type":"server_error","code":529}}"#.into(),
             Ev::End => "[DONE]".into(),
+            Ev::Markup { .. } => unreachable!("written as text"),
             Ev::Fields => {
                 let nl = self.nl();
                 self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
@@ -269,6 +289,7 @@ impl Writer<'_> {
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
             ),
             Ev::End => self.event(Some("message_stop"), r#"{"type":"message_stop"}"#),
+            Ev::Markup { .. } => unreachable!("written as text"),
             Ev::Fields => {
                 let nl = self.nl();
                 self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
@@ -314,6 +335,7 @@ impl Writer<'_> {
             Ev::Refused { .. } => self.event(Some("response.something_new"), &format!(r#"{{"type":"response.something_new","sequence_number":{seq},"x":1e400}}"#)),
             Ev::Error => self.event(Some("error"), &format!(r#"{{"type":"error","sequence_number":{seq},"code":"server_error","message":"overloaded","param":null}}"#)),
             Ev::End => self.event(Some("response.completed"), &format!(r#"{{"type":"response.completed","sequence_number":{seq},"response":{{"id":"resp_1","status":"completed","output":[{{"id":"fc_1","type":"function_call","status":"completed","arguments":"{{}}","call_id":"call_1","name":"get_weather"}}]}}}}"#)),
+            Ev::Markup { .. } => unreachable!("written as text"),
             Ev::Fields => {
                 let nl = self.nl();
                 self.out += &format!(": keep-alive{nl}id: 7{nl}retry: 100{nl}");
@@ -395,11 +417,11 @@ fn responses_client(events: &[String]) -> (Vec<(u64, String, String)>, bool) {
     (calls, clean)
 }
 
-fn rewrite(api: u8, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
+fn rewrite(api: u8, data: &Bytes, cuts: &[usize], text: Option<TextSetting>) -> Vec<u8> {
     if api % 3 == 2 {
         let mut out = BytesMut::new();
         let mut prev = 0;
-        let mut r = ResponsesRewriter::new();
+        let mut r = ResponsesRewriter::with_text(text);
         for &c in cuts.iter().chain([data.len()].iter()) {
             r.push(data.slice(prev..c.max(prev)), &mut out);
             prev = c.max(prev);
@@ -413,14 +435,14 @@ fn rewrite(api: u8, data: &Bytes, cuts: &[usize]) -> Vec<u8> {
     let end = [data.len()];
     let pieces = cuts.iter().chain(end.iter());
     if anthropic {
-        let mut r = AnthropicRewriter::new();
+        let mut r = AnthropicRewriter::with_text(text);
         for &c in pieces {
             r.push(data.slice(prev..c.max(prev)), &mut out);
             prev = c.max(prev);
         }
         r.finish(None, &mut out);
     } else {
-        let mut r = OpenAiRewriter::new(Provider::Openai, false, None);
+        let mut r = OpenAiRewriter::new(Provider::Openai, false, text);
         for &c in pieces {
             r.push(data.slice(prev..c.max(prev)), &mut out);
             prev = c.max(prev);
@@ -520,7 +542,27 @@ fuzz_target!(|input: Input| {
         input: &input,
         out: String::new(),
     };
+    let anthropic = input.api % 3 == 1;
     for ev in input.events.iter().take(64) {
+        // Markup as the API's text: in Anthropic, only whole calls, each a block of its
+        // own, and no marker's first byte in other text (a call is read within one text
+        // block, where the pipeline reads the message's text as one).
+        let owned = match ev {
+            Ev::Markup { choice, which } if anthropic => Some(Ev::Block {
+                index: *choice,
+                text: MARKUP[usize::from(*which) % 4].to_string(),
+            }),
+            Ev::Markup { choice, which } => Some(Ev::Say {
+                choice: *choice,
+                text: MARKUP[usize::from(*which) % MARKUP.len()].to_string(),
+            }),
+            Ev::Block { index, text } if anthropic && input.text_calls => Some(Ev::Block {
+                index: *index,
+                text: text.replace(['<', '['], ""),
+            }),
+            _ => None,
+        };
+        let ev = owned.as_ref().unwrap_or(ev);
         match input.api % 3 {
             0 => w.chat(ev),
             1 => w.anthropic(ev),
@@ -534,7 +576,13 @@ fuzz_target!(|input: Input| {
     data.truncate(keep);
     let data = Bytes::from(data);
     let cuts = toolstream_fuzz::cut_points(&input.cuts, data.len());
-    let out = rewrite(input.api, &data, &cuts);
+    let text = || {
+        input
+            .text_calls
+            .then(|| TextSetting::new(TextCalls::Auto, Tools::from_names(["get_weather"])))
+            .flatten()
+    };
+    let out = rewrite(input.api, &data, &cuts, text());
     let (calls, clean) = client(input.api, &out);
 
     let format = [
@@ -543,6 +591,9 @@ fuzz_target!(|input: Input| {
         Format::OpenAiResponses,
     ][input.api as usize % 3];
     let mut s = Stream::new(Some(format));
+    if input.text_calls {
+        s = s.with_text_calls(None, Tools::from_names(["get_weather"]));
+    }
     let mut events = Vec::new();
     s.push(data.clone(), &mut events);
     s.finish(&mut events);
@@ -553,6 +604,8 @@ fuzz_target!(|input: Input| {
                 c.name.clone(),
                 String::from_utf8_lossy(&c.arguments).into_owned(),
             )),
+            // Markup in the text that could not be read stays text in the rewriters.
+            Event::ToolCallFailed(f) if f.id_source == IdSource::Text => None,
             Event::ToolCallFailed(f) => {
                 Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
             }
@@ -567,7 +620,7 @@ fuzz_target!(|input: Input| {
     got.sort();
     assert_eq!(got, want, "the client's calls are the pipeline's");
 
-    let whole = rewrite(input.api, &data, &[]);
+    let whole = rewrite(input.api, &data, &[], text());
     assert_eq!(
         client(input.api, &whole),
         (calls, clean),

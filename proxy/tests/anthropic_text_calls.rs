@@ -383,3 +383,41 @@ fn declared_tools_reads_anthropic_and_responses_tool_shapes() {
         br#"{"tools": [{"type": "function", "name": "b", "parameters": {"type": "object"}}]}"#;
     assert!(declared_tools(responses).contains("b"));
 }
+
+#[test]
+fn a_text_block_at_the_index_of_an_open_call_does_not_lose_the_call() {
+    // Found by fuzzing: a stop at an index a tool_use block and a text block both had
+    // ends the call, as the decoder reads it; the call (here failed: its arguments never
+    // closed) must reach the client.
+    let mut s = String::new();
+    event(
+        &mut s,
+        json!({"type": "content_block_start", "index": 1, "content_block":
+        {"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {}}}),
+    );
+    event(
+        &mut s,
+        json!({"type": "content_block_delta", "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": "{\"city\":"}}),
+    );
+    event(
+        &mut s,
+        json!({"type": "content_block_start", "index": 1,
+        "content_block": {"type": "text", "text": ""}}),
+    );
+    event(
+        &mut s,
+        json!({"type": "content_block_delta", "index": 1,
+        "delta": {"type": "text_delta", "text": "me"}}),
+    );
+    event(&mut s, json!({"type": "content_block_stop", "index": 1}));
+    event(&mut s, json!({"type": "message_stop"}));
+    let with = rewrite(s.as_bytes(), &[], weather(), None);
+    let without = rewrite(s.as_bytes(), &[], None, None);
+    let calls = |out: &[u8]| {
+        let text = String::from_utf8(out.to_vec()).unwrap();
+        text.matches("\"partial_json\":\"{\\\"city\\\":\"").count()
+    };
+    assert_eq!(calls(&without), 1, "{}", String::from_utf8_lossy(&without));
+    assert_eq!(calls(&with), 1, "{}", String::from_utf8_lossy(&with));
+}

@@ -1087,55 +1087,50 @@ impl AnthropicRewriter {
             return false;
         };
         let t = self.text.as_deref_mut().expect("text blocks");
-        match kind {
-            BlockEvent::Start if is_text && t.upstream.is_none() => {
-                // Decoded for the decoder's state (the block is not a call's).
-                let mut tagged = Vec::new();
-                self.core.decode_tagged(ty, data, &mut tagged);
-                let t = self.text.as_deref_mut().expect("text blocks");
-                t.upstream = Some(i);
-                t.start = Some((Bytes::copy_from_slice(ty), data.clone()));
-                true
-            }
-            BlockEvent::Other if t.upstream == Some(i) && is_stop(ty, data) => {
-                let mut tagged = Vec::new();
-                self.core.decode_tagged(ty, data, &mut tagged);
-                self.end_text_block(out);
-                true
-            }
-            BlockEvent::Other if t.upstream == Some(i) => {
-                let mut tagged = Vec::new();
-                let seen = self.core.decode_tagged(ty, data, &mut tagged);
-                if seen.undecodable {
-                    self.broken.get_or_insert("an event could not be decoded");
-                    comment(out, "toolstream dropped an event it could not decode");
-                    return true;
-                }
-                let texts: Vec<String> = tagged
-                    .into_iter()
-                    .filter_map(|(_, e)| match e {
-                        Event::Text { text, .. } => Some(text),
-                        _ => None,
-                    })
-                    .collect();
-                let t = self.text.as_deref_mut().expect("text blocks");
-                let passes = texts.iter().all(|s| t.x.passes(s));
-                if passes {
-                    // Plain text (or another delta of the block): as it came, in the
-                    // block the client has open.
-                    let mine = self.open_text(out);
-                    self.forward(ty, data, i, mine, out);
-                } else {
-                    for s in texts {
-                        let t = self.text.as_deref_mut().expect("text blocks");
-                        t.x.push_owned(s, &mut t.pieces);
-                        self.text_pieces(out);
-                    }
-                }
-                true
-            }
-            _ => false,
+        let start = kind == BlockEvent::Start && is_text && t.upstream.is_none();
+        if !start && (kind != BlockEvent::Other || t.upstream != Some(i)) {
+            return false;
         }
+        let mut tagged = Vec::new();
+        let seen = self.core.decode_tagged(ty, data, &mut tagged);
+        if seen.undecodable {
+            self.broken.get_or_insert("an event could not be decoded");
+            comment(out, "toolstream dropped an event it could not decode");
+            return true;
+        }
+        // The text, and what else the event closed (a stop at an index a call's block
+        // had too ends that call, as the decoder reads it).
+        let mut texts = Vec::new();
+        let mut others = Vec::new();
+        for (_, e) in tagged {
+            match e {
+                Event::Text { text, .. } => texts.push(text),
+                e => others.push(e),
+            }
+        }
+        if start {
+            let t = self.text.as_deref_mut().expect("text blocks");
+            t.upstream = Some(i);
+            t.start = Some((Bytes::copy_from_slice(ty), data.clone()));
+        } else if is_stop(ty, data) {
+            self.end_text_block(out);
+        } else {
+            let t = self.text.as_deref_mut().expect("text blocks");
+            if texts.iter().all(|s| t.x.passes(s)) {
+                // Plain text (or another delta of the block): as it came, in the block
+                // the client has open.
+                let mine = self.open_text(out);
+                self.forward(ty, data, i, mine, out);
+            } else {
+                for s in texts {
+                    let t = self.text.as_deref_mut().expect("text blocks");
+                    t.x.push_owned(s, &mut t.pieces);
+                    self.text_pieces(out);
+                }
+            }
+        }
+        self.calls(&mut others, out);
+        true
     }
 
     /// The client's text block, opened if it is not: the upstream's start event (its

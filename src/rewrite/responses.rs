@@ -796,6 +796,11 @@ impl ResponsesRewriter {
                 true
             }
             Some("response.output_item.done") => {
+                // What the extractor holds (a stream whose text had no `done`) first.
+                let item = t.items.get_mut(&k).expect("item");
+                item.x.finish(&mut item.pieces);
+                self.text_pieces(k, out);
+                let t = self.text.as_deref_mut().expect("text items");
                 let item = t.items.remove(&k).expect("item");
                 let mut message = None;
                 if item.changed {
