@@ -66,6 +66,9 @@ mod replay;
 #[path = "request.rs"]
 mod request;
 
+#[path = "rewrite_stream.rs"]
+mod rewrite_stream;
+
 #[path = "scalar_arrays.rs"]
 mod scalar_arrays;
 

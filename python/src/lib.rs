@@ -541,41 +541,41 @@ fn repair_request<'py>(
 /// with an error in the provider's shape. `api` is `chat` (OpenAI chat completions and the
 /// servers that speak it), `anthropic` (Messages) or `responses` (the OpenAI Responses
 /// API), all streaming; for a Python gateway that holds the upstream's stream already.
+/// With `text_calls` (`auto` or a family's name) and the `request` body (whose declared
+/// tools are the calls taken), the calls written into the text are taken out of it.
 #[pyclass(module = "toolstream._toolstream")]
 struct Rewriter {
-    inner: Option<Rewriting>,
-}
-
-enum Rewriting {
-    Chat(Box<toolstream::rewrite::OpenAiRewriter>),
-    Anthropic(Box<toolstream::rewrite::AnthropicRewriter>),
-    Responses(Box<toolstream::rewrite::ResponsesRewriter>),
+    inner: Option<toolstream::rewrite::Rewriter>,
 }
 
 #[pymethods]
 impl Rewriter {
     #[new]
-    #[pyo3(signature = (api, *, provider=None, keep_finish_reason=false))]
-    fn new(api: &str, provider: Option<&str>, keep_finish_reason: bool) -> PyResult<Self> {
+    #[pyo3(signature = (api, *, provider=None, keep_finish_reason=false, text_calls=None, request=None))]
+    fn new(
+        api: &str,
+        provider: Option<&str>,
+        keep_finish_reason: bool,
+        text_calls: Option<&str>,
+        request: Option<&[u8]>,
+    ) -> PyResult<Self> {
+        use toolstream::rewrite::text::{declared_tools, TextCalls, TextSetting};
         let provider = match provider {
             Some(p) => Provider::from_name(p)
                 .ok_or_else(|| PyValueError::new_err(format!("unknown provider '{p}'")))?,
             None => Provider::Openai,
         };
-        let inner = match api {
-            "chat" => Rewriting::Chat(Box::new(toolstream::rewrite::OpenAiRewriter::new(
-                provider,
-                keep_finish_reason,
-                None,
-            ))),
-            "anthropic" => Rewriting::Anthropic(Box::default()),
-            "responses" => Rewriting::Responses(Box::default()),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown api '{other}' (chat, anthropic, responses)"
-                )))
-            }
+        let api = toolstream::rewrite::Api::from_name(api).ok_or_else(|| {
+            PyValueError::new_err(format!("unknown api '{api}' (chat, anthropic, responses)"))
+        })?;
+        let mode = match text_calls {
+            Some(m) => TextCalls::from_name(m).ok_or_else(|| {
+                PyValueError::new_err(format!("unknown text_calls '{m}' (off, auto, or a family)"))
+            })?,
+            None => TextCalls::Off,
         };
+        let text = TextSetting::new(mode, request.map(declared_tools).unwrap_or_default());
+        let inner = toolstream::rewrite::Rewriter::new(api, provider, keep_finish_reason, text);
         Ok(Rewriter { inner: Some(inner) })
     }
 
@@ -585,13 +585,8 @@ impl Rewriter {
             .inner
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("push after finish"))?;
-        let chunk = Bytes::copy_from_slice(data);
         let mut out = bytes::BytesMut::new();
-        match r {
-            Rewriting::Chat(r) => r.push(chunk, &mut out),
-            Rewriting::Anthropic(r) => r.push(chunk, &mut out),
-            Rewriting::Responses(r) => r.push(chunk, &mut out),
-        }
+        r.push(Bytes::copy_from_slice(data), &mut out);
         Ok(PyBytes::new(py, &out))
     }
 
@@ -604,17 +599,7 @@ impl Rewriter {
             .take()
             .ok_or_else(|| PyValueError::new_err("finish called twice"))?;
         let mut out = bytes::BytesMut::new();
-        match r {
-            Rewriting::Chat(r) => {
-                r.finish(cut, &mut out);
-            }
-            Rewriting::Anthropic(r) => {
-                r.finish(cut, &mut out);
-            }
-            Rewriting::Responses(r) => {
-                r.finish(cut, &mut out);
-            }
-        }
+        r.finish(cut, &mut out);
         Ok(PyBytes::new(py, &out))
     }
 }

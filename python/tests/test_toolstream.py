@@ -400,3 +400,44 @@ def test_the_rewriter_gives_the_client_whole_calls(piece):
     assert b'"type":"error"' in cut and b"message_stop" not in cut
     with pytest.raises(ValueError):
         toolstream.Rewriter("nope")
+
+
+@pytest.mark.parametrize("piece", [1, 7, 4096])
+def test_the_rewriter_takes_text_calls_out_on_every_api(piece):
+    """Rewriter with text_calls and the request: a call written into the text comes out
+    as the API's call (chat tool_calls, a Messages tool_use block, a Responses
+    function_call item), the text without it."""
+    request = json.dumps({"tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]}).encode()
+    markup = 'Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+
+    def run(api, data):
+        r = toolstream.Rewriter(api, text_calls="auto", request=request)
+        out = b"".join(r.push(data[i : i + piece]) for i in range(0, len(data), piece))
+        return out + r.finish()
+
+    chat = (
+        b'data: {"choices":[{"index":0,"delta":{"content":' + json.dumps(markup).encode()
+        + b'},"finish_reason":null}]}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    out = run("chat", chat)
+    calls = [e for e in toolstream.events([out], "openai") if e["type"] == "tool_call"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", {"city": "Oslo"})]
+    assert b"<tool_call>" not in out and b'"tool_calls"' in out
+
+    def ev(v):
+        return ("event: %s\ndata: %s\n\n" % (v["type"], json.dumps(v))).encode()
+
+    messages = b"".join([
+        ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ev({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": markup}}),
+        ev({"type": "content_block_stop", "index": 0}),
+        ev({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        ev({"type": "message_stop"}),
+    ])
+    out = run("anthropic", messages)
+    calls = [e for e in toolstream.events([out], "anthropic") if e["type"] == "tool_call"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", {"city": "Oslo"})]
+    assert b'"stop_reason":"tool_use"' in out and b"<tool_call>" not in out
+
+    without = toolstream.Rewriter("anthropic")
+    assert without.push(messages) + without.finish() == messages

@@ -35,8 +35,7 @@ use tokio::sync::{mpsc, Semaphore};
 
 use crate::rewrite::text::{declared_tools, TextCalls, TextSetting};
 use crate::rewrite::{
-    continue_request, previous_response_id, AnthropicRewriter, Continuation, Counts, MadeCall,
-    OpenAiRewriter, ResponsesRewriter,
+    continue_request, previous_response_id, Api, Continuation, Counts, MadeCall, Rewriter,
 };
 
 /// What the proxy is told.
@@ -565,15 +564,17 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         return respond(status, headers, Body::full(body));
     }
     if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses) {
-        let rewriter = match kind {
-            Kind::Chat => Rewriter::OpenAi(Box::new(OpenAiRewriter::new(
-                provider,
-                state.config.keep_finish_reason,
-                text,
-            ))),
-            Kind::Responses => Rewriter::Responses(Box::new(ResponsesRewriter::with_text(text))),
-            _ => Rewriter::Anthropic(Box::new(AnthropicRewriter::with_text(text))),
+        let api = match kind {
+            Kind::Chat => Api::Chat,
+            Kind::Responses => Api::Responses,
+            _ => Api::Messages,
         };
+        let rewriter = Some(Rewriter::new(
+            api,
+            provider,
+            state.config.keep_finish_reason,
+            text,
+        ));
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
         let made = (kind == Kind::Responses).then(|| state.made.clone());
@@ -615,7 +616,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
     let idle = state.config.idle_timeout;
     tokio::spawn(async move {
-        let counts = pump(up_body, Rewriter::None, tx, idle, None).await;
+        let counts = pump(up_body, None, tx, idle, None).await;
         log.done(counts, None);
         drop(permit);
     });
@@ -654,13 +655,6 @@ impl Log {
     }
 }
 
-enum Rewriter {
-    OpenAi(Box<OpenAiRewriter>),
-    Anthropic(Box<AnthropicRewriter>),
-    Responses(Box<ResponsesRewriter>),
-    None,
-}
-
 /// Read the upstream body frame by frame, rewrite, and send each piece to the client as
 /// soon as it is known. Stops when the client goes away, whatever the upstream is doing
 /// (sending call fragments that produce no output yet, or nothing): dropping the upstream
@@ -668,7 +662,7 @@ enum Rewriter {
 /// too (the body ends with an error, so the client sees no clean end).
 async fn pump(
     mut body: Incoming,
-    mut rewriter: Rewriter,
+    mut rewriter: Option<Rewriter>,
     tx: mpsc::Sender<Piece>,
     idle: Duration,
     made: Option<Arc<MadeCalls>>,
@@ -703,10 +697,8 @@ async fn pump(
             let piece = data.slice(at..data.len().min(at + PIECE));
             at += piece.len();
             match &mut rewriter {
-                Rewriter::OpenAi(r) => r.push(piece, &mut out),
-                Rewriter::Anthropic(r) => r.push(piece, &mut out),
-                Rewriter::Responses(r) => r.push(piece, &mut out),
-                Rewriter::None => out.extend_from_slice(&piece),
+                Some(r) => r.push(piece, &mut out),
+                None => out.extend_from_slice(&piece),
             }
             if !out.is_empty() && tx.send(Ok(out.split().freeze())).await.is_err() {
                 return counts(&rewriter);
@@ -714,16 +706,14 @@ async fn pump(
         }
     }
     let counts = match rewriter {
-        Rewriter::OpenAi(r) => r.finish(cut.as_deref(), &mut out),
-        Rewriter::Anthropic(r) => r.finish(cut.as_deref(), &mut out),
-        Rewriter::Responses(r) => {
-            let (counts, cont) = r.finish_with_calls(cut.as_deref(), &mut out);
+        Some(r) => {
+            let (counts, cont) = r.finish(cut.as_deref(), &mut out);
             if let (Some(c), Some(made)) = (cont, made) {
                 made.insert(c);
             }
             counts
         }
-        Rewriter::None => {
+        None => {
             if let Some(why) = cut {
                 // Not rewritten: nothing of the provider's shape to say it in. The body
                 // is cut, as the upstream's was.
@@ -753,13 +743,8 @@ impl std::fmt::Display for Cut {
 
 impl std::error::Error for Cut {}
 
-fn counts(r: &Rewriter) -> Counts {
-    match r {
-        Rewriter::OpenAi(r) => r.counts(),
-        Rewriter::Anthropic(r) => r.counts(),
-        Rewriter::Responses(r) => r.counts(),
-        Rewriter::None => Counts::default(),
-    }
+fn counts(r: &Option<Rewriter>) -> Counts {
+    r.as_ref().map_or_else(Counts::default, Rewriter::counts)
 }
 
 /// Read a whole body, at most `limit` bytes.

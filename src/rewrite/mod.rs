@@ -22,8 +22,15 @@ use serde_json::{json, Value};
 use crate::text_calls::Piece;
 use text::{Extraction, TextSetting};
 
+mod any;
 mod responses;
 pub mod text;
+#[cfg(feature = "tower")]
+pub mod tower;
+
+#[cfg(feature = "futures")]
+pub use any::RewriteStream;
+pub use any::{Api, Rewriter};
 
 pub use responses::{
     continue_request, previous_response_id, Continuation, MadeCall, ResponsesRewriter, MAX_HELD,
