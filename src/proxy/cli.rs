@@ -33,8 +33,9 @@ provider gave a delay, retry-after. GET /healthz answers ok.
   --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
                            `tool_calls`, so that clients run the calls)
   --no-repair              forward requests as they are
-  --text-calls FAMILY      take the calls a model wrote into its text out of OpenAI chat
-                           content (streaming and not) and send them as tool calls: auto
+  --text-calls FAMILY      take the calls a model wrote into its text out of it and send
+                           them as the API's calls (chat tool_calls, streaming and not;
+                           Messages tool_use blocks; Responses function_call items): auto
                            (any family, by its marker) or one of hermes, qwen3_coder,
                            glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
                            pythonic.

@@ -1,7 +1,8 @@
 //! `toolstream proxy`: an HTTP proxy between an agent and its LLM provider.
 //!
-//! Point the agent's base URL at it. OpenAI chat completions (streaming and not) and
-//! Anthropic messages are rewritten through toolstream's pipeline: each tool call goes to
+//! Point the agent's base URL at it. OpenAI chat completions (streaming and not),
+//! Responses streams and Anthropic messages are rewritten by [`crate::rewrite`]: each tool
+//! call goes to
 //! the client whole, validated, the moment its arguments close; glued calls are split,
 //! duplicates dropped, failed calls forwarded as the provider sent them and annotated. The
 //! request's history is repaired before it is forwarded (arguments that are not one JSON

@@ -1,12 +1,49 @@
 //! The response rewriters: sans-IO, bytes of the upstream's stream in, bytes for the client
-//! out, in the provider's own shapes.
+//! out, in the provider's own shapes — what `toolstream proxy` applies, for a gateway to
+//! embed.
 //!
-//! Both read the stream with toolstream's layers (SSE framing, the provider's decoder, the
-//! tool-call assembler) and forward everything as it arrives except the tool calls' argument
-//! fragments: those are held by the assembler, and each call goes out whole, in the
-//! provider's shape, the moment its arguments object closes. Glued objects become separate
-//! calls, duplicates are dropped, failed calls go out as the provider sent them (so the
-//! agent's own handling applies), annotated with an SSE comment.
+//! Each reads the stream with toolstream's layers (SSE framing, the provider's decoder,
+//! the tool-call assembler) and forwards everything as it arrives except the tool calls'
+//! argument fragments: those are held by the assembler, and each call goes out whole, in
+//! the provider's shape, the moment its arguments object closes. Glued objects become
+//! separate calls (ids made in the provider's shape, [`crate::ids`]), duplicates are
+//! dropped, failed calls go out as the provider sent them (so the agent's own handling
+//! applies), annotated with an SSE comment; a stream that was cut or lost data ends with an
+//! error in the API's shape, never a clean end. With a [`text::TextSetting`], the calls
+//! written into the text are taken out of it and sent as the API's calls.
+//!
+//! | API | rewriter | calls in the text become |
+//! |---|---|---|
+//! | OpenAI chat completions | [`OpenAiRewriter`] (and [`rewrite_completion`], not streaming) | `tool_calls` entries, `finish_reason: tool_calls` |
+//! | Anthropic Messages | [`AnthropicRewriter`] | `tool_use` blocks in their place, `stop_reason: tool_use` |
+//! | OpenAI Responses | [`ResponsesRewriter`] | `function_call` items after their message |
+//!
+//! [`Rewriter`] is any of the three by [`Api`]. Three ways to use it:
+//!
+//! - **sans-IO**: push the upstream's bytes, send what comes out:
+//!
+//! ```
+//! use bytes::{Bytes, BytesMut};
+//! use toolstream::classify::Provider;
+//! use toolstream::rewrite::{Api, Rewriter};
+//!
+//! let mut r = Rewriter::new(Api::Messages, Provider::Anthropic, false, None);
+//! let mut out = BytesMut::new();
+//! for chunk in [&b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n"[..],
+//!               b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"] {
+//!     r.push(Bytes::copy_from_slice(chunk), &mut out);
+//!     // send `out.split()` to the client
+//! }
+//! let (counts, _) = r.finish(None, &mut out); // `Some(why)` when the upstream's body broke
+//! assert!(out.ends_with(b"data: {\"type\":\"message_stop\"}\n\n"));
+//! assert_eq!(counts.calls, 0);
+//! ```
+//!
+//! - **tower** (feature `tower`): [`tower::RewriteLayer`] over the service that reaches the
+//!   upstream; `proxy/examples/axum_gateway.rs` is a whole gateway in axum built so.
+//! - **async streams** (feature `futures`): [`Rewriter::stream`] over any stream of chunks.
+//! - **Python**: `toolstream.Rewriter("chat" | "anthropic" | "responses", text_calls=...,
+//!   request=...)`, with `push(bytes) -> bytes` and `finish(cut=None) -> bytes`.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
