@@ -209,8 +209,32 @@ fn response(calls: &[&str]) -> String {
     s
 }
 
+/// The events of an SSE stream: (type, data) each, and the data's JSON.
+fn events(stream: &str) -> Vec<(String, String, Value)> {
+    stream
+        .split("\n\n")
+        .filter(|b| !b.is_empty() && !b.starts_with(':'))
+        .map(|b| {
+            let ty = b
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .unwrap_or("");
+            let data = b.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            (
+                ty.to_string(),
+                data.to_string(),
+                serde_json::from_str(data).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A stream with nothing to change: every event byte for byte, but a valid call's
+/// argument deltas, which the client gets as one delta of the whole arguments numbered as
+/// the last of them (a client reads one event per call, not one per few tokens).
 #[test]
-fn a_stream_with_nothing_to_change_passes_byte_for_byte() {
+fn a_stream_with_nothing_to_change_passes_byte_for_byte_but_its_deltas_joined() {
+    const DELTA: &str = "response.function_call_arguments.delta";
     for stream in [
         response(&[r#"{"city":"Oslo"}"#, r#"{"city":"Rome"}"#]),
         std::fs::read_to_string(concat!(
@@ -220,7 +244,51 @@ fn a_stream_with_nothing_to_change_passes_byte_for_byte() {
         .unwrap(),
     ] {
         let (c, out) = through(stream.as_bytes());
-        assert_eq!(String::from_utf8(out).unwrap(), stream);
+        let out = String::from_utf8(out).unwrap();
+        let (want, got) = (events(&stream), events(&out));
+        let others = |e: &[(String, String, Value)]| -> Vec<(String, String)> {
+            e.iter()
+                .filter(|(_, _, v)| v["type"] != DELTA)
+                .map(|(t, d, _)| (t.clone(), d.clone()))
+                .collect()
+        };
+        assert_eq!(
+            others(&got),
+            others(&want),
+            "every other event byte for byte"
+        );
+        // Per item: one delta, the whole arguments, at the last delta's number, right
+        // where that delta was.
+        let mut items: Vec<&str> = want
+            .iter()
+            .filter(|(_, _, v)| v["type"] == DELTA)
+            .map(|(_, _, v)| v["item_id"].as_str().unwrap())
+            .collect();
+        items.dedup();
+        for id in items {
+            let of = |e: &[(String, String, Value)]| -> Vec<(usize, Value)> {
+                e.iter()
+                    .enumerate()
+                    .filter(|(_, (_, _, v))| v["type"] == DELTA && v["item_id"] == id)
+                    .map(|(i, (_, _, v))| (i, v.clone()))
+                    .collect()
+            };
+            let (w, g) = (of(&want), of(&got));
+            assert_eq!(g.len(), 1, "one delta for {id}");
+            let whole: String = w
+                .iter()
+                .map(|(_, v)| v["delta"].as_str().unwrap())
+                .collect();
+            let (gi, gv) = &g[0];
+            let (wi, wv) = w.last().unwrap();
+            assert_eq!(gv["delta"].as_str().unwrap(), whole);
+            assert_eq!(gv["sequence_number"], wv["sequence_number"]);
+            assert_eq!(gv["output_index"], wv["output_index"]);
+            // In the deltas' place: after what came before the first, before what came
+            // after the last.
+            assert_eq!(got[gi - 1].1, want[w[0].0 - 1].1, "in the deltas' place");
+            assert_eq!(got[gi + 1].1, want[wi + 1].1, "in the deltas' place");
+        }
         assert!(c.comments.is_empty());
         assert_eq!(c.end.as_deref(), Some("response.completed"));
     }

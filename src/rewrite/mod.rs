@@ -121,6 +121,9 @@ struct Core {
     call_index: Option<u32>,
     /// The last payload named a call (a call delta with its id or name: a call's start).
     call_named: bool,
+    /// The last payload decoded to one call fragment and nothing else (an argument
+    /// delta).
+    only_fragment: bool,
 }
 
 impl Core {
@@ -140,6 +143,7 @@ impl Core {
             arg_bytes: 0,
             call_index: None,
             call_named: false,
+            only_fragment: false,
         }
     }
 
@@ -210,6 +214,16 @@ impl Core {
         self.call_index = None;
         self.call_named = false;
         self.decoder.decode(ty, data, &mut self.deltas);
+        self.only_fragment = matches!(
+            self.deltas.as_slice(),
+            [Delta::Call {
+                arguments: Some(_),
+                id: None,
+                name: None,
+                complete: false,
+                ..
+            }]
+        );
         let mut seen = Seen::default();
         if let Some(x) = self.text.as_deref_mut() {
             x.start();

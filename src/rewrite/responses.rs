@@ -3,7 +3,8 @@
 //! The events of a `function_call` item (`response.output_item.added`, its
 //! `function_call_arguments.delta` / `.done`, `response.output_item.done`) are held until
 //! the decoder says the call ended. A call that closed as one valid object goes out as it
-//! came. Any other is written anew from the assembler's events: each object of a glued
+//! came, but for its argument deltas, joined into one (numbered as the last of them: a
+//! client reads one event per call, not one per few tokens). Any other is written anew from the assembler's events: each object of a glued
 //! call its own item (the first with the provider's `id` and `call_id`, the next ones with
 //! ids made from them, [`crate::ids`]), each announced with `output_item.added` and closed
 //! with `arguments.done` and `output_item.done`; a duplicate dropped and noted; a broken
@@ -25,6 +26,7 @@
 //! the original's, so its output still matches.)
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 
 use bytes::{Bytes, BytesMut};
 use serde_json::json;
@@ -66,6 +68,8 @@ struct Held {
     data: Bytes,
     layout: Option<EventLayout>,
     start: bool,
+    /// The decoder read it as one argument fragment and nothing else.
+    fragment: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -316,6 +320,7 @@ impl ResponsesRewriter {
             }
             let arg_bytes = self.core.arg_bytes;
             let named = self.core.call_named;
+            let fragment = self.core.only_fragment;
             self.max_index = self.max_index.max(index);
             let item = self.items.entry(index).or_default();
             item.streamed += arg_bytes;
@@ -338,6 +343,7 @@ impl ResponsesRewriter {
                         data,
                         layout,
                         start: named,
+                        fragment,
                     })
                 }
                 ItemState::Passed => {
@@ -529,13 +535,18 @@ impl ResponsesRewriter {
             );
         if plain {
             item.state = ItemState::Passed;
+            // The event that ended the call is the last held: the item's `done`, or the
+            // arguments' (the item's then comes later).
             item.closed = held
-                .iter()
-                .any(|h| is_kind(&h.data, h.layout.as_ref(), "response.output_item.done"));
+                .last()
+                .is_some_and(|h| is_kind(&h.data, h.layout.as_ref(), "response.output_item.done"));
+            let item_id = item.item_id.clone();
             self.counts.calls += 1;
-            for h in held {
-                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
-            }
+            let arguments = match events.as_slice() {
+                [Event::ToolCall(c)] => c.arguments.clone(),
+                _ => Bytes::new(),
+            };
+            self.pass(index, held, item_id, &arguments, out);
             return;
         }
         item.state = ItemState::Rewritten;
@@ -579,6 +590,69 @@ impl ResponsesRewriter {
             written.push(self.item(&call, item_id.as_deref(), nth, at, out));
         }
         self.written.entry(index).or_default().extend(written);
+    }
+
+    /// A call that ended as one valid call, out as it came, but for its argument deltas:
+    /// they go out as one delta holding the whole arguments, numbered as the last of them
+    /// (the client's accumulator gets the same arguments; the sequence numbers stay
+    /// strictly increasing, and every other event keeps its own). A client then reads one
+    /// event where the upstream sent one per few tokens.
+    fn pass(
+        &mut self,
+        index: u32,
+        held: Vec<Held>,
+        item_id: Option<String>,
+        arguments: &[u8],
+        out: &mut BytesMut,
+    ) {
+        const DELTA: &str = "response.function_call_arguments.delta";
+        let deltas: Vec<bool> = held.iter().map(|h| h.fragment).collect();
+        let last = deltas.iter().rposition(|d| *d);
+        let text = std::str::from_utf8(arguments).ok();
+        let (Some(last), Some(item_id), Some(text)) = (last, item_id, text) else {
+            for h in held {
+                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
+            }
+            return;
+        };
+        if deltas.iter().filter(|d| **d).count() == 1 {
+            for h in held {
+                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
+            }
+            return;
+        }
+        for (i, h) in held.into_iter().enumerate() {
+            if !deltas[i] {
+                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
+                continue;
+            }
+            if i != last {
+                continue;
+            }
+            let read;
+            let layout = match &h.layout {
+                Some(l) => Some(l),
+                None => {
+                    read = event_layout(&h.data);
+                    read.as_ref()
+                }
+            };
+            self.sync_seq();
+            let seq = self.next_seq(layout.and_then(|l| l.sequence_number.as_ref().map(|s| s.1)));
+            let at = self.place(index);
+            let mut e = Vec::with_capacity(arguments.len() + item_id.len() + 128);
+            e.extend_from_slice(br#"{"type":"response.function_call_arguments.delta","#);
+            if let Some(seq) = seq {
+                let _ = write!(e, "\"sequence_number\":{seq},");
+            }
+            e.extend_from_slice(br#""item_id":"#);
+            let _ = serde_json::to_writer(&mut e, &item_id);
+            let _ = write!(e, ",\"output_index\":{at},\"delta\":");
+            let _ = serde_json::to_writer(&mut e, text);
+            e.push(b'}');
+            self.output_started = true;
+            sse_event(out, DELTA.as_bytes(), &e);
+        }
     }
 
     /// The client's index for upstream index `i`: as placed; else, before any index moved
@@ -1187,7 +1261,10 @@ fn is_kind(data: &[u8], layout: Option<&EventLayout>, kind: &str) -> bool {
         // later member can be another `type` (which would win in the decoder), it is the
         // event's type.
         if let Some(q) = memchr::memchr2(b'"', b'\\', rest) {
-            if rest[q] == b'"' && memchr::memmem::find(&rest[q..], br#""type""#).is_none() {
+            static TYPE: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+                std::sync::OnceLock::new();
+            let finder = TYPE.get_or_init(|| memchr::memmem::Finder::new(br#""type""#));
+            if rest[q] == b'"' && finder.find(&rest[q..]).is_none() {
                 return &rest[..q] == kind.as_bytes();
             }
         }

@@ -428,7 +428,8 @@ def test_anthropic_sdk_gets_calls_written_into_the_text_as_tool_use_blocks(text_
 @pytest.mark.parametrize("name", ["responses-function-calls", "responses-encrypted-reasoning"])
 def test_openai_responses_sdk_through_the_proxy(stack, name, write):
     """The Responses API passes through: the SDK's events and final response are the
-    same through the proxy as the capture's (its function calls, whole)."""
+    capture's (its function calls, whole), but each valid call's argument deltas, which
+    come as one delta of the whole arguments."""
     up, base = stack
     body = (CAPTURES / (name + ".sse")).read_bytes()
     up.script = (200, "text/event-stream", body, write, None)
@@ -437,12 +438,19 @@ def test_openai_responses_sdk_through_the_proxy(stack, name, write):
     events = list(stream)
     kinds = [event.type for event in events]
     assert kinds[-1] == "response.completed"
-    wanted = [
-        json.loads(line[len("data:"):])["type"]
-        for line in body.decode().splitlines()
-        if line.startswith("data:") and line[len("data:"):].strip() not in ("", "[DONE]")
-    ]
+    wanted = []
+    for line in body.decode().splitlines():
+        if line.startswith("data:") and line[len("data:"):].strip() not in ("", "[DONE]"):
+            kind = json.loads(line[len("data:"):])["type"]
+            if not (kind == "response.function_call_arguments.delta" and wanted and wanted[-1] == kind):
+                wanted.append(kind)
     assert kinds == wanted
+    streamed = {}
+    for e in events:
+        if e.type == "response.function_call_arguments.delta":
+            streamed[e.item_id] = streamed.get(e.item_id, "") + e.delta
+        elif e.type == "response.function_call_arguments.done":
+            assert streamed.get(e.item_id, e.arguments) == e.arguments
     names = {
         e.output_index: e.item.name
         for e in events
