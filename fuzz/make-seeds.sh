@@ -5,7 +5,7 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema proxy_rewriter proxy_structured text_calls; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema proxy_rewriter proxy_structured text_calls proxy_whole; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 cp ../examples/tool-arguments.json corpus/preview_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/captures/*.eventstream; do

@@ -34,8 +34,8 @@ provider gave a delay, retry-after. GET /healthz answers ok.
                            `tool_calls`, so that clients run the calls)
   --no-repair              forward requests as they are
   --text-calls FAMILY      take the calls a model wrote into its text out of it and send
-                           them as the API's calls (chat tool_calls, streaming and not;
-                           Messages tool_use blocks; Responses function_call items): auto
+                           them as the API's calls (chat tool_calls, Messages tool_use
+                           blocks, Responses function_call items; streaming and not): auto
                            (any family, by its marker) or one of hermes, qwen3_coder,
                            glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
                            pythonic.

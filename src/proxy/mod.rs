@@ -1,7 +1,7 @@
 //! `toolstream proxy`: an HTTP proxy between an agent and its LLM provider.
 //!
-//! Point the agent's base URL at it. OpenAI chat completions (streaming and not),
-//! Responses streams and Anthropic messages are rewritten by [`crate::rewrite`]: each tool
+//! Point the agent's base URL at it. OpenAI chat completions, Responses and Anthropic
+//! messages (streaming and not) are rewritten by [`crate::rewrite`]: each tool
 //! call goes to
 //! the client whole, validated, the moment its arguments close; glued calls are split,
 //! duplicates dropped, failed calls forwarded as the provider sent them and annotated. The
@@ -586,7 +586,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         });
         return respond(status, headers, Body::channel(rx));
     }
-    if kind == Kind::Chat && !streaming && !encoded {
+    if matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses) && !streaming && !encoded {
         let body = match read_limited(
             up_body,
             state.config.max_response_bytes,
@@ -602,14 +602,29 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let parsing = state.parsing.clone().acquire_owned().await;
         let keep = state.config.keep_finish_reason;
         let raw = body.clone();
-        let (body, counts) = tokio::task::spawn_blocking(move || {
+        let rewritten = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
-            crate::rewrite::rewrite_completion(&raw, keep, text.as_ref())
+            match kind {
+                Kind::Chat => crate::rewrite::rewrite_completion(&raw, keep, text.as_ref())
+                    .map(|(b, c)| (b, c, None)),
+                Kind::Messages => {
+                    crate::rewrite::rewrite_message(&raw, text.as_ref()).map(|(b, c)| (b, c, None))
+                }
+                _ => crate::rewrite::rewrite_response(&raw, text.as_ref()),
+            }
         })
         .await
         .ok()
-        .flatten()
-        .unwrap_or((body, Counts::default()));
+        .flatten();
+        let (body, counts) = match rewritten {
+            Some((b, c, cont)) => {
+                if let Some(cont) = cont {
+                    state.made.insert(cont);
+                }
+                (b, c)
+            }
+            None => (body, Counts::default()),
+        };
         log.done(counts, None);
         return respond(status, headers, Body::full(body));
     }

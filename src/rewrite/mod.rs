@@ -15,8 +15,8 @@
 //! | API | rewriter | calls in the text become |
 //! |---|---|---|
 //! | OpenAI chat completions | [`OpenAiRewriter`] (and [`rewrite_completion`], not streaming) | `tool_calls` entries, `finish_reason: tool_calls` |
-//! | Anthropic Messages | [`AnthropicRewriter`] | `tool_use` blocks in their place, `stop_reason: tool_use` |
-//! | OpenAI Responses | [`ResponsesRewriter`] | `function_call` items after their message |
+//! | Anthropic Messages | [`AnthropicRewriter`] (and [`rewrite_message`]) | `tool_use` blocks in their place, `stop_reason: tool_use` |
+//! | OpenAI Responses | [`ResponsesRewriter`] (and [`rewrite_response`]) | `function_call` items after their message |
 //!
 //! [`Rewriter`] is any of the three by [`Api`]. Three ways to use it:
 //!
@@ -64,10 +64,12 @@ mod responses;
 pub mod text;
 #[cfg(feature = "tower")]
 pub mod tower;
+mod whole;
 
 #[cfg(feature = "futures")]
 pub use any::RewriteStream;
 pub use any::{Api, Rewriter};
+pub use whole::{rewrite_message, rewrite_response};
 
 pub use responses::{
     continue_request, previous_response_id, Continuation, MadeCall, ResponsesRewriter, MAX_HELD,

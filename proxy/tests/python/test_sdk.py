@@ -641,6 +641,47 @@ def test_openai_responses_text_calls_become_function_call_items(text_stack, writ
     assert got == calls
 
 
+def test_openai_responses_non_streaming_glued_calls_become_items(stack):
+    """A non-streaming Responses body: glued arguments become one function_call item each,
+    through `responses.create` without `stream`; the rest of the output as it came."""
+    up, base = stack
+    body = {"id": "resp_n", "object": "response", "status": "completed", "model": "m",
+            "created_at": 1, "output": [
+                {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA==", "summary": []},
+                {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
+                 "name": "get_weather", "arguments": GLUED}],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}
+    up.script = (200, "application/json", json.dumps(body).encode(), 4096, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    r = client.responses.create(model="m", input="hi")
+    calls = [(i.call_id, json.loads(i.arguments)) for i in r.output if i.type == "function_call"]
+    assert [a for _, a in calls] == [{"city": "Oslo"}, {"city": "Rome"}]
+    assert calls[0][0] == "call_1"
+    assert_made_id(calls[1][0], "call_1", "call_")
+    assert r.output[0].encrypted_content == "gAAAA=="
+
+
+def test_anthropic_sdk_non_streaming_text_calls(text_stack):
+    """A non-streaming Messages body with a call written into its text, with
+    `--text-calls auto`: `messages.create` gets a tool_use block in its place."""
+    up, base = text_stack
+    message = {"id": "msg_n", "type": "message", "role": "assistant", "model": "m",
+               "content": [{"type": "text", "text": 'Checking. <tool_call>{"name": "get_weather", '
+                                                    '"arguments": {"city": "Paris"}}</tool_call>'}],
+               "stop_reason": "end_turn", "stop_sequence": None,
+               "usage": {"input_tokens": 1, "output_tokens": 1}}
+    up.script = (200, "application/json", json.dumps(message).encode(), 4096, None)
+    client = anthropic.Anthropic(base_url=base, api_key="sk-test", max_retries=0)
+    tools = [{"name": "get_weather", "input_schema": {"type": "object"}}]
+    r = client.messages.create(model="m", max_tokens=10, tools=tools,
+                               messages=[{"role": "user", "content": "weather?"}])
+    assert [b.type for b in r.content] == ["text", "tool_use"]
+    assert r.content[0].text == "Checking. "
+    assert (r.content[1].name, r.content[1].input) == ("get_weather", {"city": "Paris"})
+    assert r.content[1].id.startswith("toolu_") and not re.search(r"[_-][0-9]+$", r.content[1].id)
+    assert r.stop_reason == "tool_use"
+
+
 def test_openai_responses_cut_stream_raises(stack):
     """A Responses stream cut after a call: the SDK raises, never a clean completion."""
     up, base = stack
