@@ -231,7 +231,7 @@ fn events(stream: &str) -> Vec<(String, String, Value)> {
 
 /// A stream with nothing to change: every event byte for byte, but a valid call's
 /// argument deltas, which the client gets as one delta of the whole arguments numbered as
-/// the last of them (a client reads one event per call, not one per few tokens).
+/// the first of them (a client reads one event per call, not one per few tokens).
 #[test]
 fn a_stream_with_nothing_to_change_passes_byte_for_byte_but_its_deltas_joined() {
     const DELTA: &str = "response.function_call_arguments.delta";
@@ -257,8 +257,8 @@ fn a_stream_with_nothing_to_change_passes_byte_for_byte_but_its_deltas_joined() 
             others(&want),
             "every other event byte for byte"
         );
-        // Per item: one delta, the whole arguments, at the last delta's number, right
-        // where that delta was.
+        // Per item: one delta, the whole arguments, at the first delta's number, in the
+        // deltas' place.
         let mut items: Vec<&str> = want
             .iter()
             .filter(|(_, _, v)| v["type"] == DELTA)
@@ -280,10 +280,10 @@ fn a_stream_with_nothing_to_change_passes_byte_for_byte_but_its_deltas_joined() 
                 .map(|(_, v)| v["delta"].as_str().unwrap())
                 .collect();
             let (gi, gv) = &g[0];
-            let (wi, wv) = w.last().unwrap();
+            let (wi, _) = w.last().unwrap();
             assert_eq!(gv["delta"].as_str().unwrap(), whole);
-            assert_eq!(gv["sequence_number"], wv["sequence_number"]);
-            assert_eq!(gv["output_index"], wv["output_index"]);
+            assert_eq!(gv["sequence_number"], w[0].1["sequence_number"]);
+            assert_eq!(gv["output_index"], w[0].1["output_index"]);
             // In the deltas' place: after what came before the first, before what came
             // after the last.
             assert_eq!(got[gi - 1].1, want[w[0].0 - 1].1, "in the deltas' place");
@@ -443,7 +443,7 @@ fn the_rewriter_reports_the_calls_it_made() {
 /// close): its events stop being held, memory stays bounded, and the call is not lost —
 /// what the library makes of it (a failure) reaches the client at the end.
 #[test]
-fn a_call_that_outgrows_the_hold_is_not_held_and_not_lost() {
+fn a_call_over_the_limit_is_not_held_and_not_lost() {
     let mut seq = 0;
     let mut s = event(
         "response.output_item.added",
@@ -473,11 +473,8 @@ fn a_call_that_outgrows_the_hold_is_not_held_and_not_lost() {
     r.finish(None, &mut out);
     let c = read(&out);
     assert_eq!(c.end.as_deref(), Some("error"));
-    assert!(
-        c.comments.iter().any(|m| m.contains("stopped holding")),
-        "{:?}",
-        c.comments
-    );
+    // (A call's fragments are counted, not held: 20 MiB of them hold nothing past what the
+    // assembler keeps up to its limit.)
     assert!(
         c.comments.iter().any(|m| m.contains("tool_call_error")),
         "{:?}",

@@ -58,6 +58,8 @@ struct CallItem {
     reused: bool,
     /// Its `output_item.done` went out.
     closed: bool,
+    /// Its fragments came in more than one run (other events between them).
+    runs: bool,
 }
 
 /// A held event: its SSE type and data, its layout when it was read, and whether the
@@ -70,6 +72,14 @@ struct Held {
     start: bool,
     /// The decoder read it as one argument fragment and nothing else.
     fragment: bool,
+    /// The upstream events it stands for: 1, or for the first of a run of fragments, the
+    /// run's length (the later ones are not held: they go out joined into one).
+    count: u32,
+}
+
+/// The upstream events held entries stand for.
+fn events_of(held: &[Held]) -> i64 {
+    held.iter().map(|h| i64::from(h.count)).sum()
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -324,28 +334,39 @@ impl ResponsesRewriter {
             self.max_index = self.max_index.max(index);
             let item = self.items.entry(index).or_default();
             item.streamed += arg_bytes;
+            // A fragment after fragments is counted, not held.
+            let counted = fragment && item.held.last().is_some_and(|h| h.fragment);
             match item.state {
-                ItemState::Holding if self.held_bytes + data.len() > MAX_HELD => {
+                ItemState::Holding if !counted && self.held_bytes + data.len() > MAX_HELD => {
                     // A call whose events outgrow what is held for a response (the
                     // assembler fails its arguments past their limit long before): its
                     // events are not sent; what the assembler makes of it is written at
                     // the end.
                     let dropped = std::mem::take(&mut item.held);
                     item.state = ItemState::Rewritten;
-                    self.seq_offset -= dropped.len() as i64 + 1;
+                    self.seq_offset -= events_of(&dropped) + 1;
                     self.held_bytes -= dropped.iter().map(|h| h.data.len()).sum::<usize>();
                     comment(out, "toolstream stopped holding a call over the size limit");
                 }
-                ItemState::Holding => {
-                    self.held_bytes += data.len();
-                    item.held.push(Held {
-                        ty,
-                        data,
-                        layout,
-                        start: named,
-                        fragment,
-                    })
-                }
+                ItemState::Holding => match item.held.last_mut() {
+                    // (A valid call's fragments go out as one delta; any other call is
+                    // written anew: their bytes are not needed.)
+                    Some(h) if counted => h.count += 1,
+                    _ => {
+                        // Fragments again after other events: the call cannot go out as
+                        // it came with its fragments joined (they are not all held).
+                        item.runs |= fragment && item.held.iter().any(|h| h.fragment);
+                        self.held_bytes += data.len();
+                        item.held.push(Held {
+                            ty,
+                            data,
+                            layout,
+                            start: named,
+                            fragment,
+                            count: 1,
+                        })
+                    }
+                },
                 ItemState::Passed => {
                     // After its end a call has one event left, its item's `done`;
                     // anything else for it the library read as nothing (its call had
@@ -396,7 +417,7 @@ impl ResponsesRewriter {
                             // Its held events are not sent; its call's events stay pending
                             // and are written at the end.
                             let old = std::mem::take(item);
-                            self.seq_offset -= old.held.len() as i64;
+                            self.seq_offset -= events_of(&old.held);
                             self.held_bytes -= old.held.iter().map(|h| h.data.len()).sum::<usize>();
                             item.reused = true;
                         }
@@ -528,6 +549,9 @@ impl ResponsesRewriter {
             held.first().is_some_and(|h| h.start) && held.iter().filter(|h| h.start).count() == 1;
         let plain = one_item
             && !item.reused
+            && !item.runs
+            // Joined fragments go out under the item's id.
+            && (item.item_id.is_some() || held.iter().all(|h| h.count == 1))
             && matches!(
                 events.as_slice(),
                 [Event::ToolCall(c)]
@@ -572,7 +596,7 @@ impl ResponsesRewriter {
                 self.last_seq = Some(self.last_seq.map_or(client, |l| l.max(client)));
             }
         }
-        self.seq_offset -= held.len() as i64;
+        self.seq_offset -= events_of(&held);
         let mut written = Vec::new();
         self.moved_from.get_or_insert(index);
         for e in events {
@@ -593,10 +617,10 @@ impl ResponsesRewriter {
     }
 
     /// A call that ended as one valid call, out as it came, but for its argument deltas:
-    /// they go out as one delta holding the whole arguments, numbered as the last of them
-    /// (the client's accumulator gets the same arguments; the sequence numbers stay
-    /// strictly increasing, and every other event keeps its own). A client then reads one
-    /// event where the upstream sent one per few tokens.
+    /// a run of them goes out as one delta holding the whole arguments, numbered as the
+    /// first of them and in its place (the client's accumulator gets the same arguments;
+    /// the sequence numbers stay strictly increasing, and every other event keeps its
+    /// own). A client then reads one event where the upstream sent one per few tokens.
     fn pass(
         &mut self,
         index: u32,
@@ -606,29 +630,20 @@ impl ResponsesRewriter {
         out: &mut BytesMut,
     ) {
         const DELTA: &str = "response.function_call_arguments.delta";
-        let deltas: Vec<bool> = held.iter().map(|h| h.fragment).collect();
-        let last = deltas.iter().rposition(|d| *d);
         let text = std::str::from_utf8(arguments).ok();
-        let (Some(last), Some(item_id), Some(text)) = (last, item_id, text) else {
-            for h in held {
-                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
-            }
-            return;
-        };
-        if deltas.iter().filter(|d| **d).count() == 1 {
-            for h in held {
-                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
-            }
-            return;
-        }
-        for (i, h) in held.into_iter().enumerate() {
-            if !deltas[i] {
+        for h in held {
+            if !h.fragment || h.count == 1 {
                 self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
                 continue;
             }
-            if i != last {
+            // The one run of fragments (a call whose fragments came in several is written
+            // anew): the whole arguments in one delta.
+            let (Some(item_id), Some(text)) = (item_id.as_deref(), text) else {
+                // Not reached: a call passed with joined fragments has its item's id
+                // (else it is written anew), and its arguments are valid JSON text.
+                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
                 continue;
-            }
+            };
             let read;
             let layout = match &h.layout {
                 Some(l) => Some(l),
@@ -639,6 +654,8 @@ impl ResponsesRewriter {
             };
             self.sync_seq();
             let seq = self.next_seq(layout.and_then(|l| l.sequence_number.as_ref().map(|s| s.1)));
+            // The run's later events are not sent; the numbers after them stay the
+            // upstream's (still strictly increasing: what the client checks).
             let at = self.place(index);
             let mut e = Vec::with_capacity(arguments.len() + item_id.len() + 128);
             e.extend_from_slice(br#"{"type":"response.function_call_arguments.delta","#);
@@ -646,7 +663,7 @@ impl ResponsesRewriter {
                 let _ = write!(e, "\"sequence_number\":{seq},");
             }
             e.extend_from_slice(br#""item_id":"#);
-            let _ = serde_json::to_writer(&mut e, &item_id);
+            let _ = serde_json::to_writer(&mut e, item_id);
             let _ = write!(e, ",\"output_index\":{at},\"delta\":");
             let _ = serde_json::to_writer(&mut e, text);
             e.push(b'}');
