@@ -439,6 +439,12 @@ async fn paced_upstream(written: Written) -> String {
                     if s.write_all(head.as_bytes()).await.is_err() {
                         return;
                     }
+                    if body.contains("\"input\"") {
+                        if paced_responses(&mut s, id, &written).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     for call in 0..CALLS {
                         for f in 0..FRAGMENTS {
                             let piece = match f {
@@ -489,14 +495,93 @@ async fn paced_upstream(written: Written) -> String {
     url
 }
 
+/// The paced response on the Responses API: each call's item added, its fragments one
+/// every `GAP`, then its arguments' and its item's `done` at once (as a server sends them
+/// when the model's call ends).
+async fn paced_responses(
+    s: &mut tokio::net::TcpStream,
+    id: u64,
+    written: &Written,
+) -> std::io::Result<()> {
+    let mut seq = 0;
+    let mut event = |ty: &str, body: String| {
+        let e = format!(
+            "event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq},{body}}}\n\n"
+        );
+        seq += 1;
+        e
+    };
+    for call in 0..CALLS {
+        let mut args = String::new();
+        for f in 0..FRAGMENTS {
+            let piece = match f {
+                0 => r#"{\"text\":\""#,
+                f if f == FRAGMENTS - 1 => r#"done.\"}"#,
+                _ => "some words ",
+            };
+            args.push_str(piece);
+            let mut e = String::new();
+            if f == 0 {
+                e += &event(
+                    "response.output_item.added",
+                    format!(
+                        r#""output_index":{call},"item":{{"id":"fc_{call}","type":"function_call","status":"in_progress","arguments":"","call_id":"call_{call}","name":"note"}}"#
+                    ),
+                );
+            }
+            e += &event(
+                "response.function_call_arguments.delta",
+                format!(r#""item_id":"fc_{call}","output_index":{call},"delta":"{piece}""#),
+            );
+            if f == FRAGMENTS - 1 {
+                e += &event(
+                    "response.function_call_arguments.done",
+                    format!(r#""item_id":"fc_{call}","output_index":{call},"arguments":"{args}""#),
+                );
+                e += &event(
+                    "response.output_item.done",
+                    format!(
+                        r#""output_index":{call},"item":{{"id":"fc_{call}","type":"function_call","status":"completed","arguments":"{args}","call_id":"call_{call}","name":"note"}}"#
+                    ),
+                );
+            }
+            tokio::time::sleep(GAP).await;
+            let chunk = [
+                format!("{:x}\r\n", e.len()).as_bytes(),
+                e.as_bytes(),
+                b"\r\n",
+            ]
+            .concat();
+            if f == FRAGMENTS - 1 {
+                written.lock().unwrap().insert((id, call), Instant::now());
+            }
+            s.write_all(&chunk).await?;
+        }
+    }
+    let end = event(
+        "response.completed",
+        r#""response":{"id":"resp_1","object":"response","status":"completed","output":[]}"#
+            .to_string(),
+    );
+    let chunk = [
+        format!("{:x}\r\n", end.len()).as_bytes(),
+        end.as_bytes(),
+        b"\r\n0\r\n\r\n",
+    ]
+    .concat();
+    s.write_all(&chunk).await
+}
+
 /// Per call, from the upstream writing its last fragment to the client holding the call
-/// whole (its arguments a complete JSON object), for `streams` streams of `each` requests.
+/// whole (its arguments a complete JSON object; on the Responses API, its item done), for
+/// `streams` streams of `each` requests.
 async fn paced(
     url: &str,
     written: Written,
     streams: usize,
     each: usize,
     first_id: u64,
+    responses: bool,
 ) -> Vec<Duration> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(streams)
@@ -509,12 +594,21 @@ async fn paced(
             let mut lags = Vec::new();
             for k in 0..each {
                 let id = first_id + (s * each + k) as u64;
+                let (path, body) = if responses {
+                    (
+                        "responses",
+                        format!(r#"{{"model":"m","stream":true,"user":"{id}","input":"hi"}}"#),
+                    )
+                } else {
+                    (
+                        "chat/completions",
+                        format!(r#"{{"model":"m","stream":true,"user":"{id}","messages":[]}}"#),
+                    )
+                };
                 let r = client
-                    .post(format!("{url}/v1/chat/completions"))
+                    .post(format!("{url}/v1/{path}"))
                     .header("content-type", "application/json")
-                    .body(format!(
-                        r#"{{"model":"m","stream":true,"user":"{id}","messages":[]}}"#
-                    ))
+                    .body(body)
                     .send()
                     .await
                     .unwrap();
@@ -527,12 +621,27 @@ async fn paced(
                     buf.extend_from_slice(&c.unwrap());
                     while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
                         let event: Vec<u8> = buf.drain(..end + 2).collect();
-                        let Some(data) = event.strip_prefix(b"data: ") else {
+                        let data = event
+                            .split(|b| *b == b'\n')
+                            .find_map(|l| l.strip_prefix(b"data: "));
+                        let Some(data) = data else {
                             continue;
                         };
                         let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
                             continue;
                         };
+                        if v["type"] == "response.output_item.done"
+                            && v["item"]["type"] == "function_call"
+                        {
+                            let i = v["output_index"].as_u64().unwrap() as u32;
+                            if done.insert(i) {
+                                let at = written.lock().unwrap().get(&(id, i)).copied();
+                                if let Some(at) = at {
+                                    lags.push(now.saturating_duration_since(at));
+                                }
+                            }
+                            continue;
+                        }
                         for tc in v
                             .pointer("/choices/0/delta/tool_calls")
                             .and_then(|t| t.as_array())
@@ -655,7 +764,9 @@ fn main() {
                 .seconds,
         );
         rt.block_on(load(&proxy_url, streams, streams));
-        best.2 = best.2.min(rt.block_on(load(&proxy_url, streams, requests)).seconds);
+        best.2 = best
+            .2
+            .min(rt.block_on(load(&proxy_url, streams, requests)).seconds);
     }
     println!();
     println!(
@@ -703,28 +814,45 @@ fn main() {
     println!("| path | p50 (ms) | p99 (ms) | calls |");
     println!("|---|---|---|---|");
     let each = 4;
-    let direct = rt.block_on(paced(&paced_up, written.clone(), streams, each, 1));
-    let through = rt.block_on(paced(
-        &format!("http://127.0.0.1:{port}"),
-        written.clone(),
-        streams,
-        each,
-        1_000_000,
-    ));
-    for (name, v) in [("direct", &direct), ("toolstream-proxy", &through)] {
-        println!(
-            "| {name} | {:.3} | {:.3} | {} |",
-            pct(v, 0.5),
-            pct(v, 0.99),
-            v.len()
-        );
+    let mut added = Vec::new();
+    for (api, responses, first) in [
+        ("chat completions", false, 1),
+        ("Responses", true, 2_000_000),
+    ] {
+        let direct = rt.block_on(paced(
+            &paced_up,
+            written.clone(),
+            streams,
+            each,
+            first,
+            responses,
+        ));
+        let through = rt.block_on(paced(
+            &format!("http://127.0.0.1:{port}"),
+            written.clone(),
+            streams,
+            each,
+            first + 1_000_000,
+            responses,
+        ));
+        for (name, v) in [("direct", &direct), ("toolstream-proxy", &through)] {
+            println!(
+                "| {api}, {name} | {:.3} | {:.3} | {} |",
+                pct(v, 0.5),
+                pct(v, 0.99),
+                v.len()
+            );
+        }
+        added.push((
+            api,
+            pct(&through, 0.5) - pct(&direct, 0.5),
+            pct(&through, 0.99) - pct(&direct, 0.99),
+        ));
     }
     println!();
-    println!(
-        "added by the proxy: p50 {:.3} ms, p99 {:.3} ms",
-        pct(&through, 0.5) - pct(&direct, 0.5),
-        pct(&through, 0.99) - pct(&direct, 0.99)
-    );
+    for (api, p50, p99) in added {
+        println!("added by the proxy on {api}: p50 {p50:.3} ms, p99 {p99:.3} ms");
+    }
     let _ = proxy.kill();
     let _ = proxy.wait();
 
