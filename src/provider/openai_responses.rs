@@ -79,9 +79,11 @@ struct Item<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
-    /// A `function_call` item's arguments (on `response.output_item.done`).
+    /// A `function_call` item's arguments (on `response.output_item.done`), as their JSON
+    /// text: read (unescaped) only when no deltas or `arguments.done` brought them, which
+    /// is rare; the text is still checked as JSON here, as every event's is.
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<&'a RawValue>,
 }
 
 /// An event's item as its text: read again, after the event was read with the item typed,
@@ -420,6 +422,17 @@ impl Decoder {
     /// brought them (a server that sends the item whole); the call ends here when no
     /// `function_call_arguments.done` ended it.
     fn call_item_done(&mut self, ev: Event<'_>, index: u32, out: &mut Vec<Delta>) {
+        let arguments = ev.item.and_then(|i| i.arguments);
+        // Arguments that are not a string: the event is not one this decoder reads (as
+        // when they were read as a string up front). A string's text was checked as JSON.
+        if arguments.is_some_and(|r| !r.get().starts_with('"')) {
+            out.push(Delta::Undecodable {
+                message: "undecodable payload: a function_call item's arguments are not a string"
+                    .into(),
+                body: String::new(),
+            });
+            return;
+        }
         if let Some(s) = self.calls.remove(&index) {
             if !s.any {
                 out.push(Delta::Call {
@@ -427,7 +440,7 @@ impl Decoder {
                     index: Some(index),
                     id: None,
                     name: None,
-                    arguments: ev.item.and_then(|i| i.arguments).map(Cow::into_owned),
+                    arguments: arguments.and_then(|r| serde_json::from_str::<String>(r.get()).ok()),
                     complete: false,
                 });
             }
@@ -781,5 +794,40 @@ mod tests {
             &mut out,
         );
         assert!(matches!(&out[..], [Delta::Undecodable { .. }]), "{out:?}");
+    }
+
+    /// A `function_call` item's arguments are read as JSON text and unescaped only when
+    /// they are the call's: when they are not a string the event is undecodable, as when
+    /// they were read as a string up front; an invalid escape fails the event's read.
+    #[test]
+    fn an_item_done_reads_its_arguments_only_when_they_are_the_calls() {
+        let run = |events: &[&str]| {
+            let mut d = Decoder::default();
+            let mut out = Vec::new();
+            for e in events {
+                d.decode(None, e.as_bytes(), &mut out);
+            }
+            out
+        };
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""}}"#;
+        let done = |args: &str| {
+            format!(
+                r#"{{"type":"response.output_item.done","output_index":0,"item":{{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":{args}}}}}"#
+            )
+        };
+        let out = run(&[added, &done(r#""{\"a\":\"\u00e9\"}""#)]);
+        assert!(
+            out.iter().any(
+                |d| matches!(d, Delta::Call { arguments: Some(a), .. } if a == "{\"a\":\"é\"}")
+            ),
+            "{out:?}"
+        );
+        for bad in ["3", r#"{"a":1}"#, r#""\q""#] {
+            let out = run(&[added, &done(bad)]);
+            assert!(
+                matches!(out.last(), Some(Delta::Undecodable { .. })),
+                "{bad}: {out:?}"
+            );
+        }
     }
 }

@@ -60,6 +60,8 @@ struct CallItem {
     closed: bool,
     /// Its fragments came in more than one run (other events between them).
     runs: bool,
+    /// Its `arguments.done` differed from its deltas (the decoder said so).
+    disagreed: bool,
 }
 
 /// A held event: its SSE type and data, its layout when it was read, and whether the
@@ -327,6 +329,7 @@ impl ResponsesRewriter {
                 // arguments differ from its deltas): said, as any error.
                 self.counts.errors += 1;
                 self.core.annotate_error(&data, self.output_started, out);
+                self.items.entry(index).or_default().disagreed = true;
             }
             let arg_bytes = self.core.arg_bytes;
             let named = self.core.call_named;
@@ -629,8 +632,14 @@ impl ResponsesRewriter {
         arguments: &[u8],
         out: &mut BytesMut,
     ) {
+        // The arguments as the upstream escaped them in the `arguments.done` that ended
+        // the call, when the decoder found them the streamed ones (no copy escaped anew).
+        let raw = held
+            .last()
+            .filter(|_| !self.items.get(&index).is_some_and(|i| i.disagreed))
+            .and_then(|h| done_arguments(&h.data));
         const DELTA: &str = "response.function_call_arguments.delta";
-        let text = std::str::from_utf8(arguments).ok();
+        let text = crate::provider::utf8(arguments).ok();
         for h in held {
             if !h.fragment || h.count == 1 {
                 self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
@@ -665,7 +674,12 @@ impl ResponsesRewriter {
             e.extend_from_slice(br#""item_id":"#);
             let _ = serde_json::to_writer(&mut e, item_id);
             let _ = write!(e, ",\"output_index\":{at},\"delta\":");
-            let _ = serde_json::to_writer(&mut e, text);
+            match &raw {
+                Some(r) => e.extend_from_slice(r),
+                None => {
+                    let _ = serde_json::to_writer(&mut e, text);
+                }
+            }
             e.push(b'}');
             self.output_started = true;
             sse_event(out, DELTA.as_bytes(), &e);
@@ -1300,6 +1314,30 @@ pub const MAX_HELD: usize = 16 << 20;
 /// The most output indices remembered (a response has far fewer items; past it, an index
 /// is placed again each time, still unique but not stable).
 const MAX_PLACES: usize = 1 << 16;
+
+/// The `arguments` of a `response.function_call_arguments.done` event, as their JSON
+/// string's text (quotes and escapes as the upstream wrote them), read with the strict
+/// reader; `None` for any other event.
+fn done_arguments(data: &Bytes) -> Option<Bytes> {
+    let text = crate::provider::utf8(data).ok()?;
+    let mut c = Cursor::new(text);
+    let mut m = c.object().ok()?;
+    let (mut kind, mut args) = (None, None);
+    while let Some(k) = c.key(&mut m).ok()? {
+        let (is_type, is_args) = (k.is("type"), k.is("arguments"));
+        let _ = c.peek();
+        let start = c.offset();
+        let v = c.skip().ok()?;
+        if is_type {
+            kind = Some(v);
+        } else if is_args {
+            args = Some(start..c.offset());
+        }
+    }
+    c.end().ok()?;
+    let args = args.filter(|r| text.as_bytes()[r.start] == b'"')?;
+    (kind? == "\"response.function_call_arguments.done\"").then(|| data.slice(args))
+}
 
 /// `data` with each range replaced (ranges in order, not overlapping).
 fn splice(data: &Bytes, mut edits: Vec<(std::ops::Range<usize>, String)>) -> Bytes {
