@@ -1245,25 +1245,9 @@ impl AnthropicRewriter {
         let t = self.text.as_deref_mut().expect("text blocks");
         let pieces = std::mem::take(&mut t.pieces);
         for p in pieces {
-            let text = match p {
-                Piece::Text(s) => s,
-                Piece::Failed {
-                    name,
-                    kind,
-                    message,
-                    raw,
-                } => {
-                    self.counts.failures += 1;
-                    comment(
-                        out,
-                        &format!(
-                            "toolstream text_call_error name={name} kind={} ({message}); left in the text",
-                            kind.as_str()
-                        ),
-                    );
-                    raw
-                }
-                call @ Piece::Call { .. } => {
+            let text = match piece_text(p, &mut self.counts, out) {
+                Ok(text) => text,
+                Err(call) => {
                     self.close_text(out);
                     let mut events = Vec::new();
                     self.core.assembler.push_text_piece(0, call, &mut events);
@@ -1284,6 +1268,25 @@ impl AnthropicRewriter {
         }
         let t = self.text.as_deref_mut().expect("text blocks");
         t.pieces = Vec::new();
+    }
+}
+
+/// A piece of text read for calls, sorted: its text (markup that could not be read is put
+/// back, counted and noted), or the call.
+fn piece_text(p: Piece, counts: &mut Counts, out: &mut BytesMut) -> Result<String, Piece> {
+    match p {
+        Piece::Text(s) => Ok(s),
+        Piece::Failed {
+            name,
+            kind,
+            message,
+            raw,
+        } => {
+            counts.failures += 1;
+            comment(out, &text::failure_note(&name, kind, &message));
+            Ok(raw)
+        }
+        call => Err(call),
     }
 }
 

@@ -32,7 +32,7 @@ use bytes::{Bytes, BytesMut};
 use serde_json::json;
 
 use super::text::TextSetting;
-use super::{comment, sse_event, Core, Counts, Outgoing, Rewrite};
+use super::{comment, piece_text, sse_event, Core, Counts, Outgoing, Rewrite};
 use crate::assemble::{Event, IdSource};
 use crate::classify::Provider;
 use crate::json::cursor::{Cursor, CursorError};
@@ -961,25 +961,9 @@ impl ResponsesRewriter {
         };
         let pieces = std::mem::take(&mut item.pieces);
         for p in pieces {
-            let text = match p {
-                Piece::Text(s) => s,
-                Piece::Failed {
-                    name,
-                    kind,
-                    message,
-                    raw,
-                } => {
-                    self.counts.failures += 1;
-                    comment(
-                        out,
-                        &format!(
-                            "toolstream text_call_error name={name} kind={} ({message}); left in the text",
-                            kind.as_str()
-                        ),
-                    );
-                    raw
-                }
-                call @ Piece::Call { .. } => {
+            let text = match piece_text(p, &mut self.counts, out) {
+                Ok(text) => text,
+                Err(call) => {
                     let mut events = Vec::new();
                     self.core.assembler.push_text_piece(0, call, &mut events);
                     let t = self.text.as_deref_mut().expect("text items");

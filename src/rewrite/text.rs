@@ -161,6 +161,18 @@ pub fn declared_tools(body: &[u8]) -> Tools {
     }
 }
 
+/// The note said for markup that could not be read as a call (it stays in the text).
+pub(crate) fn failure_note(
+    name: &str,
+    kind: crate::assemble::FailureKind,
+    message: &str,
+) -> String {
+    format!(
+        "toolstream text_call_error name={name} kind={} ({message}); left in the text",
+        kind.as_str()
+    )
+}
+
 /// The per-choice extractors of one streamed response, and what the last payload left.
 pub struct Extraction {
     setting: TextSetting,
@@ -285,10 +297,7 @@ impl Extraction {
                     raw,
                 } => {
                     only_text = None;
-                    self.notes.push(format!(
-                        "toolstream text_call_error name={name} kind={} ({message}); left in the text",
-                        kind.as_str()
-                    ));
+                    self.notes.push(failure_note(&name, kind, &message));
                     t.push_str(&raw);
                 }
                 call @ Piece::Call { .. } => {

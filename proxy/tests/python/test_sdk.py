@@ -377,6 +377,17 @@ def test_openai_sdk_non_streaming_text_calls(text_stack):
     assert r.choices[0].finish_reason == "tool_calls"
 
 
+def content_deltas(body):
+    """The content deltas of a chat stream, in order."""
+    deltas = []
+    for line in body.decode().splitlines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            for choice in json.loads(line[6:])["choices"]:
+                if choice["delta"].get("content"):
+                    deltas.append(choice["delta"]["content"])
+    return deltas
+
+
 def anthropic_text_stream(deltas):
     """An Anthropic Messages stream of one text block with these text deltas."""
     def ev(v):
@@ -400,12 +411,7 @@ def test_anthropic_sdk_gets_calls_written_into_the_text_as_tool_use_blocks(text_
     up, base = text_stack
     request, body, text, calls = text_sample()
     # The sample's content deltas, as a Messages text block.
-    deltas = []
-    for line in body.decode().splitlines():
-        if line.startswith("data: ") and line != "data: [DONE]":
-            for choice in json.loads(line[6:])["choices"]:
-                if choice["delta"].get("content"):
-                    deltas.append(choice["delta"]["content"])
+    deltas = content_deltas(body)
     up.script = (200, "text/event-stream", anthropic_text_stream(deltas), write, None)
     tools = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]}
              for t in request["tools"]]
@@ -608,12 +614,7 @@ def test_openai_responses_text_calls_become_function_call_items(text_stack, writ
     `responses.create(stream=True)` and the `responses.stream` helper."""
     up, base = text_stack
     request, body, text, calls = text_sample()
-    deltas = []
-    for line in body.decode().splitlines():
-        if line.startswith("data: ") and line != "data: [DONE]":
-            for choice in json.loads(line[6:])["choices"]:
-                if choice["delta"].get("content"):
-                    deltas.append(choice["delta"]["content"])
+    deltas = content_deltas(body)
     up.script = (200, "text/event-stream", responses_text_stream(deltas), write, None)
     tools = [dict(t["function"], type="function") for t in request["tools"]]
     client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
