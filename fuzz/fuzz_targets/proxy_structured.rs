@@ -20,7 +20,7 @@ use arbitrary::Arbitrary;
 use bytes::{Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolstream::assemble::{Event, IdSource};
+use toolstream::assemble::Event;
 use toolstream::classify::Provider;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
@@ -597,21 +597,7 @@ fuzz_target!(|input: Input| {
     let mut events = Vec::new();
     s.push(data.clone(), &mut events);
     s.finish(&mut events);
-    let mut want: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCall(c) => Some((
-                c.name.clone(),
-                String::from_utf8_lossy(&c.arguments).into_owned(),
-            )),
-            // Markup in the text that could not be read stays text in the rewriters.
-            Event::ToolCallFailed(f) if f.id_source == IdSource::Text => None,
-            Event::ToolCallFailed(f) => {
-                Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
-            }
-            _ => None,
-        })
-        .collect();
+    let mut want = toolstream_fuzz::pipeline_calls(&events);
     let mut got: Vec<(String, String)> = calls
         .iter()
         .map(|(_, n, a)| (n.clone(), a.clone()))

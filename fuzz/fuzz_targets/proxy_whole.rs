@@ -9,7 +9,7 @@ use arbitrary::Arbitrary;
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use toolstream::assemble::{Event, IdSource};
+use toolstream::assemble::Event;
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
 use toolstream::rewrite::text::{TextCalls, TextSetting};
@@ -122,20 +122,7 @@ fuzz_target!(|input: Input| {
     let mut events = Vec::new();
     s.push(Bytes::from(body.clone()), &mut events);
     s.finish(&mut events);
-    let mut want: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCall(c) => Some((
-                c.name.clone(),
-                String::from_utf8_lossy(&c.arguments).into_owned(),
-            )),
-            Event::ToolCallFailed(f) if f.id_source == IdSource::Text => None,
-            Event::ToolCallFailed(f) => {
-                Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
-            }
-            _ => None,
-        })
-        .collect();
+    let mut want = toolstream_fuzz::pipeline_calls(&events);
     let Some(out) = out else {
         // Left as it came: the pipeline could not read it either.
         assert!(

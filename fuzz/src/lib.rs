@@ -240,3 +240,24 @@ pub fn client_events(out: &[u8]) -> Vec<String> {
     }
     events
 }
+
+/// (name, arguments) of each call the pipeline delivered or failed, as a rewriter's client
+/// should get them: a call's arguments, a failed call's bytes as they came; markup in the
+/// text that could not be read is left out (the rewriters leave it in the text).
+pub fn pipeline_calls(events: &[toolstream::assemble::Event]) -> Vec<(String, String)> {
+    use toolstream::assemble::{Event, IdSource};
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some((
+                c.name.clone(),
+                String::from_utf8_lossy(&c.arguments).into_owned(),
+            )),
+            Event::ToolCallFailed(f) if f.id_source == IdSource::Text => None,
+            Event::ToolCallFailed(f) => {
+                Some((f.name.clone(), String::from_utf8_lossy(&f.raw).into_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
