@@ -108,9 +108,13 @@ fn a_response_with_glued_arguments_gets_one_item_per_object_and_a_follow_up_know
     assert_eq!(calls[2], ("fc_2", "call_2", r#"{"city":"Paris"}"#));
     assert_eq!(items[0]["encrypted_content"], "gAAAA==");
     assert_eq!((counts.splits, counts.duplicates), (1, 1));
-    assert!(std::str::from_utf8(&out)
-        .unwrap()
-        .ends_with(r#""usage":{"total_tokens":  7}}"#));
+    let text = std::str::from_utf8(&out).unwrap();
+    assert!(text.ends_with(r#""usage":{"total_tokens":  7}}"#));
+    // Items not changed keep their bytes inside the rewritten output.
+    assert!(text.contains(
+        r#"{"encrypted_content":"gAAAA==","id":"rs_1","summary":[],"type":"reasoning"}"#
+    ));
+    assert!(text.contains(r#"{"arguments":"{\"city\":\"Paris\"}","call_id":"call_2","id":"fc_2","name":"get_weather","status":"completed","type":"function_call"}"#));
     // The follow-up answering the split call gets that call in its input.
     let cont = cont.expect("a call was made");
     assert_eq!(cont.response_id, "resp_9");

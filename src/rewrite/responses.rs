@@ -172,6 +172,8 @@ struct TextItems {
     items: HashMap<u32, TextItem>,
     /// Calls taken out of the text.
     calls: u32,
+    /// The bytes of text kept, every item's together.
+    kept: usize,
 }
 
 /// A message item's text, read for calls.
@@ -207,10 +209,18 @@ impl TextItem {
         }
     }
 
-    fn keep(&mut self, text: &str) {
-        if self.text.len() + text.len() > MAX_HELD {
+    /// The bytes of text it keeps.
+    fn kept_bytes(&self) -> usize {
+        self.text.len() + self.parts.iter().map(|(_, t)| t.len()).sum::<usize>()
+    }
+
+    /// Keep `text` as the client got it, within what is kept for every item together
+    /// (`kept`, at most [`MAX_HELD`]): past it, the item's text is no longer kept.
+    fn keep(&mut self, text: &str, kept: &mut usize) {
+        if *kept + text.len() > MAX_HELD {
             self.over = true;
         } else if !self.over {
+            *kept += text.len();
             self.text.push_str(text);
         }
     }
@@ -263,6 +273,7 @@ impl ResponsesRewriter {
                     setting,
                     items: HashMap::new(),
                     calls: 0,
+                    kept: 0,
                 })
             }),
             ..Self::new()
@@ -827,7 +838,7 @@ impl ResponsesRewriter {
             if item.x.buffered() == 0 && texts.iter().all(|s| item.x.passes(s)) {
                 // Plain text: as it came.
                 for s in texts {
-                    item.keep(s);
+                    item.keep(s, &mut t.kept);
                 }
                 self.forward(ty, data, Some(&l), out);
                 return true;
@@ -907,6 +918,7 @@ impl ResponsesRewriter {
                 self.text_pieces(k, out);
                 let t = self.text.as_deref_mut().expect("text items");
                 let item = t.items.remove(&k).expect("item");
+                t.kept = t.kept.saturating_sub(item.kept_bytes());
                 let mut message = None;
                 if item.changed {
                     if let Ok(mut v) = serde_json::from_slice::<Value>(data) {
@@ -981,7 +993,7 @@ impl ResponsesRewriter {
             }
             let t = self.text.as_deref_mut().expect("text items");
             let item = t.items.get_mut(&k).expect("item");
-            item.keep(&text);
+            item.keep(&text, &mut t.kept);
             let Some(mut v) = item.template.clone() else {
                 continue;
             };
@@ -1033,6 +1045,7 @@ impl ResponsesRewriter {
             self.text_pieces(k, out);
             let t = self.text.as_deref_mut().expect("text items");
             let item = t.items.remove(&k).expect("item");
+            t.kept = t.kept.saturating_sub(item.kept_bytes());
             // The message's own done events never came: its element in the output stays
             // as the upstream wrote it, the calls after it.
             let calls = item.calls;

@@ -35,6 +35,51 @@ fn members(body: &str, names: &[&str]) -> Option<Vec<Option<std::ops::Range<usiz
     Some(found)
 }
 
+/// The ranges of the elements of the JSON array `text` (relative to it); `None` when it is
+/// not one. Each element is then read on its own, so a body of many small elements is
+/// never held as a tree at once.
+fn elements(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut c = Cursor::new(text);
+    let mut e = c.array().ok()?;
+    let mut out = Vec::new();
+    while c.element(&mut e).ok()? {
+        let _ = c.peek();
+        let start = c.offset();
+        c.skip().ok()?;
+        out.push(start..c.offset());
+    }
+    c.end().ok()?;
+    Some(out)
+}
+
+/// What an element is, read without building it: its `type`.
+#[derive(serde::Deserialize)]
+struct Kind<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn kind_of(element: &str) -> Option<String> {
+    serde_json::from_str::<Kind>(element)
+        .ok()
+        .and_then(|k| k.kind)
+        .map(|k| k.into_owned())
+}
+
+/// Elements' JSON texts as one array's.
+fn array_text(items: &[std::borrow::Cow<'_, str>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+    out.push(b'[');
+    for (k, i) in items.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(i.as_bytes());
+    }
+    out.push(b']');
+    out
+}
+
 /// `body` with each range replaced (in order, not overlapping).
 fn splice(body: &[u8], mut edits: Vec<(std::ops::Range<usize>, Vec<u8>)>) -> Bytes {
     edits.sort_by_key(|(r, _)| r.start);
@@ -129,19 +174,30 @@ pub fn rewrite_message(body: &[u8], text: Option<&TextSetting>) -> Option<(Bytes
     let Some(content_range) = ranges[0].clone() else {
         return unchanged;
     };
-    let Ok(Value::Array(blocks)) = serde_json::from_str::<Value>(&s[content_range.clone()]) else {
+    let content = &s[content_range.clone()];
+    let Some(ranges_in) = elements(content) else {
         return unchanged;
     };
-    let mut out = Vec::with_capacity(blocks.len());
+    // The blocks as the client gets them: each as it came (its text), or written anew.
+    let mut out: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(ranges_in.len());
     let mut delivered = false;
-    for b in blocks {
-        let Some(t) = (b["type"] == "text").then(|| b["text"].as_str()).flatten() else {
-            out.push(b);
+    for r in ranges_in {
+        let raw = &content[r];
+        if kind_of(raw).as_deref() != Some("text") {
+            out.push(raw.into());
+            continue;
+        }
+        let Ok(b) = serde_json::from_str::<Value>(raw) else {
+            out.push(raw.into());
+            continue;
+        };
+        let Some(t) = b["text"].as_str() else {
+            out.push(raw.into());
             continue;
         };
         let segments = extract(&mut core, setting, t, &mut counts);
         if !segments.iter().any(|x| matches!(x, Segment::Call(_))) {
-            out.push(b);
+            out.push(raw.into());
             continue;
         }
         for seg in segments {
@@ -149,14 +205,16 @@ pub fn rewrite_message(body: &[u8], text: Option<&TextSetting>) -> Option<(Bytes
                 Segment::Text(t) => {
                     let mut block = b.as_object().cloned().unwrap_or_default();
                     block.insert("text".into(), Value::String(t));
-                    out.push(Value::Object(block));
+                    out.push(Value::Object(block).to_string().into());
                 }
                 Segment::Call(c) => {
                     delivered |= c.whole;
                     let (id, _) = core.client_id(c.id.clone(), &c.source);
                     let input = serde_json::from_str::<Value>(&c.arguments)
                         .unwrap_or_else(|_| Value::Object(Map::new()));
-                    out.push(json!({"type": "tool_use", "id": id, "name": c.name, "input": input}));
+                    let block =
+                        json!({"type": "tool_use", "id": id, "name": c.name, "input": input});
+                    out.push(block.to_string().into());
                 }
             }
         }
@@ -164,7 +222,7 @@ pub fn rewrite_message(body: &[u8], text: Option<&TextSetting>) -> Option<(Bytes
     if counts.text_calls == 0 {
         return unchanged;
     }
-    let mut edits = vec![(content_range, serde_json::to_vec(&out).ok()?)];
+    let mut edits = vec![(content_range, array_text(&out))];
     if let Some(r) = ranges[1].clone() {
         if delivered && &s[r.clone()] == "\"end_turn\"" {
             edits.push((r, b"\"tool_use\"".to_vec()));
@@ -213,19 +271,21 @@ pub fn rewrite_response(
     let s = std::str::from_utf8(body).ok()?;
     let ranges = members(s, &["output", "id"])?;
     let output_range = ranges[0].clone()?;
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(&s[output_range.clone()]) else {
-        return None;
-    };
+    let output = &s[output_range.clone()];
+    let element_ranges = elements(output)?;
     let mut counts = Counts::default();
     let mut made = Vec::new();
-    let mut out = Vec::with_capacity(items.len());
+    // The items as the client gets them: each as it came (its text), or written anew.
+    let mut out: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(element_ranges.len());
     let mut changed = false;
     let mut slots = slots.into_iter();
     let mut sink = BytesMut::new();
-    for item in items {
-        match item["type"].as_str() {
+    for r in element_ranges {
+        let raw = &output[r];
+        match kind_of(raw).as_deref() {
             Some("function_call") => {
                 let (_, id, events) = slots.next()?;
+                let item = serde_json::from_str::<Value>(raw).ok()?;
                 // The slot is this item's: the same call id, as the decoder read it.
                 if id != item["call_id"].as_str().unwrap_or("") {
                     return None;
@@ -235,24 +295,28 @@ pub fn rewrite_response(
                         && item["arguments"].as_str().map(str::as_bytes) == Some(&c.arguments[..]));
                 if plain {
                     counts.calls += 1;
-                    out.push(item);
+                    out.push(raw.into());
                     continue;
                 }
                 changed = true;
                 let mut nth = 0;
+                let item_id = item["id"].as_str().map(str::to_string);
                 for e in events {
                     // A failure goes as the provider sent its bytes, `incomplete`.
                     let Some(c) = outgoing(&mut counts, e, &mut sink) else {
                         continue;
                     };
                     nth += 1;
-                    let item_id = item["id"].as_str().map(str::to_string);
-                    out.push(call_item(&mut core, &c, item_id.as_deref(), nth, &mut made));
+                    let written = call_item(&mut core, &c, item_id.as_deref(), nth, &mut made);
+                    out.push(written.to_string().into());
                 }
             }
             Some("message") if text.is_some() => {
                 let setting = text.expect("text");
-                let mut message = item.clone();
+                let Ok(mut message) = serde_json::from_str::<Value>(raw) else {
+                    out.push(raw.into());
+                    continue;
+                };
                 let mut calls = Vec::new();
                 if let Some(parts) = message["content"].as_array_mut() {
                     for part in parts.iter_mut().filter(|p| p["type"] == "output_text") {
@@ -274,22 +338,26 @@ pub fn rewrite_response(
                     }
                 }
                 if calls.is_empty() {
-                    out.push(item);
+                    out.push(raw.into());
                     continue;
                 }
                 changed = true;
-                out.push(message);
+                out.push(message.to_string().into());
                 for c in calls {
-                    out.push(call_item(&mut core, &c, None, 1, &mut made));
+                    out.push(
+                        call_item(&mut core, &c, None, 1, &mut made)
+                            .to_string()
+                            .into(),
+                    );
                 }
             }
-            _ => out.push(item),
+            _ => out.push(raw.into()),
         }
     }
     if !changed {
         return Some((Bytes::copy_from_slice(body), counts, None));
     }
-    let bytes = splice(body, vec![(output_range, serde_json::to_vec(&out).ok()?)]);
+    let bytes = splice(body, vec![(output_range, array_text(&out))]);
     let response_id = ranges[1]
         .clone()
         .and_then(|r| serde_json::from_str::<String>(&s[r]).ok());
