@@ -380,8 +380,8 @@ def test_the_readme_python_snippets_run_as_written(monkeypatch):
 def test_the_rewriter_gives_the_client_whole_calls(piece):
     """Rewriter: a stream in, the stream the proxy would send out. Glued chat calls come
     out as two whole calls (the second with an id made from the first's); a Responses
-    stream with nothing to change comes out byte for byte; a cut stream ends with an
-    error in the provider's shape."""
+    stream with nothing to change comes out as it came but for its argument deltas, joined;
+    a cut stream ends with an error in the provider's shape."""
     def run(api, data, cut=None):
         r = toolstream.Rewriter(api)
         out = b"".join(r.push(data[i : i + piece]) for i in range(0, len(data), piece))
@@ -393,8 +393,18 @@ def test_the_rewriter_gives_the_client_whole_calls(piece):
     assert calls[0]["id"] == "call_g1"
     assert calls[1]["id"].startswith("call_") and not calls[1]["id"].startswith("call_g1")
 
+    # A Responses stream with nothing to change: every event as it came but the argument
+    # deltas, joined into one per call; the calls the same.
     body = (CAPTURES / "responses-function-calls.sse").read_bytes()
-    assert run("responses", body) == body
+    out = run("responses", body)
+
+    def others(b):
+        return [e for e in b.split(b"\n\n") if b"function_call_arguments.delta" not in e]
+
+    assert others(out) == others(body)
+    got = [(e["name"], e["arguments"]) for e in toolstream.events([out], "responses") if e["type"] == "tool_call"]
+    want = [(e["name"], e["arguments"]) for e in toolstream.events([body], "responses") if e["type"] == "tool_call"]
+    assert got == want and got
 
     cut = run("anthropic", (CAPTURES / "anthropic-tool-use.sse").read_bytes()[:300], "reset")
     assert b'"type":"error"' in cut and b"message_stop" not in cut
