@@ -683,6 +683,23 @@ def test_anthropic_sdk_non_streaming_text_calls(text_stack):
     assert r.stop_reason == "tool_use"
 
 
+@pytest.mark.parametrize("write", [1, 7, 64, 4096])
+def test_openai_responses_broken_call_comes_as_the_provider_sent_it(stack, write):
+    """A function_call whose arguments never close: the SDK gets the item with the bytes
+    the provider sent and `status: incomplete` (the agent's own handling applies), beside
+    the valid call, whose id is untouched; the final output lists the same."""
+    up, base = stack
+    up.script = (200, "text/event-stream", responses_stream(['{"city": "Par', '{"city": "Rome"}']), write, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    with client.responses.stream(model="m", input="hi") as stream:
+        for _ in stream:
+            pass
+        response = stream.get_final_response()
+    calls = [(i.call_id, i.arguments, i.status) for i in response.output if i.type == "function_call"]
+    assert calls == [("call_1", '{"city": "Par', "incomplete"), ("call_2", '{"city": "Rome"}', "completed")]
+    assert [i.type for i in response.output] == ["reasoning", "function_call", "function_call", "custom_tool_call"]
+
+
 def test_openai_responses_cut_stream_raises(stack):
     """A Responses stream cut after a call: the SDK raises, never a clean completion."""
     up, base = stack
