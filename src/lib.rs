@@ -112,6 +112,7 @@ pub mod pipeline;
 pub mod provider;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+pub mod repair;
 pub mod replay;
 pub mod request;
 pub mod rewrite;

@@ -1,0 +1,879 @@
+//! Opt-in repair of broken tool-call arguments: closed-form mistakes only, each change
+//! reported with its kind and byte offset, never a guess about content.
+//!
+//! [`repair`] reads a call's raw arguments once, left to right, and writes the repaired
+//! text as it goes: linear in the input, memory in proportion to it, at most
+//! [`MAX_REPAIRS`] changes. Each kind of mistake is a [`RepairKind`], switchable in the
+//! [`RepairPolicy`]. What it writes is then checked by the strict splitter as one JSON
+//! object; valid input comes out byte for byte, with no repairs.
+//!
+//! **Repaired** (each only where it cannot mean anything else):
+//!
+//! | kind | from | to |
+//! |---|---|---|
+//! | `fence` | `` ```json\n{...}\n``` `` | `{...}` |
+//! | `prose` | `Sure! {...} Hope it helps` | `{...}` |
+//! | `trailing_comma` | `{"a":1,}`, `[1,2,]` | `{"a":1}`, `[1,2]` |
+//! | `single_quotes` | `{'a': 'it\'s'}` | `{"a": "it's"}` |
+//! | `unquoted_key` | `{path: "x"}` | `{"path": "x"}` |
+//! | `literal` | `True`, `False`, `None`, `undefined` | `true`, `false`, `null`, `null` |
+//! | `comment` | `// ...`, `/* ... */` outside strings | removed |
+//! | `control_char` | a raw newline or tab inside a string | `\n`, `\t` |
+//! | `escape` | `\'`, `\x41` inside a string | `'`, `\u0041` |
+//! | `double_encoded` | `"{\"a\":1}"` (the object as a JSON string) | `{"a":1}` |
+//!
+//! **Refused** ([`Refusal`]; the call stays a failure, with the repairs that were tried):
+//!
+//! - *truncated* arguments (the text ends inside a string, an object or an array): completing
+//!   them invents content — a path cut at `"src/ma` is not `"src/ma"`;
+//! - *unbalanced* brackets (`{"a": [1, 2}`): which one is wrong is a guess;
+//! - an *ambiguous quote*: a quote inside a string that ends it early (`{"cmd": "echo "hi""}`,
+//!   `{'msg': 'it's'}`): where the string ends is a guess, and a wrong guess runs a command
+//!   with other arguments;
+//! - `NaN`, `Infinity`: JSON has no such number, and `null` would invent a value;
+//! - a bare word that is no literal, a missing comma or colon, an invalid escape other than
+//!   `\'` and `\xHH`: not closed-form;
+//! - anything whose result is not one JSON object (two objects in the prose, an array, a
+//!   number).
+
+use crate::json::{Mode, Splitter};
+use bytes::Bytes;
+
+/// The most changes one call's arguments may need: past it they are no closed-form
+/// mistake (and a hostile input cannot make the report outgrow it).
+pub const MAX_REPAIRS: usize = 1024;
+
+/// The deepest nesting read.
+pub const MAX_DEPTH: usize = 512;
+
+/// A kind of mistake repaired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairKind {
+    /// A markdown code fence around the object.
+    Fence,
+    /// Prose before or after the object.
+    Prose,
+    /// A comma before `}` or `]`.
+    TrailingComma,
+    /// A single-quoted string or key.
+    SingleQuotes,
+    /// An identifier as a key.
+    UnquotedKey,
+    /// `True`, `False`, `None`, `undefined`.
+    Literal,
+    /// A `//` or `/* */` comment.
+    Comment,
+    /// A raw control character inside a string.
+    ControlChar,
+    /// `\'` or `\xHH` inside a string.
+    Escape,
+    /// The object encoded as a JSON string.
+    DoubleEncoded,
+}
+
+impl RepairKind {
+    /// Every kind.
+    pub const ALL: [RepairKind; 10] = [
+        RepairKind::Fence,
+        RepairKind::Prose,
+        RepairKind::TrailingComma,
+        RepairKind::SingleQuotes,
+        RepairKind::UnquotedKey,
+        RepairKind::Literal,
+        RepairKind::Comment,
+        RepairKind::ControlChar,
+        RepairKind::Escape,
+        RepairKind::DoubleEncoded,
+    ];
+
+    /// Its name (`trailing_comma`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepairKind::Fence => "fence",
+            RepairKind::Prose => "prose",
+            RepairKind::TrailingComma => "trailing_comma",
+            RepairKind::SingleQuotes => "single_quotes",
+            RepairKind::UnquotedKey => "unquoted_key",
+            RepairKind::Literal => "literal",
+            RepairKind::Comment => "comment",
+            RepairKind::ControlChar => "control_char",
+            RepairKind::Escape => "escape",
+            RepairKind::DoubleEncoded => "double_encoded",
+        }
+    }
+
+    /// The kind of this name.
+    pub fn from_name(name: &str) -> Option<RepairKind> {
+        RepairKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// Which kinds of mistakes are repaired. [`RepairPolicy::default`] repairs none (strict, as
+/// every entry point is unless told); [`RepairPolicy::all`] every kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepairPolicy {
+    kinds: u16,
+}
+
+impl RepairPolicy {
+    /// Every kind on.
+    pub fn all() -> Self {
+        RepairPolicy {
+            kinds: RepairKind::ALL.iter().fold(0, |k, r| k | r.bit()),
+        }
+    }
+
+    /// This policy with `kind` on or off.
+    pub fn with(mut self, kind: RepairKind, on: bool) -> Self {
+        if on {
+            self.kinds |= kind.bit();
+        } else {
+            self.kinds &= !kind.bit();
+        }
+        self
+    }
+
+    /// Whether `kind` is repaired.
+    pub fn allows(self, kind: RepairKind) -> bool {
+        self.kinds & kind.bit() != 0
+    }
+
+    /// Whether anything is repaired.
+    pub fn is_on(self) -> bool {
+        self.kinds != 0
+    }
+}
+
+/// One change made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repair {
+    /// What was wrong.
+    pub kind: RepairKind,
+    /// Where, in the raw arguments (bytes).
+    pub offset: usize,
+    /// The bytes replaced (as text; lossy where they were not UTF-8, which is refused).
+    pub replaced: String,
+    /// What replaced them.
+    pub with: String,
+}
+
+/// Why arguments were not repaired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The text ends inside a string, an object or an array.
+    Truncated,
+    /// A closing bracket of the wrong kind, or one with nothing open.
+    Unbalanced,
+    /// A quote inside a string that ends it where it cannot end.
+    AmbiguousQuote,
+    /// `NaN` or `Infinity`.
+    NonFinite,
+    /// Something no closed-form repair covers (a bare word, a missing comma or colon, an
+    /// invalid escape, a bad number).
+    NotRepairable,
+    /// A mistake of a kind the policy leaves unrepaired.
+    KindOff,
+    /// The result is not one JSON object (none, several, or another value).
+    NotOneObject,
+    /// Past [`MAX_REPAIRS`] changes or [`MAX_DEPTH`] nesting.
+    TooMany,
+    /// The bytes are not UTF-8.
+    NotUtf8,
+}
+
+impl Refusal {
+    /// Its name (`truncated`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Truncated => "truncated",
+            Refusal::Unbalanced => "unbalanced",
+            Refusal::AmbiguousQuote => "ambiguous_quote",
+            Refusal::NonFinite => "non_finite",
+            Refusal::NotRepairable => "not_repairable",
+            Refusal::KindOff => "kind_off",
+            Refusal::NotOneObject => "not_one_object",
+            Refusal::TooMany => "too_many",
+            Refusal::NotUtf8 => "not_utf8",
+        }
+    }
+}
+
+/// Arguments not repaired: why, where, and the repairs made before the refusal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Why.
+    pub reason: Refusal,
+    /// Where, in the raw arguments (bytes).
+    pub offset: usize,
+    /// The repairs made before it.
+    pub tried: Vec<Repair>,
+}
+
+/// Repaired arguments: one strictly valid JSON object, and every change made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repaired {
+    /// The arguments (the raw ones, byte for byte, when nothing was repaired).
+    pub arguments: Bytes,
+    /// The changes, in the order of the bytes they name.
+    pub repairs: Vec<Repair>,
+}
+
+/// Repair `raw` arguments by `policy`. See the [module](self) docs.
+///
+/// ```
+/// use toolstream::repair::{repair, RepairKind, RepairPolicy};
+///
+/// let r = repair(b"{'path': 'a.rs', lines: [1, 2,],}", RepairPolicy::all()).unwrap();
+/// assert_eq!(&r.arguments[..], br#"{"path": "a.rs", "lines": [1, 2]}"#);
+/// let kinds: Vec<_> = r.repairs.iter().map(|r| r.kind).collect();
+/// assert_eq!(kinds, [RepairKind::SingleQuotes, RepairKind::SingleQuotes,
+///     RepairKind::UnquotedKey, RepairKind::TrailingComma, RepairKind::TrailingComma]);
+/// assert_eq!(r.repairs[2].offset, 17); // `lines`
+///
+/// // A cut string is never completed.
+/// assert!(repair(br#"{"path": "src/ma"#, RepairPolicy::all()).is_err());
+/// ```
+pub fn repair(raw: &[u8], policy: RepairPolicy) -> Result<Repaired, Refused> {
+    let refuse = |reason, offset, tried| {
+        Err(Refused {
+            reason,
+            offset,
+            tried,
+        })
+    };
+    if strictly_one_object(raw) {
+        return Ok(Repaired {
+            arguments: Bytes::copy_from_slice(raw),
+            repairs: Vec::new(),
+        });
+    }
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return refuse(Refusal::NotUtf8, 0, Vec::new());
+    };
+    let mut w = Writer {
+        src: text.as_bytes(),
+        out: Vec::with_capacity(raw.len() + 16),
+        repairs: Vec::new(),
+        policy,
+    };
+    // The object encoded as a JSON string.
+    let trimmed = text.trim();
+    if trimmed.starts_with('"') {
+        if let Ok(inner) = serde_json::from_str::<String>(trimmed) {
+            if strictly_one_object(inner.as_bytes()) {
+                let at = text.len() - text.trim_start().len();
+                if let Err(r) = w.note(RepairKind::DoubleEncoded, at, trimmed, &inner) {
+                    return refuse(r, at, w.repairs);
+                }
+                return Ok(Repaired {
+                    arguments: Bytes::from(inner),
+                    repairs: w.repairs,
+                });
+            }
+        }
+    }
+    match w.run() {
+        Ok(()) => {}
+        Err((reason, offset)) => return refuse(reason, offset, w.repairs),
+    }
+    if !strictly_one_object(&w.out) {
+        return refuse(Refusal::NotRepairable, 0, w.repairs);
+    }
+    Ok(Repaired {
+        arguments: Bytes::from(w.out),
+        repairs: w.repairs,
+    })
+}
+
+/// Whether `bytes` are exactly one JSON object (whitespace around it aside), by the
+/// strict splitter.
+fn strictly_one_object(bytes: &[u8]) -> bool {
+    let mut s = Splitter::new(Mode::Objects);
+    let mut out = Vec::new();
+    if s.push(Bytes::copy_from_slice(bytes), &mut out).is_err() {
+        return false;
+    }
+    matches!(s.finish(), Ok(None)) && out.len() == 1
+}
+
+type Fail = (Refusal, usize);
+
+/// What is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Open {
+    Object,
+    Array,
+}
+
+struct Writer<'a> {
+    src: &'a [u8],
+    out: Vec<u8>,
+    repairs: Vec<Repair>,
+    policy: RepairPolicy,
+}
+
+impl<'a> Writer<'a> {
+    /// A change at `at`: noted when its kind is on and the count allows.
+    fn note(
+        &mut self,
+        kind: RepairKind,
+        at: usize,
+        replaced: &str,
+        with: &str,
+    ) -> Result<(), Refusal> {
+        if !self.policy.allows(kind) {
+            return Err(Refusal::KindOff);
+        }
+        if self.repairs.len() >= MAX_REPAIRS {
+            return Err(Refusal::TooMany);
+        }
+        self.repairs.push(Repair {
+            kind,
+            offset: at,
+            replaced: replaced.to_string(),
+            with: with.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Source text (the source is UTF-8, and ranges fall on characters' bounds).
+    fn text(&self, r: std::ops::Range<usize>) -> &'a str {
+        std::str::from_utf8(&self.src[r]).unwrap_or("")
+    }
+
+    /// The whole input: a fence or prose around one object, the object repaired.
+    fn run(&mut self) -> Result<(), Fail> {
+        let src = self.src;
+        let mut at = 0;
+        while at < src.len() && src[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let mut fenced = false;
+        if src[at..].starts_with(b"```") {
+            // The fence's line, its language tag with it.
+            let end = memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n + 1);
+            let fence = self.text(at..end).to_string();
+            self.note(RepairKind::Fence, at, &fence, "")
+                .map_err(|r| (r, at))?;
+            at = end;
+            fenced = true;
+        }
+        let Some(open) = memchr::memchr(b'{', &src[at..]).map(|n| at + n) else {
+            return Err((Refusal::NotOneObject, at));
+        };
+        let before = self.text(at..open).trim().to_string();
+        if !before.is_empty() {
+            let start = at + (self.text(at..open).len() - self.text(at..open).trim_start().len());
+            self.note(RepairKind::Prose, start, &before, "")
+                .map_err(|r| (r, start))?;
+        }
+        let end = self.object(open)?;
+        // What follows the object: whitespace, the closing fence, prose without another
+        // value.
+        let mut rest_at = end;
+        let mut rest = self.text(end..src.len());
+        if fenced {
+            let t = rest.trim_start();
+            if let Some(after) = t.strip_prefix("```") {
+                let fence_at = end + (rest.len() - t.len());
+                self.note(RepairKind::Fence, fence_at, "```", "")
+                    .map_err(|r| (r, fence_at))?;
+                rest_at = fence_at + 3;
+                rest = after;
+            }
+        }
+        let after = rest.trim();
+        if !after.is_empty() {
+            let start = rest_at + (rest.len() - rest.trim_start().len());
+            if after.contains(['{', '[']) {
+                return Err((Refusal::NotOneObject, start));
+            }
+            let after = after.to_string();
+            self.note(RepairKind::Prose, start, &after, "")
+                .map_err(|r| (r, start))?;
+        }
+        Ok(())
+    }
+
+    /// The object at `start` (its `{`), written repaired; where it ends.
+    fn object(&mut self, start: usize) -> Result<usize, Fail> {
+        let src = self.src;
+        let mut stack: Vec<Open> = Vec::new();
+        let mut i = start;
+        // What may come next: a value, a key (or `}` right after `{`), a colon, a comma or
+        // the end of what is open.
+        #[derive(PartialEq)]
+        enum Want {
+            Value,
+            KeyOrEnd,
+            Key,
+            Colon,
+            CommaOrEnd,
+            ValueOrEnd,
+        }
+        let mut want = Want::Value;
+        loop {
+            i = self.space(i)?;
+            let Some(&b) = src.get(i) else {
+                return Err((Refusal::Truncated, i));
+            };
+            match want {
+                Want::Value | Want::ValueOrEnd => {
+                    if want == Want::ValueOrEnd && b == b']' {
+                        self.close(&mut stack, Open::Array, i)?;
+                        i += 1;
+                        if stack.is_empty() {
+                            return Ok(i);
+                        }
+                        want = Want::CommaOrEnd;
+                        continue;
+                    }
+                    match b {
+                        b'{' | b'[' => {
+                            if stack.len() >= MAX_DEPTH {
+                                return Err((Refusal::TooMany, i));
+                            }
+                            let open = if b == b'{' { Open::Object } else { Open::Array };
+                            stack.push(open);
+                            self.out.push(b);
+                            i += 1;
+                            want = if b == b'{' {
+                                Want::KeyOrEnd
+                            } else {
+                                Want::ValueOrEnd
+                            };
+                            continue;
+                        }
+                        _ if stack.is_empty() => return Err((Refusal::NotOneObject, i)),
+                        b'"' => i = self.string(i, false)?,
+                        b'\'' => i = self.string(i, true)?,
+                        b'-' | b'0'..=b'9' => i = self.number(i)?,
+                        b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' => i = self.word(i)?,
+                        b'}' | b']' => return Err((Refusal::NotRepairable, i)),
+                        _ => return Err((Refusal::NotRepairable, i)),
+                    }
+                    want = Want::CommaOrEnd;
+                }
+                Want::KeyOrEnd | Want::Key => {
+                    match b {
+                        b'}' if want == Want::KeyOrEnd => {
+                            self.close(&mut stack, Open::Object, i)?;
+                            i += 1;
+                            if stack.is_empty() {
+                                return Ok(i);
+                            }
+                            want = Want::CommaOrEnd;
+                            continue;
+                        }
+                        b'"' => i = self.string(i, false)?,
+                        b'\'' => i = self.string(i, true)?,
+                        b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' => i = self.key(i)?,
+                        _ => return Err((Refusal::NotRepairable, i)),
+                    }
+                    want = Want::Colon;
+                }
+                Want::Colon => {
+                    if b != b':' {
+                        return Err((Refusal::NotRepairable, i));
+                    }
+                    self.out.push(b':');
+                    i += 1;
+                    want = Want::Value;
+                }
+                Want::CommaOrEnd => match b {
+                    b',' => {
+                        // A comma before the end of what is open is dropped.
+                        let next = self.peek_past_space(i + 1)?;
+                        let trailing = matches!(src.get(next), Some(b'}' | b']'));
+                        if trailing {
+                            self.note(RepairKind::TrailingComma, i, ",", "")
+                                .map_err(|r| (r, i))?;
+                        } else {
+                            self.out.push(b',');
+                        }
+                        i += 1;
+                        want = match (stack.last(), trailing) {
+                            (Some(Open::Object), true) => Want::KeyOrEnd,
+                            (Some(Open::Object), false) => Want::Key,
+                            (_, true) => Want::ValueOrEnd,
+                            (_, false) => Want::Value,
+                        };
+                    }
+                    b'}' | b']' => {
+                        let kind = if b == b'}' { Open::Object } else { Open::Array };
+                        self.close(&mut stack, kind, i)?;
+                        i += 1;
+                        if stack.is_empty() {
+                            return Ok(i);
+                        }
+                    }
+                    _ => return Err((Refusal::NotRepairable, i)),
+                },
+            }
+        }
+    }
+
+    fn close(&mut self, stack: &mut Vec<Open>, kind: Open, at: usize) -> Result<(), Fail> {
+        if stack.pop() != Some(kind) {
+            return Err((Refusal::Unbalanced, at));
+        }
+        self.out
+            .push(if kind == Open::Object { b'}' } else { b']' });
+        Ok(())
+    }
+
+    /// Whitespace (written) and comments (dropped) from `i`; where the next byte is.
+    fn space(&mut self, mut i: usize) -> Result<usize, Fail> {
+        let src = self.src;
+        loop {
+            match src.get(i) {
+                Some(b) if b.is_ascii_whitespace() => {
+                    self.out.push(*b);
+                    i += 1;
+                }
+                Some(b'/') => {
+                    let end = comment_end(src, i).ok_or((Refusal::Truncated, i))?;
+                    if end == i {
+                        return Ok(i);
+                    }
+                    let text = self.text(i..end).to_string();
+                    self.note(RepairKind::Comment, i, &text, "")
+                        .map_err(|r| (r, i))?;
+                    i = end;
+                }
+                _ => return Ok(i),
+            }
+        }
+    }
+
+    /// Where the next byte after whitespace and comments is, writing nothing.
+    fn peek_past_space(&self, mut i: usize) -> Result<usize, Fail> {
+        let src = self.src;
+        loop {
+            match src.get(i) {
+                Some(b) if b.is_ascii_whitespace() => i += 1,
+                Some(b'/') => {
+                    let end = comment_end(src, i).ok_or((Refusal::Truncated, i))?;
+                    if end == i {
+                        return Ok(i);
+                    }
+                    i = end;
+                }
+                _ => return Ok(i),
+            }
+        }
+    }
+
+    /// A string at `i` (double- or single-quoted), written double-quoted and valid; where
+    /// it ends.
+    fn string(&mut self, start: usize, single: bool) -> Result<usize, Fail> {
+        let src = self.src;
+        let quote = if single { b'\'' } else { b'"' };
+        let mark = self.out.len();
+        self.out.push(b'"');
+        let mut i = start + 1;
+        loop {
+            // The run that needs nothing done, at once.
+            let run = src[i..]
+                .iter()
+                .position(|&b| b == quote || b == b'\\' || b < 0x20 || (single && b == b'"'))
+                .map_or(src.len(), |n| i + n);
+            self.out.extend_from_slice(&src[i..run]);
+            i = run;
+            let Some(&b) = src.get(i) else {
+                return Err((Refusal::Truncated, i));
+            };
+            match b {
+                _ if b == quote => {
+                    self.out.push(b'"');
+                    i += 1;
+                    break;
+                }
+                b'"' => {
+                    // Inside single quotes: escaped.
+                    self.out.extend_from_slice(b"\\\"");
+                    i += 1;
+                }
+                b'\\' => i = self.escape(i, single)?,
+                _ => {
+                    let with = match b {
+                        b'\n' => "\\n".to_string(),
+                        b'\t' => "\\t".to_string(),
+                        b'\r' => "\\r".to_string(),
+                        _ => format!("\\u{:04x}", b),
+                    };
+                    if !single {
+                        let replaced = (b as char).to_string();
+                        self.note(RepairKind::ControlChar, i, &replaced, &with)
+                            .map_err(|r| (r, i))?;
+                    }
+                    self.out.extend_from_slice(with.as_bytes());
+                    i += 1;
+                }
+            }
+        }
+        // Where a string ends only a colon, a comma or an end may follow: anything else
+        // means a quote inside it ended it early.
+        let next = self.peek_past_space(i)?;
+        if !matches!(src.get(next), Some(b':' | b',' | b'}' | b']') | None) {
+            return Err((Refusal::AmbiguousQuote, i - 1));
+        }
+        if single {
+            let replaced = self.text(start..i).to_string();
+            let with = String::from_utf8_lossy(&self.out[mark..]).into_owned();
+            self.note(RepairKind::SingleQuotes, start, &replaced, &with)
+                .map_err(|r| (r, start))?;
+        }
+        Ok(i)
+    }
+
+    /// An escape at `i` (its backslash), written valid; where it ends.
+    fn escape(&mut self, i: usize, single: bool) -> Result<usize, Fail> {
+        let src = self.src;
+        let Some(&e) = src.get(i + 1) else {
+            return Err((Refusal::Truncated, i));
+        };
+        match e {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.out.extend_from_slice(&src[i..i + 2]);
+                Ok(i + 2)
+            }
+            b'u' => {
+                let hex = src.get(i + 2..i + 6).ok_or((Refusal::Truncated, i))?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return Err((Refusal::NotRepairable, i));
+                }
+                self.out.extend_from_slice(&src[i..i + 6]);
+                Ok(i + 6)
+            }
+            b'\'' => {
+                if !single {
+                    self.note(RepairKind::Escape, i, "\\'", "'")
+                        .map_err(|r| (r, i))?;
+                }
+                self.out.push(b'\'');
+                Ok(i + 2)
+            }
+            b'x' => {
+                let hex = src.get(i + 2..i + 4).ok_or((Refusal::Truncated, i))?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return Err((Refusal::NotRepairable, i));
+                }
+                let with = format!("\\u00{}", self.text(i + 2..i + 4));
+                let replaced = self.text(i..i + 4).to_string();
+                self.note(RepairKind::Escape, i, &replaced, &with)
+                    .map_err(|r| (r, i))?;
+                self.out.extend_from_slice(with.as_bytes());
+                Ok(i + 4)
+            }
+            _ => Err((Refusal::NotRepairable, i)),
+        }
+    }
+
+    /// A number at `i`, written as it came (the strict check reads it); where it ends.
+    fn number(&mut self, i: usize) -> Result<usize, Fail> {
+        let src = self.src;
+        let end = src[i..]
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .map_or(src.len(), |n| i + n);
+        if src[i] == b'-' && src[end..].starts_with(b"Infinity") {
+            return Err((Refusal::NonFinite, i));
+        }
+        self.out.extend_from_slice(&src[i..end]);
+        Ok(end)
+    }
+
+    fn word_end(&self, i: usize) -> usize {
+        self.src[i..]
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$'))
+            .map_or(self.src.len(), |n| i + n)
+    }
+
+    /// A bare word in a value's place: a JSON literal as it is, a Python or JS one made
+    /// JSON's; where it ends.
+    fn word(&mut self, i: usize) -> Result<usize, Fail> {
+        let end = self.word_end(i);
+        let word = self.text(i..end).to_string();
+        let with = match word.as_str() {
+            "true" | "false" | "null" => {
+                self.out.extend_from_slice(word.as_bytes());
+                return Ok(end);
+            }
+            "True" => "true",
+            "False" => "false",
+            "None" | "undefined" => "null",
+            "NaN" | "Infinity" => return Err((Refusal::NonFinite, i)),
+            _ => return Err((Refusal::NotRepairable, i)),
+        };
+        self.note(RepairKind::Literal, i, &word, with)
+            .map_err(|r| (r, i))?;
+        self.out.extend_from_slice(with.as_bytes());
+        Ok(end)
+    }
+
+    /// An identifier in a key's place, written quoted; where it ends.
+    fn key(&mut self, i: usize) -> Result<usize, Fail> {
+        let end = self.word_end(i);
+        let word = self.text(i..end).to_string();
+        let next = self.peek_past_space(end)?;
+        if self.src.get(next) != Some(&b':') {
+            return Err((Refusal::NotRepairable, i));
+        }
+        let with = format!("\"{word}\"");
+        self.note(RepairKind::UnquotedKey, i, &word, &with)
+            .map_err(|r| (r, i))?;
+        self.out.extend_from_slice(with.as_bytes());
+        Ok(end)
+    }
+}
+
+/// The end of a comment at `i` (a `/`): past `//...` (to the line's end) or `/*...*/`;
+/// `i` itself when no comment starts there; `None` for a `/*` never closed.
+fn comment_end(src: &[u8], i: usize) -> Option<usize> {
+    match src.get(i + 1) {
+        Some(b'/') => Some(memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n)),
+        Some(b'*') => memchr::memmem::find(&src[i + 2..], b"*/").map(|n| i + 2 + n + 2),
+        _ => Some(i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(raw: &str) -> (String, Vec<(RepairKind, usize)>) {
+        let r =
+            repair(raw.as_bytes(), RepairPolicy::all()).unwrap_or_else(|e| panic!("{raw}: {e:?}"));
+        (
+            String::from_utf8(r.arguments.to_vec()).unwrap(),
+            r.repairs.iter().map(|r| (r.kind, r.offset)).collect(),
+        )
+    }
+
+    fn refused(raw: &str) -> Refusal {
+        repair(raw.as_bytes(), RepairPolicy::all())
+            .map(|r| panic!("{raw} repaired: {r:?}"))
+            .unwrap_err()
+            .reason
+    }
+
+    #[test]
+    fn valid_input_is_unchanged() {
+        for raw in [r#"{"a":1}"#, r#"  { "a" : [1, {"b": null}] }  "#, "{}"] {
+            let r = repair(raw.as_bytes(), RepairPolicy::all()).unwrap();
+            assert_eq!(&r.arguments[..], raw.as_bytes());
+            assert!(r.repairs.is_empty());
+        }
+    }
+
+    #[test]
+    fn each_closed_form_mistake_is_repaired_and_reported_at_its_offset() {
+        use RepairKind::*;
+        type Case<'a> = (&'a str, &'a str, &'a [(RepairKind, usize)]);
+        let cases: &[Case] = &[
+            (r#"{"a":1,}"#, r#"{"a":1}"#, &[(TrailingComma, 6)]),
+            (
+                r#"{"a":[1,2,],}"#,
+                r#"{"a":[1,2]}"#,
+                &[(TrailingComma, 9), (TrailingComma, 11)],
+            ),
+            (
+                r#"{'a': 'b'}"#,
+                r#"{"a": "b"}"#,
+                &[(SingleQuotes, 1), (SingleQuotes, 6)],
+            ),
+            (
+                r#"{'a': 'say "hi"'}"#,
+                r#"{"a": "say \"hi\""}"#,
+                &[(SingleQuotes, 1), (SingleQuotes, 6)],
+            ),
+            (r#"{path: "x"}"#, r#"{"path": "x"}"#, &[(UnquotedKey, 1)]),
+            (
+                r#"{"a": True, "b": None}"#,
+                r#"{"a": true, "b": null}"#,
+                &[(Literal, 6), (Literal, 17)],
+            ),
+            ("{\"a\": 1 // one\n}", "{\"a\": 1 \n}", &[(Comment, 8)]),
+            (r#"{"a": /* x */ 1}"#, r#"{"a":  1}"#, &[(Comment, 6)]),
+            (
+                "{\"a\": \"l1\nl2\"}",
+                r#"{"a": "l1\nl2"}"#,
+                &[(ControlChar, 9)],
+            ),
+            (r#"{"a": "it\'s"}"#, r#"{"a": "it's"}"#, &[(Escape, 9)]),
+            (r#"{"a": "\x41"}"#, r#"{"a": "\u0041"}"#, &[(Escape, 7)]),
+            (
+                "```json\n{\"a\":1}\n```",
+                r#"{"a":1}"#,
+                &[(Fence, 0), (Fence, 16)],
+            ),
+            (
+                "Sure! {\"a\":1} Hope it helps.",
+                r#"{"a":1}"#,
+                &[(Prose, 0), (Prose, 14)],
+            ),
+            (r#""{\"a\":1}""#, r#"{"a":1}"#, &[(DoubleEncoded, 0)]),
+        ];
+        for (raw, want, repairs) in cases {
+            let (got, kinds) = fixed(raw);
+            assert_eq!(got.trim(), *want, "{raw}");
+            assert_eq!(kinds, *repairs, "{raw}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_closed_form_is_refused() {
+        assert_eq!(refused(r#"{"path": "src/ma"#), Refusal::Truncated);
+        assert_eq!(refused(r#"{"a": [1, 2"#), Refusal::Truncated);
+        assert_eq!(refused(r#"{"a": [1, 2}"#), Refusal::Unbalanced);
+        assert_eq!(refused(r#"{"cmd": "echo "hi""}"#), Refusal::AmbiguousQuote);
+        assert_eq!(refused(r#"{'msg': 'it's'}"#), Refusal::AmbiguousQuote);
+        assert_eq!(refused(r#"{"a": NaN}"#), Refusal::NonFinite);
+        assert_eq!(refused(r#"{"a": -Infinity}"#), Refusal::NonFinite);
+        assert_eq!(refused(r#"{"a": maybe}"#), Refusal::NotRepairable);
+        assert_eq!(refused(r#"{"a": 1 "b": 2}"#), Refusal::NotRepairable);
+        assert_eq!(refused(r#"{"a": "\q"}"#), Refusal::NotRepairable);
+        assert_eq!(refused(r#"{"a": 01}"#), Refusal::NotRepairable);
+        assert_eq!(refused(r#"{"a":1} and {"b":2}"#), Refusal::NotOneObject);
+        assert_eq!(refused("[1, 2]"), Refusal::NotOneObject);
+        assert_eq!(refused("{\"a\": 1 /* open"), Refusal::Truncated);
+    }
+
+    #[test]
+    fn a_kind_switched_off_is_refused_with_the_repairs_tried() {
+        let policy = RepairPolicy::all().with(RepairKind::TrailingComma, false);
+        let e = repair(br#"{'a': 1,}"#, policy).unwrap_err();
+        assert_eq!(e.reason, Refusal::KindOff);
+        assert_eq!(e.offset, 7);
+        assert_eq!(e.tried.len(), 1);
+        assert_eq!(e.tried[0].kind, RepairKind::SingleQuotes);
+        assert!(repair(br#"{"a":1,}"#, RepairPolicy::default()).is_err());
+    }
+
+    #[test]
+    fn hostile_inputs_are_refused_or_bounded() {
+        let mb = 1 << 20;
+        for raw in [
+            ",".repeat(mb),
+            "'".repeat(mb),
+            "//".repeat(mb / 2),
+            format!("{{{}}}", "a".repeat(mb)),
+            "```".repeat(mb / 3),
+            format!("{{\"a\":[{}1]}}", "1,".repeat(mb / 2)),
+            format!("{{\"a\":[{}]}}", "1,,".repeat(mb / 3)),
+            format!("{{\"a\":\"{}\"}}", "\n".repeat(mb)),
+            format!("{}{}", "{\"a\":".repeat(MAX_DEPTH + 1), "1"),
+        ] {
+            match repair(raw.as_bytes(), RepairPolicy::all()) {
+                Ok(r) => assert!(r.repairs.len() <= MAX_REPAIRS),
+                Err(e) => assert!(e.tried.len() <= MAX_REPAIRS),
+            }
+        }
+    }
+}
