@@ -60,6 +60,9 @@ mod preview;
 #[path = "properties.rs"]
 mod properties;
 
+#[path = "repair.rs"]
+mod repair;
+
 #[path = "replay.rs"]
 mod replay;
 
