@@ -59,6 +59,11 @@ pub struct Policy {
     /// call's view counts its bytes and 80 bytes per value in its tree against the
     /// arguments limit ([`Policy::json`]'s value limit); past it the call has no view.
     pub preview: bool,
+    /// Which closed-form mistakes in a failed call's arguments are repaired
+    /// ([`crate::repair`]; default: none, strict). Only a call that failed as syntax or as
+    /// not an object is tried, never one the stream cut; a repaired call is a
+    /// [`ToolCall`] whose `repairs` say every change.
+    pub repair: crate::repair::RepairPolicy,
 }
 
 impl Default for Policy {
@@ -71,6 +76,7 @@ impl Default for Policy {
                 .max_value_bytes(16 << 20)
                 .max_string_bytes(8 << 20),
             preview: false,
+            repair: crate::repair::RepairPolicy::default(),
         }
     }
 }
@@ -149,6 +155,11 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments: one strictly valid JSON object.
     pub arguments: Bytes,
+    /// The changes made to the provider's arguments to make them valid, when repair is on
+    /// ([`Policy::repair`]); empty for arguments that were valid as they came.
+    pub repairs: Vec<crate::repair::Repair>,
+    /// The provider's arguments as they came, when `repairs` were made.
+    pub original: Option<Bytes>,
 }
 
 /// Where a [`ToolCall`]'s id came from.
@@ -1322,6 +1333,8 @@ impl ToolCallAssembler {
             id_source,
             name: slot.name.clone(),
             arguments: v.into_bytes(),
+            repairs: Vec::new(),
+            original: None,
         }));
     }
 
@@ -1376,6 +1389,27 @@ impl ToolCallAssembler {
         if let Some(f) = slot.failed.take() {
             let Failed { mut failure, raw } = *f;
             failure.raw = Bytes::from(raw);
+            // Opt-in repair of what failed as syntax or as no object, never of what the
+            // stream cut (completing it would invent content).
+            let repairable = matches!(failure.kind, FailureKind::Syntax | FailureKind::NotObject)
+                && cleanly
+                && self.policy.repair.is_on()
+                && !failure.name.is_empty();
+            if repairable {
+                if let Ok(r) = crate::repair::repair(&failure.raw, self.policy.repair) {
+                    out.push(Event::ToolCall(ToolCall {
+                        index: failure.index,
+                        part: slot.parts + 1,
+                        id: failure.id,
+                        id_source: failure.id_source,
+                        name: failure.name,
+                        arguments: r.arguments,
+                        repairs: r.repairs,
+                        original: Some(failure.raw),
+                    }));
+                    return;
+                }
+            }
             out.push(Event::ToolCallFailed(failure));
             return;
         }
@@ -1404,6 +1438,8 @@ impl ToolCallAssembler {
                         id_source: IdSource::Provider,
                         name: slot.name.clone(),
                         arguments: Bytes::from_static(b"{}"),
+                        repairs: Vec::new(),
+                        original: None,
                     }));
                     return;
                 };

@@ -32,7 +32,7 @@ fn json_or_string(text: &str) -> serde_json::Value {
 /// | `redacted_reasoning` | `data` |
 /// | `reasoning_item` | `item` (the item's JSON) |
 /// | `reasoning_details` | `details` (the array) |
-/// | `tool_call` | `index`, `part`, `id`, `id_source` (when toolstream made the id: `split` or `text`), `id_from` (a split call's: the id its id was made from), `name`, `arguments` (the object, its exact bytes) |
+/// | `tool_call` | `index`, `part`, `id`, `id_source` (when toolstream made the id: `split` or `text`), `id_from` (a split call's: the id its id was made from), `name`, `arguments` (the object, its exact bytes), `repairs` (when the arguments were repaired: each change's `kind`, `offset`, `replaced`, `with`) |
 /// | `tool_call_error` | `index`, `id`, `id_source` and `id_from` (as a call's), `name`, `kind`, `offset`, `raw` (text), `detail` |
 /// | `duplicate` | `index`, `id`, `name` |
 /// | `finish` | `reason` (normalised), `raw` (the provider's) |
@@ -143,6 +143,17 @@ fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::
     id_source_entries(m, &c.id_source)?;
     m.serialize_entry("name", &c.name)?;
     m.serialize_entry("arguments", &Exact(&c.arguments))?;
+    if !c.repairs.is_empty() {
+        let repairs: Vec<_> = c
+            .repairs
+            .iter()
+            .map(|r| {
+                serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
+                    "replaced": r.replaced, "with": r.with})
+            })
+            .collect();
+        m.serialize_entry("repairs", &repairs)?;
+    }
     Ok(())
 }
 

@@ -597,3 +597,44 @@ fn inspect_json_prints_the_arguments_exact_bytes() {
         "{out}"
     );
 }
+
+/// `inspect --repair`: a call whose arguments end in a trailing comma is a call, with each
+/// repair listed in `--json` (kind, offset, the bytes, what replaced them), at every
+/// chunking; without it, the call fails as before.
+#[test]
+fn inspect_repair_turns_a_trailing_comma_into_a_call_with_its_repairs() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"write","arguments":"{\"path\": \"a.rs\","}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" \"n\": [1, 2,],}"}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let (code, strict, _) = run(&["inspect", "--json", "-"], stream.as_bytes());
+    assert_eq!(code, 0);
+    assert!(strict.contains(r#""type":"tool_call_error""#), "{strict}");
+    let (code, out, err) = run(&["inspect", "--json", "--repair", "-"], stream.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    let call: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(call["type"], "tool_call");
+    assert_eq!(
+        call["arguments"],
+        serde_json::json!({"path": "a.rs", "n": [1, 2]})
+    );
+    let repairs = call["repairs"].as_array().unwrap();
+    assert_eq!(repairs.len(), 2);
+    assert_eq!(repairs[0]["kind"], "trailing_comma");
+    assert_eq!(repairs[0]["replaced"], ",");
+    assert_eq!(repairs[0]["with"], "");
+    // The offset names the comma in the raw arguments: `{"path": "a.rs", "n": [1, 2,],}`.
+    assert_eq!(repairs[0]["offset"], 27);
+    assert_eq!(repairs[1]["offset"], 29);
+    for chunk in ["1", "7"] {
+        let (_, again, _) = run(
+            &["inspect", "--json", "--repair", "--chunk", chunk, "-"],
+            stream.as_bytes(),
+        );
+        assert_eq!(again, out, "--chunk {chunk}");
+    }
+}

@@ -208,6 +208,8 @@ mod properties {
                     id,
                     id_source: Default::default(),
                     name,
+                    repairs: Vec::new(),
+                    original: None,
                     arguments: Bytes::from(format!("{{\"n\":{n}}}")),
                 })
             }),
@@ -363,6 +365,8 @@ mod properties {
                                 id_source: Default::default(),
                                 name: format!("c{k}"),
                                 arguments: Bytes::from(format!("{{\"k\":{k}}}")),
+                                repairs: Vec::new(),
+                                original: None,
                             }),
                         ));
                     }

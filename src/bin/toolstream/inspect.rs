@@ -21,6 +21,8 @@ pub(crate) struct Args {
     /// `--text-calls`: the family (`None` for auto), when calls written into the text are
     /// taken out of it.
     text_calls: Option<Option<Family>>,
+    /// `--repair`: closed-form mistakes in failed arguments repaired.
+    repair: bool,
     path: Option<String>,
 }
 
@@ -43,6 +45,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         preview: false,
         tools: None,
         text_calls: None,
+        repair: false,
         path: None,
     };
     let mut it = args.iter();
@@ -69,6 +72,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
             "--json" => out.json = true,
             "--turn" => out.turn = true,
             "--preview" => out.preview = true,
+            "--repair" => out.repair = true,
             "--tools" => out.tools = Some(it.next().ok_or("--tools needs a file")?.clone()),
             "--text-calls" => {
                 let v = it.next().ok_or("--text-calls needs a family or auto")?;
@@ -123,15 +127,28 @@ pub(crate) fn to_json(e: &Event) -> Option<String> {
 
 fn human(e: &Event, out: &mut impl Write) -> io::Result<()> {
     match e {
-        Event::ToolCall(c) => writeln!(
-            out,
-            "tool call #{} part {}: {}({}) id={}",
-            c.index,
-            c.part,
-            c.name,
-            String::from_utf8_lossy(&c.arguments),
-            c.id
-        ),
+        Event::ToolCall(c) => {
+            writeln!(
+                out,
+                "tool call #{} part {}: {}({}) id={}",
+                c.index,
+                c.part,
+                c.name,
+                String::from_utf8_lossy(&c.arguments),
+                c.id
+            )?;
+            for r in &c.repairs {
+                writeln!(
+                    out,
+                    "  repaired {} at byte {}: {:?} -> {:?}",
+                    r.kind.as_str(),
+                    r.offset,
+                    r.replaced,
+                    r.with
+                )?;
+            }
+            Ok(())
+        }
         Event::ToolCallFailed(f) => writeln!(out, "{f}"),
         Event::Duplicate {
             index, id, name, ..
@@ -338,7 +355,10 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
 
 /// The pipeline for `args`: with `--text-calls`, calls written into the text to the tools
 /// of `--tools` are taken out of it.
-fn stream(args: &Args, policy: Policy) -> io::Result<Stream> {
+fn stream(args: &Args, mut policy: Policy) -> io::Result<Stream> {
+    if args.repair {
+        policy.repair = toolstream::repair::RepairPolicy::all();
+    }
     let s = Stream::with_policy(args.format, policy);
     Ok(match (args.text_calls, args.tools.as_deref()) {
         (Some(family), Some(path)) => {

@@ -35,7 +35,8 @@ Input is FILE, or stdin when FILE is - or absent.";
 
 const INSPECT_HELP: &str = "\
 usage: toolstream inspect [--provider NAME|auto] [--chunk N] [--json] [--turn | --preview]
-                          [--tools REQUEST.json [--text-calls FAMILY|auto]] [FILE|-]
+                          [--tools REQUEST.json [--text-calls FAMILY|auto]] [--repair]
+                          [FILE|-]
 
 Runs a captured streaming response through the pipeline and lists its tool calls (each as
 soon as its arguments closed), text, finish, errors and whether the stream ended properly.
@@ -51,6 +52,10 @@ Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
   --preview        print the events and, after each push (16 bytes unless --chunk says),
                    the view of every call whose arguments changed, as a user interface
                    would show them while they stream
+  --repair         repair closed-form mistakes in a call's arguments (a fence or prose
+                   around the object, trailing commas, single quotes, unquoted keys,
+                   Python literals, comments, raw newlines, bad escapes, the object as a
+                   string), each change listed; never a cut or ambiguous call
   --tools FILE     check each call against the tools a request declared (the request
                    body, or its tools array, in any provider's shape): an undeclared name or
                    arguments that do not match the JSON Schema are listed under the call
