@@ -104,6 +104,17 @@ fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
             Err(_) => d.set_item("arguments", String::from_utf8_lossy(&c.arguments))?,
         }
         d.set_item("arguments_raw", PyBytes::new(py, &c.arguments))?;
+        if !c.repairs.is_empty() {
+            let repairs: Vec<serde_json::Value> = c
+                .repairs
+                .iter()
+                .map(|r| {
+                    serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
+                        "replaced": r.replaced, "with": r.with})
+                })
+                .collect();
+            d.set_item("repairs", to_py(py, &serde_json::Value::Array(repairs))?)?;
+        }
         return Ok(d);
     }
     let v = serde_json::to_value(e).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -143,19 +154,23 @@ impl Stream {
     /// wrote into its text out of it, for the tools `tools` declares (the request body, or
     /// its tools list): required with it, since only declared tools are taken.
     #[new]
-    #[pyo3(signature = (format=None, *, max_calls=None, preview=false, text_calls=None, tools=None))]
+    #[pyo3(signature = (format=None, *, max_calls=None, preview=false, text_calls=None, tools=None, repair=false))]
     fn new(
         format: Option<&str>,
         max_calls: Option<usize>,
         preview: bool,
         text_calls: Option<&str>,
         tools: Option<&Bound<'_, PyAny>>,
+        repair: bool,
     ) -> PyResult<Self> {
         let mut policy = Policy::default();
         if let Some(n) = max_calls {
             policy.max_calls = n;
         }
         policy.preview = preview;
+        if repair {
+            policy.repair = toolstream::repair::RepairPolicy::all();
+        }
         let mut stream = pipeline::Stream::with_policy(format_of(format)?, policy);
         if let Some(family) = text_calls {
             let family = match family {

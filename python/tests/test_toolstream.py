@@ -451,3 +451,18 @@ def test_the_rewriter_takes_text_calls_out_on_every_api(piece):
 
     without = toolstream.Rewriter("anthropic")
     assert without.push(messages) + without.finish() == messages
+
+
+def test_repair_true_gives_a_trailing_comma_call_with_its_repairs():
+    """repair=True: a call whose arguments end in a trailing comma is a tool_call with its
+    repairs listed; without it, a tool_call_error as before."""
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function",'
+        b'"function":{"name":"write","arguments":"{\\"path\\": \\"a.rs\\",}"}}]},"finish_reason":null}]}\n\n'
+        b'data: [DONE]\n\n'
+    )
+    strict = [e["type"] for e in toolstream.events([body], "openai")]
+    assert "tool_call_error" in strict and "tool_call" not in strict
+    calls = [e for e in toolstream.events([body], "openai", repair=True) if e["type"] == "tool_call"]
+    assert calls[0]["arguments"] == {"path": "a.rs"}
+    assert calls[0]["repairs"] == [{"kind": "trailing_comma", "offset": 15, "replaced": ",", "with": ""}]
