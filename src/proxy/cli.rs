@@ -33,6 +33,11 @@ provider gave a delay, retry-after. GET /healthz answers ok.
   --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
                            `tool_calls`, so that clients run the calls)
   --no-repair              forward requests as they are
+  --repair                 repair closed-form mistakes in a streamed call's arguments (a
+                           trailing comma, single quotes, a fence or prose around the
+                           object, ...): the call goes to the client valid, after an SSE
+                           comment listing each change; never a cut or ambiguous call
+                           (default: off, such a call is forwarded as sent, annotated)
   --text-calls FAMILY      take the calls a model wrote into its text out of it and send
                            them as the API's calls (chat tool_calls, Messages tool_use
                            blocks, Responses function_call items; streaming and not): auto
@@ -163,6 +168,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut provider = None;
     let mut keep = false;
     let mut repair = true;
+    let mut repair_calls = false;
     let mut text_calls = TextCalls::Off;
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
@@ -177,6 +183,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             }
             "--keep-finish-reason" => keep = true,
             "--no-repair" => repair = false,
+            "--repair" => repair_calls = true,
             "--text-calls" => {
                 let v = value("--text-calls")?;
                 text_calls = TextCalls::from_name(&v).ok_or(format!(
@@ -220,6 +227,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     config.provider = provider;
     config.keep_finish_reason = keep;
     config.repair_requests = repair;
+    config.repair_calls = repair_calls;
     config.text_calls = text_calls;
     for (n, x) in numbers {
         match n {

@@ -51,6 +51,8 @@ pub struct Config {
     pub keep_finish_reason: bool,
     /// Repair the request's history before forwarding it (default on).
     pub repair_requests: bool,
+    /// Repair closed-form mistakes in streamed calls' arguments (default off).
+    pub repair_calls: bool,
     /// Take the calls a model wrote into the text of OpenAI chat content out of it, as
     /// tool calls (default off); only calls to the tools the request declared.
     pub text_calls: TextCalls,
@@ -82,6 +84,7 @@ impl Config {
             upstream,
             provider: None,
             keep_finish_reason: false,
+            repair_calls: false,
             repair_requests: true,
             text_calls: TextCalls::Off,
             max_request_bytes: 32 << 20,
@@ -570,12 +573,11 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             Kind::Responses => Api::Responses,
             _ => Api::Messages,
         };
-        let rewriter = Some(Rewriter::new(
-            api,
-            provider,
-            state.config.keep_finish_reason,
-            text,
-        ));
+        let mut rewriter = Rewriter::new(api, provider, state.config.keep_finish_reason, text);
+        if state.config.repair_calls {
+            rewriter = rewriter.with_repair(crate::repair::RepairPolicy::all());
+        }
+        let rewriter = Some(rewriter);
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
         let made = (kind == Kind::Responses).then(|| state.made.clone());
@@ -661,6 +663,7 @@ impl Log {
             duplicates = c.duplicates,
             failures = c.failures,
             text_calls = c.text_calls,
+            repaired = c.repaired,
             stream_errors = c.errors,
             repairs = self.repairs,
             reason = verdict.map(|v| v.reason.as_str()),

@@ -92,6 +92,18 @@ impl Rewriter {
         }
     }
 
+    /// This rewriter repairing closed-form mistakes in failed calls' arguments
+    /// ([`crate::repair`]): a repaired call goes out valid, after an SSE comment that lists
+    /// every change. Call before any byte is pushed.
+    pub fn with_repair(mut self, repair: crate::repair::RepairPolicy) -> Self {
+        match &mut self {
+            Rewriter::Chat(r) => r.core.set_repair(repair),
+            Rewriter::Messages(r) => r.core.set_repair(repair),
+            Rewriter::Responses(r) => r.core.set_repair(repair),
+        }
+        self
+    }
+
     /// Feed upstream bytes; what the client gets is appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
         match self {

@@ -90,6 +90,8 @@ pub struct Counts {
     pub errors: u32,
     /// Calls taken out of the text (`--text-calls`), among `calls`.
     pub text_calls: u32,
+    /// Calls whose arguments were repaired (`--repair`), among `calls`.
+    pub repaired: u32,
 }
 
 /// One SSE event or comment of the upstream stream, decoded.
@@ -147,6 +149,14 @@ impl Core {
             call_named: false,
             only_fragment: false,
         }
+    }
+
+    /// Repair closed-form mistakes in failed calls' arguments (before any byte is pushed).
+    fn set_repair(&mut self, repair: crate::repair::RepairPolicy) {
+        self.assembler = ToolCallAssembler::new(Policy {
+            repair,
+            ..Policy::default()
+        });
     }
 
     /// The id the client gets for a call, and, when toolstream made it, a note that says
@@ -900,6 +910,10 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
             if c.part > 1 {
                 counts.splits += 1;
             }
+            if !c.repairs.is_empty() {
+                counts.repaired += 1;
+                comment(out, &repair_note(&c));
+            }
             Some(Outgoing {
                 arguments: text_of(&c.arguments),
                 id: c.id,
@@ -929,6 +943,23 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
         }
         _ => None,
     }
+}
+
+/// The SSE comment before a repaired call: each change, in order.
+fn repair_note(c: &crate::assemble::ToolCall) -> String {
+    let mut note = format!("toolstream repaired call #{} ({}):", c.index, c.name);
+    for r in &c.repairs {
+        let _ = write!(
+            note,
+            " {} at {} ({:?} -> {:?});",
+            r.kind.as_str(),
+            r.offset,
+            r.replaced,
+            r.with
+        );
+    }
+    // One line: a comment cannot hold a line break.
+    note.replace(['\n', '\r'], " ")
 }
 
 fn failure_note(f: &Failure) -> String {

@@ -119,7 +119,7 @@ pub struct Continuation {
 
 /// OpenAI Responses API streams. See the module docs.
 pub struct ResponsesRewriter {
-    core: Core,
+    pub(super) core: Core,
     /// By upstream `output_index`.
     items: HashMap<u32, CallItem>,
     /// The assembler's events for each slot, until its call ends.

@@ -99,6 +99,11 @@ def text_stack():
     yield from proxy_stack("--text-calls", "auto")
 
 
+@pytest.fixture(scope="module")
+def repair_stack():
+    yield from proxy_stack("--repair")
+
+
 def proxy_stack(*options):
     """A fake upstream and the proxy in front of it, started with `options`."""
     up = Upstream()
@@ -860,3 +865,43 @@ def test_openai_agents_sdk_runs_both_glued_calls(stack):
     second = up.requests[-1]["input"]
     calls = [i for i in second if isinstance(i, dict) and i.get("type") == "function_call"]
     assert [json.loads(c["arguments"]) for c in calls] == [{"city": "Oslo"}, {"city": "Rome"}]
+
+
+TRAILING = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
+    b'{"role":"assistant","tool_calls":[{"index":0,"id":"call_t","type":"function","function":'
+    b'{"name":"write","arguments":"{\\"path\\": \\"a.rs\\", \\"lines\\": [1, 2,],}"}}]},"finish_reason":null}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},'
+    b'"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+def chat_calls_and_comments(base, up, write):
+    up.script = (200, "text/event-stream", TRAILING, write, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    got = {}
+    with client.chat.completions.with_streaming_response.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+    ) as r:
+        raw = b"".join(r.iter_bytes())
+    for line in raw.decode().splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:])["choices"]:
+                for tc in choice["delta"].get("tool_calls") or []:
+                    got.setdefault(tc["index"], "")
+                    got[tc["index"]] += tc["function"].get("arguments") or ""
+    return got, [l for l in raw.decode().splitlines() if l.startswith(":")]
+
+
+@pytest.mark.parametrize("write", [1, 64, 4096])
+def test_openai_sdk_with_repair_gets_a_trailing_comma_call_valid(repair_stack, stack, write):
+    """--repair: a call whose arguments end in trailing commas reaches the agent valid, the
+    repairs in an SSE comment; without it, the bytes as sent, annotated as a failure."""
+    up, base = repair_stack
+    got, comments = chat_calls_and_comments(base, up, write)
+    assert json.loads(got[0]) == {"path": "a.rs", "lines": [1, 2]}
+    assert any("toolstream repaired call #0" in c and "trailing_comma" in c for c in comments), comments
+    up, base = stack
+    got, comments = chat_calls_and_comments(base, up, write)
+    assert got[0] == '{"path": "a.rs", "lines": [1, 2,],}'
+    assert any("tool_call_error" in c for c in comments), comments
