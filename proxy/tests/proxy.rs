@@ -552,10 +552,17 @@ fn an_error_inside_the_stream_is_annotated() {
 fn healthz_and_an_unreachable_upstream() {
     let rt = runtime();
     rt.block_on(async {
-        // A port nobody listens on.
-        let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let dead_url = format!("http://{}", dead.local_addr().unwrap());
-        drop(dead);
+        // A port nobody listens on: port 1 (tcpmux), refused on any machine that runs no
+        // such service. (A port bound and let go could be taken at once by another test's
+        // listener, running in parallel, whose answer would not be a refusal.)
+        let dead_url = if tokio::net::TcpStream::connect("127.0.0.1:1").await.is_err() {
+            "http://127.0.0.1:1".to_string()
+        } else {
+            let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}", dead.local_addr().unwrap());
+            drop(dead);
+            url
+        };
         let url = proxy(&dead_url).await;
         let r = reqwest::get(format!("{url}/healthz")).await.unwrap();
         assert_eq!(r.status(), 200);
