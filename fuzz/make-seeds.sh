@@ -5,7 +5,7 @@
 # SSE cases' shapes. Reproducible: same repo, same seeds.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema proxy_rewriter proxy_structured text_calls proxy_whole; do mkdir -p "corpus/$t"; done
+for t in splitter_chunked sse_chunked pipeline_small_limits pipeline_structured classify openai_envelope preview_chunked bedrock_messages schema proxy_rewriter proxy_structured text_calls proxy_whole repair; do mkdir -p "corpus/$t"; done
 cp ../examples/tool-arguments.json corpus/splitter_chunked/
 cp ../examples/tool-arguments.json corpus/preview_chunked/
 for f in ../examples/captures/*.sse ../examples/captures/*.ndjson ../examples/captures/*.eventstream; do
@@ -90,3 +90,15 @@ gs='{"choices":[{"delta":{"role":"assistant","tool_calls":[{"extra_content":{"go
 printf '%s' "$gs" > corpus/openai_envelope/gemini-signature
 { printf '%s' "$rc"; printf '\0'; printf '%s' '" think\"s"'; } > corpus/openai_envelope/reasoning-pair
 { printf '%s' "$th"; printf '\0'; printf '%s' '"more"'; } > corpus/openai_envelope/thinking-pair
+# Broken arguments of each closed-form kind, and of each refused one.
+printf '%s' '{"a":1,}' > corpus/repair/trailing
+printf '%s' "{'a': 'it\\'s', b: True, c: None, // x
+}" > corpus/repair/python
+printf '%s' '```json
+{"a": "l1
+l2", "b": "\x41"}
+```' > corpus/repair/fence
+printf '%s' 'Sure! {"a": [1, 2,], /* c */ "b": {}} Hope it helps.' > corpus/repair/prose
+printf '%s' '"{\"a\":1}"' > corpus/repair/double
+printf '%s' '{"cmd": "echo "hi""}' > corpus/repair/ambiguous
+printf '%s' '{"path": "src/ma' > corpus/repair/cut
