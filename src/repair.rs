@@ -69,11 +69,14 @@ pub enum RepairKind {
     Escape,
     /// The object encoded as a JSON string.
     DoubleEncoded,
+    /// A string where the declared schema says another type, holding exactly a value of
+    /// it ([`coerce`]).
+    Coerce,
 }
 
 impl RepairKind {
     /// Every kind.
-    pub const ALL: [RepairKind; 10] = [
+    pub const ALL: [RepairKind; 11] = [
         RepairKind::Fence,
         RepairKind::Prose,
         RepairKind::TrailingComma,
@@ -84,6 +87,7 @@ impl RepairKind {
         RepairKind::ControlChar,
         RepairKind::Escape,
         RepairKind::DoubleEncoded,
+        RepairKind::Coerce,
     ];
 
     /// Its name (`trailing_comma`, ...).
@@ -99,6 +103,7 @@ impl RepairKind {
             RepairKind::ControlChar => "control_char",
             RepairKind::Escape => "escape",
             RepairKind::DoubleEncoded => "double_encoded",
+            RepairKind::Coerce => "coerce",
         }
     }
 
@@ -159,6 +164,8 @@ pub struct Repair {
     pub replaced: String,
     /// What replaced them.
     pub with: String,
+    /// For a coercion, the value's JSON Pointer in the arguments (`/count`).
+    pub path: Option<String>,
 }
 
 /// Why arguments were not repaired.
@@ -336,6 +343,7 @@ impl<'a> Writer<'a> {
             offset: at,
             replaced: replaced.to_string(),
             with: with.to_string(),
+            path: None,
         });
         Ok(())
     }
@@ -733,6 +741,192 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// Coerce `arguments` (one valid JSON object) by the tool's declared `schema`: a string
+/// where the schema says `integer` or `number` and the string is exactly a JSON number
+/// becomes the number; `"true"` / `"false"` where it says `boolean`, the boolean; a
+/// string holding a JSON object or array where it says `object` or `array`, that value.
+/// Only where the declared type does not allow a string, only through `properties` and
+/// `items` (a value under `anyOf`, `$ref` and the like is left), each change a repair of
+/// kind [`RepairKind::Coerce`] with its path; the rest of the bytes stay as they came.
+/// `None` when nothing was coerced (or the arguments are not a JSON object). The caller
+/// checks the result against the schema again.
+///
+/// ```
+/// use serde_json::json;
+/// use toolstream::repair::coerce;
+/// use toolstream::schema::Schema;
+///
+/// let schema = Schema::compile(&json!({"type": "object", "properties": {
+///     "count": {"type": "integer"}, "name": {"type": "string"}}})).unwrap();
+/// let r = coerce(br#"{"count": "3", "name": "7"}"#, &schema).unwrap();
+/// assert_eq!(&r.arguments[..], br#"{"count": 3, "name": "7"}"#);
+/// assert_eq!(r.repairs[0].path.as_deref(), Some("/count"));
+/// assert_eq!(r.repairs[0].offset, 10);
+/// ```
+pub fn coerce(arguments: &[u8], schema: &crate::schema::Schema) -> Option<Repaired> {
+    let text = std::str::from_utf8(arguments).ok()?;
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    if !value.is_object() {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut path = Vec::new();
+    coercions(&value, schema.declared(), &mut path, &mut found);
+    if found.is_empty() {
+        return None;
+    }
+    let mut edits = Vec::new();
+    let mut repairs = Vec::new();
+    for (steps, with) in found.into_iter().take(MAX_REPAIRS) {
+        let range = value_range(text, &steps)?;
+        let pointer: String = steps
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+                Step::Index(i) => format!("/{i}"),
+            })
+            .collect();
+        repairs.push(Repair {
+            kind: RepairKind::Coerce,
+            offset: range.start,
+            replaced: text[range.clone()].to_string(),
+            with: with.clone(),
+            path: Some(pointer),
+        });
+        edits.push((range, with));
+    }
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut out = Vec::with_capacity(arguments.len());
+    let mut at = 0;
+    for (r, with) in edits {
+        out.extend_from_slice(&arguments[at..r.start]);
+        out.extend_from_slice(with.as_bytes());
+        at = r.end;
+    }
+    out.extend_from_slice(&arguments[at..]);
+    repairs.sort_by_key(|r| r.offset);
+    Some(Repaired {
+        arguments: Bytes::from(out),
+        repairs,
+    })
+}
+
+/// A step of a path into a value.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The coercions `value` needs by `schema`: each string's path and the JSON text that
+/// replaces it.
+fn coercions(
+    value: &serde_json::Value,
+    schema: &serde_json::Value,
+    path: &mut Vec<Step>,
+    out: &mut Vec<(Vec<Step>, String)>,
+) {
+    use serde_json::Value;
+    if out.len() >= MAX_REPAIRS || path.len() >= MAX_DEPTH {
+        return;
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    match value {
+        Value::String(s) if !types.is_empty() && !types.contains(&"string") => {
+            let exact = s.trim() == s;
+            let as_json = || serde_json::from_str::<Value>(s).ok().filter(|_| exact);
+            let with = match as_json() {
+                Some(Value::Number(n))
+                    if types.contains(&"number")
+                        || (types.contains(&"integer") && (n.is_i64() || n.is_u64())) =>
+                {
+                    Some(s.clone())
+                }
+                Some(Value::Bool(_)) if types.contains(&"boolean") => Some(s.clone()),
+                Some(v @ Value::Object(_)) if types.contains(&"object") => Some(v.to_string()),
+                Some(v @ Value::Array(_)) if types.contains(&"array") => Some(v.to_string()),
+                _ => None,
+            };
+            if let Some(with) = with {
+                out.push((path.clone(), with));
+            }
+        }
+        Value::Object(members) => {
+            let Some(props) = schema["properties"].as_object() else {
+                return;
+            };
+            for (k, v) in members {
+                if let Some(s) = props.get(k) {
+                    path.push(Step::Key(k.clone()));
+                    coercions(v, s, path, out);
+                    path.pop();
+                }
+            }
+        }
+        Value::Array(items) => {
+            let s = &schema["items"];
+            if !s.is_object() {
+                return;
+            }
+            for (i, v) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                coercions(v, s, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Where the value at `path` stands in the JSON text (the last member of a key, as the
+/// value tree keeps it).
+fn value_range(text: &str, path: &[Step]) -> Option<std::ops::Range<usize>> {
+    use crate::json::cursor::Cursor;
+    let mut base = 0;
+    for step in path {
+        let sub = &text[base..];
+        let mut c = Cursor::new(sub);
+        let mut at = None;
+        match step {
+            Step::Key(key) => {
+                let mut m = c.object().ok()?;
+                while let Some(k) = c.key(&mut m).ok()? {
+                    let hit = k.cow() == key.as_str();
+                    let _ = c.peek();
+                    let start = c.offset();
+                    c.skip().ok()?;
+                    if hit {
+                        at = Some(start);
+                    }
+                }
+            }
+            Step::Index(i) => {
+                let mut e = c.array().ok()?;
+                let mut n = 0;
+                while c.element(&mut e).ok()? {
+                    let _ = c.peek();
+                    let start = c.offset();
+                    c.skip().ok()?;
+                    if n == *i {
+                        at = Some(start);
+                    }
+                    n += 1;
+                }
+            }
+        }
+        base += at?;
+    }
+    let mut c = Cursor::new(&text[base..]);
+    let _ = c.peek();
+    let start = c.offset();
+    c.skip().ok()?;
+    Some(base + start..base + c.offset())
+}
+
 /// The end of a comment at `i` (a `/`): past `//...` (to the line's end) or `/*...*/`;
 /// `i` itself when no comment starts there; `None` for a `/*` never closed.
 fn comment_end(src: &[u8], i: usize) -> Option<usize> {
@@ -875,5 +1069,68 @@ mod tests {
                 Err(e) => assert!(e.tried.len() <= MAX_REPAIRS),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod coerce_tests {
+    use super::*;
+    use crate::schema::Schema;
+    use serde_json::json;
+
+    fn run(schema: serde_json::Value, args: &str) -> Option<(String, Vec<(String, usize)>)> {
+        let s = Schema::compile(&schema).unwrap();
+        coerce(args.as_bytes(), &s).map(|r| {
+            (
+                String::from_utf8(r.arguments.to_vec()).unwrap(),
+                r.repairs
+                    .iter()
+                    .map(|r| (r.path.clone().unwrap(), r.offset))
+                    .collect(),
+            )
+        })
+    }
+
+    #[test]
+    fn strings_become_the_declared_scalar_or_structure_only_when_exact() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "x": {"type": "number"}, "ok": {"type": "boolean"},
+            "o": {"type": "object"}, "a": {"type": "array", "items": {"type": "integer"}},
+            "s": {"type": "string"}, "u": {"type": ["string", "integer"]},
+            "deep": {"type": "object", "properties": {"k": {"type": "integer"}}}}});
+        let (out, repairs) = run(
+            schema.clone(),
+            r#"{"n": "3", "x": "2.5", "ok": "true", "o": "{\"a\":1}", "a": ["1", 2], "s": "4", "u": "5", "deep": {"k": "-7"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            r#"{"n": 3, "x": 2.5, "ok": true, "o": {"a":1}, "a": [1, 2], "s": "4", "u": "5", "deep": {"k": -7}}"#
+        );
+        let paths: Vec<&str> = repairs.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["/n", "/x", "/ok", "/o", "/a/0", "/deep/k"]);
+        assert_eq!(repairs[0].1, 6);
+        // Not exactly a value of the type: left (the schema check then says so).
+        for args in [
+            r#"{"n": " 3"}"#,
+            r#"{"n": "3.5"}"#,
+            r#"{"n": "three"}"#,
+            r#"{"ok": "yes"}"#,
+            r#"{"o": "[1]"}"#,
+            r#"{"s": "4"}"#,
+        ] {
+            assert_eq!(run(schema.clone(), args), None, "{args}");
+        }
+        // Under anyOf: not by a declared type of the value's own.
+        let any = json!({"type": "object", "properties": {"n": {"anyOf": [{"type": "integer"}]}}});
+        assert_eq!(run(any, r#"{"n": "3"}"#), None);
+    }
+
+    #[test]
+    fn the_last_of_duplicate_keys_is_the_one_coerced() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let (out, repairs) = run(schema, r#"{"n": "x", "n": "2"}"#).unwrap();
+        assert_eq!(out, r#"{"n": "x", "n": 2}"#);
+        assert_eq!(repairs[0].1, 16);
     }
 }

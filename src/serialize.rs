@@ -32,7 +32,7 @@ fn json_or_string(text: &str) -> serde_json::Value {
 /// | `redacted_reasoning` | `data` |
 /// | `reasoning_item` | `item` (the item's JSON) |
 /// | `reasoning_details` | `details` (the array) |
-/// | `tool_call` | `index`, `part`, `id`, `id_source` (when toolstream made the id: `split` or `text`), `id_from` (a split call's: the id its id was made from), `name`, `arguments` (the object, its exact bytes), `repairs` (when the arguments were repaired: each change's `kind`, `offset`, `replaced`, `with`) |
+/// | `tool_call` | `index`, `part`, `id`, `id_source` (when toolstream made the id: `split` or `text`), `id_from` (a split call's: the id its id was made from), `name`, `arguments` (the object, its exact bytes), `repairs` (when the arguments were repaired: each change's `kind`, `offset`, `replaced`, `with`, and for a coercion its `path`) |
 /// | `tool_call_error` | `index`, `id`, `id_source` and `id_from` (as a call's), `name`, `kind`, `offset`, `raw` (text), `detail` |
 /// | `duplicate` | `index`, `id`, `name` |
 /// | `finish` | `reason` (normalised), `raw` (the provider's) |
@@ -148,8 +148,12 @@ fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::
             .repairs
             .iter()
             .map(|r| {
-                serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
-                    "replaced": r.replaced, "with": r.with})
+                let mut v = serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
+                    "replaced": r.replaced, "with": r.with});
+                if let Some(p) = &r.path {
+                    v["path"] = p.as_str().into();
+                }
+                v
             })
             .collect();
         m.serialize_entry("repairs", &repairs)?;

@@ -638,3 +638,48 @@ fn inspect_repair_turns_a_trailing_comma_into_a_call_with_its_repairs() {
         assert_eq!(again, out, "--chunk {chunk}");
     }
 }
+
+/// `inspect --tools --repair`: a string where the tool's schema says integer, holding
+/// exactly an integer, is coerced (a repair of kind `coerce` with its path); without
+/// `--repair` the schema mismatch is listed as before.
+#[test]
+fn inspect_repair_coerces_by_the_declared_schema() {
+    let dir = std::env::temp_dir().join(format!("toolstream-coerce-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools = dir.join("request.json");
+    std::fs::write(
+        &tools,
+        r#"{"tools":[{"type":"function","function":{"name":"count","parameters":{"type":"object","properties":{"n":{"type":"integer"},"label":{"type":"string"}},"required":["n"]}}}]}"#,
+    )
+    .unwrap();
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_c","type":"function","function":{"name":"count","arguments":"{\"n\": \"3\", \"label\": \"7\"}"}}]},"finish_reason":null}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let tools = tools.to_str().unwrap();
+    let (_, strict, _) = run(
+        &["inspect", "--json", "--tools", tools, "-"],
+        stream.as_bytes(),
+    );
+    assert!(
+        strict.contains("tool_call_mismatch"),
+        "a mismatch listed: {strict}"
+    );
+    let (code, out, err) = run(
+        &["inspect", "--json", "--tools", tools, "--repair", "-"],
+        stream.as_bytes(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let call: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(call["arguments"], serde_json::json!({"n": 3, "label": "7"}));
+    assert_eq!(call["repairs"][0]["kind"], "coerce");
+    assert_eq!(call["repairs"][0]["path"], "/n");
+    assert_eq!(call["repairs"][0]["replaced"], "\"3\"");
+    assert_eq!(call["repairs"][0]["offset"], 6);
+    assert_eq!(
+        out.lines().count(),
+        strict.lines().count() - 1,
+        "no mismatch left: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

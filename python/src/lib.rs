@@ -109,8 +109,12 @@ fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
                 .repairs
                 .iter()
                 .map(|r| {
-                    serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
-                        "replaced": r.replaced, "with": r.with})
+                    let mut v = serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
+                        "replaced": r.replaced, "with": r.with});
+                    if let Some(p) = &r.path {
+                        v["path"] = p.as_str().into();
+                    }
+                    v
                 })
                 .collect();
             d.set_item("repairs", to_py(py, &serde_json::Value::Array(repairs))?)?;

@@ -114,6 +114,8 @@ pub struct Schema {
     nodes: Vec<compile::Node>,
     unchecked: Vec<String>,
     budget: usize,
+    /// The schema as declared (for coercion by the declared types, [`crate::repair::coerce`]).
+    raw: std::sync::Arc<Value>,
 }
 
 impl Schema {
@@ -124,6 +126,7 @@ impl Schema {
             nodes,
             unchecked,
             budget: DEFAULT_BUDGET,
+            raw: std::sync::Arc::new(schema.clone()),
         })
     }
 
@@ -167,6 +170,11 @@ impl Schema {
     /// Whether `instance` matches.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.validate(instance).is_empty()
+    }
+
+    /// The schema as it was declared.
+    pub fn declared(&self) -> &Value {
+        &self.raw
     }
 }
 
