@@ -168,6 +168,23 @@ pub struct Repair {
     pub path: Option<String>,
 }
 
+/// As `inspect --json` and Python write it: `kind`, `offset`, `replaced`, `with`, and
+/// `path` for a coercion.
+impl serde::Serialize for Repair {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", self.kind.as_str())?;
+        m.serialize_entry("offset", &self.offset)?;
+        m.serialize_entry("replaced", &self.replaced)?;
+        m.serialize_entry("with", &self.with)?;
+        if let Some(p) = &self.path {
+            m.serialize_entry("path", p)?;
+        }
+        m.end()
+    }
+}
+
 /// Why arguments were not repaired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {

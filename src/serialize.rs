@@ -144,19 +144,7 @@ fn tool_call_entries<M: SerializeMap>(m: &mut M, c: &ToolCall) -> Result<(), M::
     m.serialize_entry("name", &c.name)?;
     m.serialize_entry("arguments", &Exact(&c.arguments))?;
     if !c.repairs.is_empty() {
-        let repairs: Vec<_> = c
-            .repairs
-            .iter()
-            .map(|r| {
-                let mut v = serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
-                    "replaced": r.replaced, "with": r.with});
-                if let Some(p) = &r.path {
-                    v["path"] = p.as_str().into();
-                }
-                v
-            })
-            .collect();
-        m.serialize_entry("repairs", &repairs)?;
+        m.serialize_entry("repairs", &c.repairs)?;
     }
     Ok(())
 }

@@ -105,19 +105,9 @@ fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
         }
         d.set_item("arguments_raw", PyBytes::new(py, &c.arguments))?;
         if !c.repairs.is_empty() {
-            let repairs: Vec<serde_json::Value> = c
-                .repairs
-                .iter()
-                .map(|r| {
-                    let mut v = serde_json::json!({"kind": r.kind.as_str(), "offset": r.offset,
-                        "replaced": r.replaced, "with": r.with});
-                    if let Some(p) = &r.path {
-                        v["path"] = p.as_str().into();
-                    }
-                    v
-                })
-                .collect();
-            d.set_item("repairs", to_py(py, &serde_json::Value::Array(repairs))?)?;
+            let repairs = serde_json::to_value(&c.repairs)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            d.set_item("repairs", to_py(py, &repairs)?)?;
         }
         return Ok(d);
     }
