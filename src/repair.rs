@@ -788,7 +788,7 @@ pub fn coerce(arguments: &[u8], schema: &crate::schema::Schema) -> Option<Repair
     }
     let mut found = Vec::new();
     let mut path = Vec::new();
-    coercions(&value, schema.declared(), &mut path, &mut found);
+    coercions(&value, schema.declared()?, &mut path, &mut found);
     if found.is_empty() {
         return None;
     }

@@ -105,6 +105,27 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
+/// The deepest schema kept as declared ([`Schema::declared`]).
+pub const MAX_KEPT_DEPTH: usize = 64;
+
+/// How deep a value nests, read without recursion.
+fn depth(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        if d > MAX_KEPT_DEPTH {
+            return d;
+        }
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|x| (x, d + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|x| (x, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// The default budget of checking steps per instance (see [`Schema::with_budget`]).
 pub const DEFAULT_BUDGET: usize = 1 << 20;
 
@@ -114,8 +135,9 @@ pub struct Schema {
     nodes: Vec<compile::Node>,
     unchecked: Vec<String>,
     budget: usize,
-    /// The schema as declared (for coercion by the declared types, [`crate::repair::coerce`]).
-    raw: std::sync::Arc<Value>,
+    /// The schema as declared, when it is shallow enough to keep as a tree (for coercion
+    /// by the declared types, [`crate::repair::coerce`]).
+    raw: Option<std::sync::Arc<Value>>,
 }
 
 impl Schema {
@@ -126,7 +148,9 @@ impl Schema {
             nodes,
             unchecked,
             budget: DEFAULT_BUDGET,
-            raw: std::sync::Arc::new(schema.clone()),
+            // A tree's clone and drop recurse: a schema nested deeper than any tool's is
+            // not kept (its calls are not coerced).
+            raw: (depth(schema) <= MAX_KEPT_DEPTH).then(|| std::sync::Arc::new(schema.clone())),
         })
     }
 
@@ -172,9 +196,10 @@ impl Schema {
         self.validate(instance).is_empty()
     }
 
-    /// The schema as it was declared.
-    pub fn declared(&self) -> &Value {
-        &self.raw
+    /// The schema as it was declared; `None` for one nested deeper than
+    /// [`MAX_KEPT_DEPTH`].
+    pub fn declared(&self) -> Option<&Value> {
+        self.raw.as_deref()
     }
 }
 
