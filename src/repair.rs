@@ -285,11 +285,11 @@ pub fn repair(raw: &[u8], policy: RepairPolicy) -> Result<Repaired, Refused> {
         policy,
     };
     // The object encoded as a JSON string.
-    let trimmed = text.trim();
+    let trimmed = text.trim_matches(is_ws_char);
     if trimmed.starts_with('"') {
         if let Ok(inner) = serde_json::from_str::<String>(trimmed) {
             if strictly_one_object(inner.as_bytes()) {
-                let at = text.len() - text.trim_start().len();
+                let at = text.len() - text.trim_start_matches(is_ws_char).len();
                 if let Err(r) = w.note(RepairKind::DoubleEncoded, at, trimmed, &inner) {
                     return refuse(r, at, w.repairs);
                 }
@@ -374,7 +374,7 @@ impl<'a> Writer<'a> {
     fn run(&mut self) -> Result<(), Fail> {
         let src = self.src;
         let mut at = 0;
-        while at < src.len() && src[at].is_ascii_whitespace() {
+        while at < src.len() && is_ws(src[at]) {
             at += 1;
         }
         let mut fenced = false;
@@ -390,9 +390,11 @@ impl<'a> Writer<'a> {
         let Some(open) = memchr::memchr(b'{', &src[at..]).map(|n| at + n) else {
             return Err((Refusal::NotOneObject, at));
         };
-        let before = self.text(at..open).trim().to_string();
+        let before = self.text(at..open).trim_matches(is_ws_char).to_string();
         if !before.is_empty() {
-            let start = at + (self.text(at..open).len() - self.text(at..open).trim_start().len());
+            let start = at
+                + (self.text(at..open).len()
+                    - self.text(at..open).trim_start_matches(is_ws_char).len());
             self.note(RepairKind::Prose, start, &before, "")
                 .map_err(|r| (r, start))?;
         }
@@ -402,7 +404,7 @@ impl<'a> Writer<'a> {
         let mut rest_at = end;
         let mut rest = self.text(end..src.len());
         if fenced {
-            let t = rest.trim_start();
+            let t = rest.trim_start_matches(is_ws_char);
             if let Some(after) = t.strip_prefix("```") {
                 let fence_at = end + (rest.len() - t.len());
                 self.note(RepairKind::Fence, fence_at, "```", "")
@@ -411,9 +413,9 @@ impl<'a> Writer<'a> {
                 rest = after;
             }
         }
-        let after = rest.trim();
+        let after = rest.trim_matches(is_ws_char);
         if !after.is_empty() {
-            let start = rest_at + (rest.len() - rest.trim_start().len());
+            let start = rest_at + (rest.len() - rest.trim_start_matches(is_ws_char).len());
             if after.contains(['{', '[']) {
                 return Err((Refusal::NotOneObject, start));
             }
@@ -556,7 +558,7 @@ impl<'a> Writer<'a> {
         let src = self.src;
         loop {
             match src.get(i) {
-                Some(b) if b.is_ascii_whitespace() => {
+                Some(b) if is_ws(*b) => {
                     self.out.push(*b);
                     i += 1;
                 }
@@ -580,7 +582,7 @@ impl<'a> Writer<'a> {
         let src = self.src;
         loop {
             match src.get(i) {
-                Some(b) if b.is_ascii_whitespace() => i += 1,
+                Some(b) if is_ws(*b) => i += 1,
                 Some(b'/') => {
                     let end = comment_end(src, i).ok_or((Refusal::Truncated, i))?;
                     if end == i {
@@ -854,7 +856,7 @@ fn coercions(
     };
     match value {
         Value::String(s) if !types.is_empty() && !types.contains(&"string") => {
-            let exact = s.trim() == s;
+            let exact = s.trim_matches(is_ws_char) == s;
             let as_json = || serde_json::from_str::<Value>(s).ok().filter(|_| exact);
             let with = match as_json() {
                 Some(Value::Number(n))
@@ -942,6 +944,16 @@ fn value_range(text: &str, path: &[Step]) -> Option<std::ops::Range<usize>> {
     let start = c.offset();
     c.skip().ok()?;
     Some(base + start..base + c.offset())
+}
+
+/// JSON's whitespace (not the form feed or vertical tab that `is_ascii_whitespace` and
+/// `trim` also take: after an object they are prose, inside one an error).
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn is_ws_char(c: char) -> bool {
+    u8::try_from(c).is_ok_and(is_ws)
 }
 
 /// The end of a comment at `i` (a `/`): past `//...` (to the line's end) or `/*...*/`;
@@ -1033,7 +1045,7 @@ mod tests {
         ];
         for (raw, want, repairs) in cases {
             let (got, kinds) = fixed(raw);
-            assert_eq!(got.trim(), *want, "{raw}");
+            assert_eq!(got.trim_matches(is_ws_char), *want, "{raw}");
             assert_eq!(kinds, *repairs, "{raw}");
         }
     }
@@ -1054,6 +1066,16 @@ mod tests {
         assert_eq!(refused(r#"{"a":1} and {"b":2}"#), Refusal::NotOneObject);
         assert_eq!(refused("[1, 2]"), Refusal::NotOneObject);
         assert_eq!(refused("{\"a\": 1 /* open"), Refusal::Truncated);
+    }
+
+    /// Found by fuzzing: a form feed is no JSON whitespace: after the object it is prose
+    /// (said), never dropped silently.
+    #[test]
+    fn only_jsons_whitespace_is_whitespace() {
+        let r = repair(b"{}\x0c", RepairPolicy::all()).unwrap();
+        assert_eq!(&r.arguments[..], b"{}");
+        assert_eq!(r.repairs[0].kind, RepairKind::Prose);
+        assert!(repair(b"{}\x0c", RepairPolicy::default()).is_err());
     }
 
     #[test]
