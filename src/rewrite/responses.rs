@@ -861,9 +861,7 @@ impl ResponsesRewriter {
         }
         match l.kind.as_deref() {
             Some("response.output_text.done") => {
-                let item = t.items.get_mut(&k).expect("item");
-                item.x.finish(&mut item.pieces);
-                self.text_pieces(k, out);
+                self.flush_text(k, out);
                 let t = self.text.as_deref_mut().expect("text items");
                 let item = t.items.get_mut(&k).expect("item");
                 let text = std::mem::take(&mut item.text);
@@ -913,9 +911,7 @@ impl ResponsesRewriter {
             }
             Some("response.output_item.done") => {
                 // What the extractor holds (a stream whose text had no `done`) first.
-                let item = t.items.get_mut(&k).expect("item");
-                item.x.finish(&mut item.pieces);
-                self.text_pieces(k, out);
+                self.flush_text(k, out);
                 let t = self.text.as_deref_mut().expect("text items");
                 let item = t.items.remove(&k).expect("item");
                 t.kept = t.kept.saturating_sub(item.kept_bytes());
@@ -961,6 +957,14 @@ impl ResponsesRewriter {
             v["output_index"] = json!(self.place(*i));
         }
         sse_event(out, ty, v.to_string().as_bytes());
+    }
+
+    /// The end of message `k`'s text: what its extractor holds goes out.
+    fn flush_text(&mut self, k: u32, out: &mut BytesMut) {
+        if let Some(item) = self.text.as_deref_mut().and_then(|t| t.items.get_mut(&k)) {
+            item.x.finish(&mut item.pieces);
+        }
+        self.text_pieces(k, out);
     }
 
     /// The pieces of message `k`'s extractor, in order: text as `output_text.delta`
@@ -1039,10 +1043,7 @@ impl ResponsesRewriter {
         let mut open: Vec<u32> = t.items.keys().copied().collect();
         open.sort_unstable();
         for k in open {
-            let t = self.text.as_deref_mut().expect("text items");
-            let item = t.items.get_mut(&k).expect("item");
-            item.x.finish(&mut item.pieces);
-            self.text_pieces(k, out);
+            self.flush_text(k, out);
             let t = self.text.as_deref_mut().expect("text items");
             let item = t.items.remove(&k).expect("item");
             t.kept = t.kept.saturating_sub(item.kept_bytes());
