@@ -394,6 +394,25 @@ fn pct(v: &[Duration], p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1000.0
 }
 
+/// CPU time (user and system, in clock ticks) of `pid` and its children processes so far
+/// (nginx's master and workers, the proxy alone).
+fn cpu_ticks(pid: u32) -> u64 {
+    let own = |pid: &str| -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the command's closing parenthesis; utime and stime are the 12th and
+        // 13th of them.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        rest.split_whitespace()
+            .skip(11)
+            .take(2)
+            .filter_map(|v| v.parse::<u64>().ok())
+            .sum()
+    };
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    own(&pid.to_string()) + children.split_whitespace().map(own).sum::<u64>()
+}
+
 fn rss_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -700,25 +719,40 @@ fn main() {
         body.len() / 1000
     );
     println!();
-    println!("| path | req/s | MB/s | first byte p50 / p99 (ms) | last byte p50 / p99 (ms) |");
-    println!("|---|---|---|---|---|");
-    let mut rows = vec![("direct", up.clone())];
-    if nginx.is_some() {
+    println!("| path | req/s | MB/s | first byte p50 / p99 (ms) | last byte p50 / p99 (ms) | its CPU per request (ms) |");
+    println!("|---|---|---|---|---|---|");
+    let mut rows = vec![("direct", up.clone(), None)];
+    if let Some((n, _)) = &nginx {
         rows.push((
             "nginx (proxy_buffering off)",
             format!("http://127.0.0.1:{nginx_port}"),
+            Some(n.id()),
         ));
     }
-    rows.push(("toolstream-proxy", format!("http://127.0.0.1:{proxy_port}")));
+    rows.push((
+        "toolstream-proxy",
+        format!("http://127.0.0.1:{proxy_port}"),
+        Some(proxy.id()),
+    ));
     let mut rates = Vec::new();
-    for (name, url) in &rows {
+    // Clock ticks per second (the kernel's USER_HZ: 100 on every Linux build).
+    const HZ: f64 = 100.0;
+    for (name, url, pid) in &rows {
         // A short warm-up, then the measured run.
         rt.block_on(load(url, streams, streams));
+        let cpu = pid.map(cpu_ticks);
         let r = rt.block_on(load(url, streams, requests));
+        let cpu = match (pid, cpu) {
+            (Some(p), Some(before)) => format!(
+                "{:.3}",
+                (cpu_ticks(*p) - before) as f64 / HZ * 1e3 / requests as f64
+            ),
+            _ => "-".into(),
+        };
         let rps = requests as f64 / r.seconds;
         rates.push((name.to_string(), rps));
         println!(
-            "| {name} | {rps:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            "| {name} | {rps:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {cpu} |",
             r.bytes as f64 / r.seconds / 1e6,
             pct(&r.first_byte, 0.5),
             pct(&r.first_byte, 0.99),
@@ -752,6 +786,8 @@ fn main() {
     // proxy, chat completions through the proxy (the same 20 calls).
     let proxy_url = format!("http://127.0.0.1:{proxy_port}");
     let mut best = (f64::MAX, f64::MAX, f64::MAX);
+    // The proxy's CPU time on each API, least of three.
+    let mut cpu = (u64::MAX, u64::MAX);
     for _ in 0..3 {
         rt.block_on(load_path(&responses_up, "/v1/responses", streams, streams));
         best.0 = best.0.min(
@@ -759,14 +795,18 @@ fn main() {
                 .seconds,
         );
         rt.block_on(load_path(&through, "/v1/responses", streams, streams));
+        let before = cpu_ticks(responses_proxy.id());
         best.1 = best.1.min(
             rt.block_on(load_path(&through, "/v1/responses", streams, requests))
                 .seconds,
         );
+        cpu.0 = cpu.0.min(cpu_ticks(responses_proxy.id()) - before);
         rt.block_on(load(&proxy_url, streams, streams));
+        let before = cpu_ticks(proxy.id());
         best.2 = best
             .2
             .min(rt.block_on(load(&proxy_url, streams, requests)).seconds);
+        cpu.1 = cpu.1.min(cpu_ticks(proxy.id()) - before);
     }
     println!();
     println!(
@@ -777,6 +817,12 @@ fn main() {
         requests as f64 / best.1,
         requests as f64 / best.2,
         best.2 / best.1,
+    );
+    println!(
+        "the proxy's CPU per response, least of three: {:.3} ms on Responses, {:.3} ms on chat completions ({:.2}×)",
+        cpu.0 as f64 / HZ * 1e3 / requests as f64,
+        cpu.1 as f64 / HZ * 1e3 / requests as f64,
+        cpu.0 as f64 / cpu.1 as f64,
     );
     let _ = responses_proxy.kill();
     let _ = responses_proxy.wait();
