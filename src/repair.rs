@@ -13,9 +13,9 @@
 //! |---|---|---|
 //! | `fence` | `` ```json\n{...}\n``` `` | `{...}` |
 //! | `prose` | `Sure! {...} Hope it helps` | `{...}` |
-//! | `trailing_comma` | `{"a":1,}`, `[1,2,]` | `{"a":1}`, `[1,2]` |
+//! | `trailing_comma` | `{"a":1,}`, `[1,2,]`, `{"a":1},` | `{"a":1}`, `[1,2]`, `{"a":1}` |
 //! | `single_quotes` | `{'a': 'it\'s'}` | `{"a": "it's"}` |
-//! | `unquoted_key` | `{path: "x"}` | `{"path": "x"}` |
+//! | `unquoted_key` | `{path: "x"}`, `{2: "x"}` | `{"path": "x"}`, `{"2": "x"}` |
 //! | `literal` | `True`, `False`, `None`, `undefined` | `true`, `false`, `null`, `null` |
 //! | `comment` | `// ...`, `/* ... */` outside strings | removed |
 //! | `control_char` | a raw newline or tab inside a string | `\n`, `\t` |
@@ -34,7 +34,9 @@
 //! - a bare word that is no literal, a missing comma or colon, an invalid escape other than
 //!   `\'` and `\xHH`: not closed-form;
 //! - anything whose result is not one JSON object (two objects in the prose, an array, a
-//!   number).
+//!   number), and an object that is part of another value: prose around it holding a
+//!   bracket, or a quote or comma next to it (`[{...}]`, `"{...}"`, `{...}, "b": 2}`):
+//!   dropping what is around it would change the value, not fix its spelling.
 
 use crate::json::{Mode, Splitter};
 use bytes::Bytes;
@@ -326,6 +328,9 @@ fn strictly_one_object(bytes: &[u8]) -> bool {
 
 type Fail = (Refusal, usize);
 
+/// What prose around the object may not hold.
+const BRACKETS: [char; 4] = ['{', '}', '[', ']'];
+
 /// What is open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Open {
@@ -379,8 +384,10 @@ impl<'a> Writer<'a> {
         }
         let mut fenced = false;
         if src[at..].starts_with(b"```") {
-            // The fence's line, its language tag with it.
-            let end = memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n + 1);
+            // The fence's line, its language tag with it, up to the object when the fence
+            // and the object share the line.
+            let line = memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n + 1);
+            let end = memchr::memchr(b'{', &src[at..line]).map_or(line, |n| at + n);
             let fence = self.text(at..end).to_string();
             self.note(RepairKind::Fence, at, &fence, "")
                 .map_err(|r| (r, at))?;
@@ -391,6 +398,11 @@ impl<'a> Writer<'a> {
             return Err((Refusal::NotOneObject, at));
         };
         let before = self.text(at..open).trim_matches(is_ws_char).to_string();
+        // JSON next to the object, or brackets in the prose: the object is part of another
+        // value (`[{...}]`, `"{...}"`, `[]{...}`), which dropping the rest would change.
+        if before.contains(BRACKETS) || before.ends_with(['"', '\'', ',']) {
+            return Err((Refusal::NotOneObject, at));
+        }
         if !before.is_empty() {
             let start = at
                 + (self.text(at..open).len()
@@ -403,6 +415,18 @@ impl<'a> Writer<'a> {
         // value.
         let mut rest_at = end;
         let mut rest = self.text(end..src.len());
+        // A comma after the object, as a model that copied it from a list leaves it.
+        let t = rest.trim_start_matches(is_ws_char);
+        if let Some(after) = t.strip_prefix(',') {
+            let comma_at = end + (rest.len() - t.len());
+            let more = after.trim_start_matches(is_ws_char);
+            if more.is_empty() || more.starts_with("```") {
+                self.note(RepairKind::TrailingComma, comma_at, ",", "")
+                    .map_err(|r| (r, comma_at))?;
+                rest_at = comma_at + 1;
+                rest = after;
+            }
+        }
         if fenced {
             let t = rest.trim_start_matches(is_ws_char);
             if let Some(after) = t.strip_prefix("```") {
@@ -416,7 +440,11 @@ impl<'a> Writer<'a> {
         let after = rest.trim_matches(is_ws_char);
         if !after.is_empty() {
             let start = rest_at + (rest.len() - rest.trim_start_matches(is_ws_char).len());
-            if after.contains(['{', '[']) {
+            // A closing bracket with nothing open: which bracket is wrong is a guess.
+            if after.starts_with(['}', ']']) {
+                return Err((Refusal::Unbalanced, start));
+            }
+            if after.contains(BRACKETS) || after.starts_with(['"', '\'', ',', ':']) {
                 return Err((Refusal::NotOneObject, start));
             }
             let after = after.to_string();
@@ -498,7 +526,7 @@ impl<'a> Writer<'a> {
                         }
                         b'"' => i = self.string(i, false)?,
                         b'\'' => i = self.string(i, true)?,
-                        b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' => i = self.key(i)?,
+                        b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'0'..=b'9' => i = self.key(i)?,
                         _ => return Err((Refusal::NotRepairable, i)),
                     }
                     want = Want::Colon;
@@ -744,10 +772,17 @@ impl<'a> Writer<'a> {
         Ok(end)
     }
 
-    /// An identifier in a key's place, written quoted; where it ends.
+    /// An identifier or a non-negative integer (JS's `{2: "b"}`, a Python dict's integer
+    /// key) in a key's place, written quoted; where it ends.
     fn key(&mut self, i: usize) -> Result<usize, Fail> {
         let end = self.word_end(i);
         let word = self.text(i..end).to_string();
+        if word.starts_with(|c: char| c.is_ascii_digit())
+            && (!word.bytes().all(|b| b.is_ascii_digit())
+                || word.len() > 1 && word.starts_with('0'))
+        {
+            return Err((Refusal::NotRepairable, i));
+        }
         let next = self.peek_past_space(end)?;
         if self.src.get(next) != Some(&b':') {
             return Err((Refusal::NotRepairable, i));
@@ -1042,6 +1077,19 @@ mod tests {
                 &[(Prose, 0), (Prose, 14)],
             ),
             (r#""{\"a\":1}""#, r#"{"a":1}"#, &[(DoubleEncoded, 0)]),
+            // The peers' published cases: a fence on the object's line, a comma after the
+            // object, an integer key.
+            (
+                "```json{\"a\":1}```",
+                r#"{"a":1}"#,
+                &[(Fence, 0), (Fence, 14)],
+            ),
+            (r#"{"a":2},"#, r#"{"a":2}"#, &[(TrailingComma, 7)]),
+            (
+                r#"{2: "b", 10: 1}"#,
+                r#"{"2": "b", "10": 1}"#,
+                &[(UnquotedKey, 1), (UnquotedKey, 9)],
+            ),
         ];
         for (raw, want, repairs) in cases {
             let (got, kinds) = fixed(raw);
@@ -1066,6 +1114,16 @@ mod tests {
         assert_eq!(refused(r#"{"a":1} and {"b":2}"#), Refusal::NotOneObject);
         assert_eq!(refused("[1, 2]"), Refusal::NotOneObject);
         assert_eq!(refused("{\"a\": 1 /* open"), Refusal::Truncated);
+        // An object that is part of another value: dropping the rest would change it.
+        assert_eq!(refused(r#"[{"a":1}]"#), Refusal::NotOneObject);
+        assert_eq!(refused(r#"[]{"a":1}"#), Refusal::NotOneObject);
+        assert_eq!(refused(r#""{a:2,}""#), Refusal::NotOneObject);
+        assert_eq!(refused(r#"{"a":1}, "b": 2}"#), Refusal::NotOneObject);
+        assert_eq!(refused(r#"{"a":1}, {}"#), Refusal::NotOneObject);
+        assert_eq!(refused(r#"{"a": 1}}"#), Refusal::Unbalanced);
+        assert_eq!(refused(r#"{"a":2]"#), Refusal::Unbalanced);
+        assert_eq!(refused(r#"{01: 1}"#), Refusal::NotRepairable);
+        assert_eq!(refused(r#"{2a: 1}"#), Refusal::NotRepairable);
     }
 
     /// Found by fuzzing: a form feed is no JSON whitespace: after the object it is prose

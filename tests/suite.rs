@@ -115,3 +115,6 @@ fn every_test_file_is_in_the_suite() {
     }
     assert!(missing.is_empty(), "not in tests/suite.rs: {missing:?}");
 }
+
+#[path = "repair_peers.rs"]
+mod repair_peers;

@@ -544,6 +544,58 @@ fn repair_request<'py>(
     Ok((to_py(py, &v)?, out))
 }
 
+/// Repair a tool call's broken arguments (`str` or `bytes`): closed-form mistakes only,
+/// each change reported. `kinds`: the names of the kinds to repair (all when not given).
+/// Returns `{"arguments": str, "repairs": [...]}` (the arguments as they came, with no
+/// repairs, when they were valid), or, when refused, `{"arguments": None, "refused":
+/// {"reason", "offset"}, "repairs": [the repairs tried]}`.
+#[pyfunction]
+#[pyo3(signature = (arguments, *, kinds=None))]
+fn repair_arguments<'py>(
+    py: Python<'py>,
+    arguments: &Bound<'py, PyAny>,
+    kinds: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use toolstream::repair::{repair, RepairKind, RepairPolicy};
+    let raw: Vec<u8> = if let Ok(s) = arguments.extract::<String>() {
+        s.into_bytes()
+    } else {
+        arguments.extract::<Vec<u8>>()?
+    };
+    let policy = match kinds {
+        None => RepairPolicy::all(),
+        Some(names) => {
+            let mut p = RepairPolicy::default();
+            for n in &names {
+                let k = RepairKind::from_name(n)
+                    .ok_or_else(|| PyValueError::new_err(format!("no repair kind {n:?}")))?;
+                p = p.with(k, true);
+            }
+            p
+        }
+    };
+    let d = PyDict::new(py);
+    let list = |repairs: &[toolstream::repair::Repair]| -> PyResult<Bound<'py, PyAny>> {
+        let v = serde_json::to_value(repairs).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        to_py(py, &v)
+    };
+    match repair(&raw, policy) {
+        Ok(r) => {
+            d.set_item("arguments", String::from_utf8_lossy(&r.arguments))?;
+            d.set_item("repairs", list(&r.repairs)?)?;
+        }
+        Err(r) => {
+            d.set_item("arguments", py.None())?;
+            let refused = PyDict::new(py);
+            refused.set_item("reason", r.reason.as_str())?;
+            refused.set_item("offset", r.offset)?;
+            d.set_item("refused", refused)?;
+            d.set_item("repairs", list(&r.tried)?)?;
+        }
+    }
+    Ok(d)
+}
+
 /// A provider's stream as the proxy gives it to its client, bytes in, bytes out: every
 /// call whole and validated the moment its arguments close, glued calls split (ids made in
 /// the provider's shape), duplicates dropped, failed calls annotated, a cut stream ended
@@ -625,6 +677,7 @@ fn _toolstream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(classify_transport, m)?)?;
     m.add_function(wrap_pyfunction!(classify_tool_failure, m)?)?;
     m.add_function(wrap_pyfunction!(repair_request, m)?)?;
+    m.add_function(wrap_pyfunction!(repair_arguments, m)?)?;
     m.add("ToolstreamError", m.py().get_type::<ToolstreamError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -22,6 +22,7 @@ from ._toolstream import (
     classify_stream_error,
     classify_tool_failure,
     classify_transport,
+    repair_arguments,
     repair_request,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "classify_tool_failure",
     "classify_transport",
     "events",
+    "repair_arguments",
     "repair_request",
 ]
 
