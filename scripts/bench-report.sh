@@ -107,6 +107,21 @@ pipeline_grid() {
   python3 scripts/interleaved-table.py grid target/criterion/text-calls-markup-interleaved/totals.txt \
     regex-at-end,regex-per-delta toolstream-text_calls regex-at-end regex-per-delta
   echo
+  echo "## Repair of broken arguments, beside the Rust ports of the repair libraries"
+  echo
+  echo "A file-writing tool's arguments (~850 bytes: a path, ~600 bytes of code with quotes and"
+  echo "newlines, a number, a flag), each written with one mistake: a trailing comma, a"
+  echo "single-quoted key, an unquoted key, \`None\`, a comment, a markdown fence, prose around"
+  echo "it. \`repair::repair\` (every kind on) beside \`llm_json\` (a port of Python's"
+  echo "\`json_repair\`) and \`jsonrepair-rs\` (a port of JS's \`jsonrepair\`) on the same"
+  echo "strings, interleaved; every result is checked against the original object before"
+  echo "timing, and the timing takes the kinds every side restores (\`jsonrepair-rs\` restores"
+  echo "none of the prose cases, so they are left out). \`cargo bench -p toolstream-benches"
+  echo "--bench repair\` (\`TOOLSTREAM_BENCH_MB=4\` for the figures here)."
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/repair-interleaved/totals.txt \
+    llm_json,jsonrepair-rs toolstream-repair llm_json jsonrepair-rs
+  echo
   echo "## Envelope decoding alone (choosing the envelope parser by measurement)"
   echo
   table envelopes serde_json-borrowed-typed

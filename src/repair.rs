@@ -328,6 +328,39 @@ fn strictly_one_object(bytes: &[u8]) -> bool {
 
 type Fail = (Refusal, usize);
 
+/// Where the first byte from `at` on that a string's run stops at is: its `quote`, a
+/// backslash, a control byte, or (in a single-quoted string) a double quote; `src.len()`
+/// when there is none. Eight bytes at a time (the lowest byte each test flags is a true
+/// match: a borrow only flags bytes above one); [`string_stop_bytewise`] is the reference.
+fn string_stop(src: &[u8], at: usize, quote: u8, single: bool) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    let mut i = at;
+    while let Some(word) = src.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        let mut m = zero(w ^ (LO * u64::from(quote)))
+            | zero(w ^ (LO * u64::from(b'\\')))
+            | (w.wrapping_sub(LO * 0x20) & !w & HI);
+        if single {
+            m |= zero(w ^ (LO * u64::from(b'"')));
+        }
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    string_stop_bytewise(src, i, quote, single)
+}
+
+/// [`string_stop`] a byte at a time.
+fn string_stop_bytewise(src: &[u8], at: usize, quote: u8, single: bool) -> usize {
+    src[at..]
+        .iter()
+        .position(|&b| b == quote || b == b'\\' || b < 0x20 || (single && b == b'"'))
+        .map_or(src.len(), |n| at + n)
+}
+
 /// What prose around the object may not hold.
 const BRACKETS: [char; 4] = ['{', '}', '[', ']'];
 
@@ -631,13 +664,21 @@ impl<'a> Writer<'a> {
         let mark = self.out.len();
         self.out.push(b'"');
         let mut i = start + 1;
+        // Where the bytes not yet written start: a run of bytes that need nothing done,
+        // valid simple escapes among them, is written at once.
+        let mut from = i;
         loop {
-            // The run that needs nothing done, at once.
-            let run = src[i..]
-                .iter()
-                .position(|&b| b == quote || b == b'\\' || b < 0x20 || (single && b == b'"'))
-                .map_or(src.len(), |n| i + n);
-            self.out.extend_from_slice(&src[i..run]);
+            let run = string_stop(src, i, quote, single);
+            if src.get(run) == Some(&b'\\')
+                && matches!(
+                    src.get(run + 1),
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+                )
+            {
+                i = run + 2;
+                continue;
+            }
+            self.out.extend_from_slice(&src[from..run]);
             i = run;
             let Some(&b) = src.get(i) else {
                 return Err((Refusal::Truncated, i));
@@ -670,6 +711,7 @@ impl<'a> Writer<'a> {
                     i += 1;
                 }
             }
+            from = i;
         }
         // Where a string ends only a colon, a comma or an end may follow: anything else
         // means a quote inside it ended it early.
@@ -1124,6 +1166,42 @@ mod tests {
         assert_eq!(refused(r#"{"a":2]"#), Refusal::Unbalanced);
         assert_eq!(refused(r#"{01: 1}"#), Refusal::NotRepairable);
         assert_eq!(refused(r#"{2a: 1}"#), Refusal::NotRepairable);
+    }
+
+    /// The word-at-a-time search against the byte loop, at every start in strings that
+    /// hold each stop byte and bytes around them (borrows, bytes over 0x7f).
+    #[test]
+    fn string_stop_finds_what_the_byte_loop_finds() {
+        let alphabet = [
+            b'a', b'"', b'\'', b'\\', 0, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xff, 0x01,
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let src: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        // Mostly plain bytes, so that runs are long enough for words.
+                        if x % 4 == 0 {
+                            alphabet[(x >> 8) as usize % alphabet.len()]
+                        } else {
+                            b'a' + (x >> 8) as u8 % 26
+                        }
+                    })
+                    .collect();
+                for at in 0..=src.len() {
+                    for (quote, single) in [(b'"', false), (b'\'', true)] {
+                        assert_eq!(
+                            string_stop(&src, at, quote, single),
+                            string_stop_bytewise(&src, at, quote, single),
+                            "{src:?} from {at}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Found by fuzzing: a form feed is no JSON whitespace: after the object it is prose

@@ -15,6 +15,10 @@
    accumulated text each time (what user interfaces do); toolstream reports what each delta
    changed (Preview.update), applied to the interface's own model, or builds its view anew
    (Preview.partial).
+3. Repair of broken arguments (a file-writing tool's, ~850 bytes, each with one mistake: a
+   trailing comma, a single-quoted key, an unquoted key, `None`, a comment, a markdown
+   fence, prose around it): `json_repair.repair_json` beside `toolstream.repair_arguments`,
+   on the same strings, each result checked against the original object.
 """
 
 import json
@@ -228,6 +232,73 @@ def main():
     for name, t in timings[1:]:
         print()
         print("toolstream.Preview.update / %s: %.0fx" % (name, t / ts))
+
+    repair_bench()
+
+
+def repair_corpus(n):
+    rng = random.Random(59)
+    lines = [
+        'fn main() { println!("hello, world"); }\n',
+        "    let x = compute(&items, 42); // why not\n",
+        '    if x > 0 { return Err("negative".into()); }\n',
+        "use std::collections::HashMap;\n",
+    ]
+    kinds = [
+        lambda t: t[:-1] + ",}",
+        lambda t: t.replace('"path"', "'path'", 1),
+        lambda t: t.replace('"line"', "line", 1),
+        lambda t: t.replace("null", "None", 1),
+        lambda t: "{ /* arguments */ " + t[1:],
+        lambda t: "```json\n" + t + "\n```",
+        lambda t: "Sure! Here are the arguments:\n" + t + "\nLet me know if you need more.",
+    ]
+    out = []
+    for i in range(n):
+        code = ""
+        while len(code) < 600:
+            code += rng.choice(lines)
+        v = {"path": "src/module_%d.rs" % rng.randrange(1000), "content": code,
+             "line": rng.randrange(5000), "create": rng.random() < 0.5, "mode": None}
+        out.append((kinds[i % len(kinds)](json.dumps(v)), v))
+    return out
+
+
+def repair_bench():
+    try:
+        import json_repair
+    except ImportError:
+        print()
+        print("(json_repair is not installed: the repair comparison did not run)")
+        return
+    cases = repair_corpus(700 if QUICK else 7000)
+    texts = [t for t, _ in cases]
+    size = sum(len(t) for t in texts)
+
+    def ours():
+        return [json.loads(toolstream.repair_arguments(t)["arguments"]) for t in texts]
+
+    def ours_alone():
+        return [toolstream.repair_arguments(t) for t in texts]
+
+    def peer():
+        return [json_repair.repair_json(t, return_objects=True) for t in texts]
+
+    t_ours, got = best(ours)
+    assert got == [v for _, v in cases], "toolstream did not restore every object"
+    t_alone = best(ours_alone)[0]
+    t_peer, theirs = best(peer, rounds=1 if QUICK else 2)
+    restored = sum(a == v for a, (_, v) in zip(theirs, cases))
+    print()
+    print("## Python: repair of %d broken arguments (%.1f MB), each checked against the original" % (len(texts), size / 1e6))
+    print()
+    print("| implementation | MB/s | restored |")
+    print("|---|---|---|")
+    print("| json_repair.repair_json(return_objects=True) | %.2f | %d/%d |" % (size / t_peer / 1e6, restored, len(texts)))
+    print("| toolstream.repair_arguments, then json.loads | %.1f | %d/%d |" % (size / t_ours / 1e6, len(texts), len(texts)))
+    print("| toolstream.repair_arguments alone | %.1f | |" % (size / t_alone / 1e6))
+    print()
+    print("toolstream (with json.loads) / json_repair: %.0fx" % (t_peer / t_ours))
 
 
 if __name__ == "__main__":
