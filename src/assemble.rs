@@ -448,6 +448,22 @@ struct Failed {
     raw: Vec<u8>,
 }
 
+/// Emit `call`, coerced by its tool's declared schema first when there are schemas and
+/// `repair` allows it.
+fn emit(
+    schemas: Option<&crate::schema::Tools>,
+    repair: crate::repair::RepairPolicy,
+    mut call: ToolCall,
+    out: &mut Vec<Event>,
+) {
+    if let Some(tools) = schemas {
+        if repair.allows(crate::repair::RepairKind::Coerce) {
+            crate::repair::coerce_call(&mut call, tools);
+        }
+    }
+    out.push(Event::ToolCall(call));
+}
+
 /// The assembler. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct ToolCallAssembler {
@@ -475,6 +491,8 @@ pub struct ToolCallAssembler {
     /// What those ids are made from besides their slot: the response's (see
     /// [`Self::set_ids`]).
     id_salt: u64,
+    /// The request's declared tools, to coerce calls by ([`Self::set_schemas`]).
+    schemas: Option<std::sync::Arc<crate::schema::Tools>>,
 }
 
 /// The reasoning details of one choice being merged.
@@ -634,6 +652,14 @@ impl ToolCallAssembler {
     pub fn set_ids(&mut self, prefix: &str, salt: u64) {
         self.id_prefix = Some(prefix.into());
         self.id_salt = salt;
+    }
+
+    /// The tools the request declared: with [`Policy::repair`] allowing
+    /// [`coerce`](crate::repair::RepairKind::Coerce), a call that does not match its tool's
+    /// schema only because a string stands where the schema says another type is coerced
+    /// ([`crate::repair::coerce_call`]) before it is emitted.
+    pub fn set_schemas(&mut self, tools: std::sync::Arc<crate::schema::Tools>) {
+        self.schemas = Some(tools);
     }
 
     /// Bytes held by the open calls' splitters (each bounded by the arguments limit; the
@@ -1326,7 +1352,7 @@ impl ToolCallAssembler {
         }
         let slot = &self.slots[s];
         let id_source = slot.source(part);
-        out.push(Event::ToolCall(ToolCall {
+        let call = ToolCall {
             index: slot.ordinal,
             part,
             id,
@@ -1335,7 +1361,8 @@ impl ToolCallAssembler {
             arguments: v.into_bytes(),
             repairs: Vec::new(),
             original: None,
-        }));
+        };
+        emit(self.schemas.as_deref(), self.policy.repair, call, out);
     }
 
     /// The failure of the slot's next object.
@@ -1397,7 +1424,7 @@ impl ToolCallAssembler {
                 && !failure.name.is_empty();
             if repairable {
                 if let Ok(r) = crate::repair::repair(&failure.raw, self.policy.repair) {
-                    out.push(Event::ToolCall(ToolCall {
+                    let call = ToolCall {
                         index: failure.index,
                         part: slot.parts + 1,
                         id: failure.id,
@@ -1406,7 +1433,8 @@ impl ToolCallAssembler {
                         arguments: r.arguments,
                         repairs: r.repairs,
                         original: Some(failure.raw),
-                    }));
+                    };
+                    emit(self.schemas.as_deref(), self.policy.repair, call, out);
                     return;
                 }
             }
@@ -1430,7 +1458,7 @@ impl ToolCallAssembler {
                         "the call ended but it has no function name",
                     )
                 } else {
-                    // "", whitespace, null or missing arguments: {}.
+                    // "", whitespace, null or missing arguments: {} (no string to coerce).
                     out.push(Event::ToolCall(ToolCall {
                         index: slot.ordinal,
                         part: 1,

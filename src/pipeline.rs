@@ -308,6 +308,18 @@ impl Stream {
         self
     }
 
+    /// The tools the request declared (`schema::Tools::from_request`): with the policy's
+    /// [`repair`](crate::assemble::Policy::repair) allowing
+    /// [`coerce`](crate::repair::RepairKind::Coerce), a call that does not match its tool's
+    /// schema only because a string stands where the schema says a number, a boolean, an
+    /// object or an array is coerced, each change a repair of kind `coerce` with its path
+    /// ([`crate::repair::coerce_call`]). Calls are not otherwise checked here: a call that
+    /// still does not match comes out as it came, for the caller's check.
+    pub fn with_schemas(mut self, tools: crate::schema::Tools) -> Self {
+        self.assembler.set_schemas(std::sync::Arc::new(tools));
+        self
+    }
+
     /// Bytes the pipeline holds between pushes: the framing's partial line and event, the
     /// whitespace held before the framing is known (at most 64 KiB), the payloads held
     /// before the format is known (at most the event limit), what the assembler holds

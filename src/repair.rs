@@ -38,6 +38,29 @@
 //!   bracket, or a quote or comma next to it (`[{...}]`, `"{...}"`, `{...}, "b": 2}`):
 //!   dropping what is around it would change the value, not fix its spelling.
 
+//!
+//! **Why, from the peers' threads.** Each refusal is a place where a whole-text repair
+//! library guessed and a tool ran with other arguments than the model's:
+//!
+//! - *truncated*: `{"commands": ["npm install", "npm test"` closes as a valid two-element
+//!   list, indistinguishable from the list the model meant to finish (cline/cline#13001);
+//!   a `write` cut by `max_tokens` and closed writes half a file (GCWing/OpenBitFun#643
+//!   gates it to file writes and flags it). Only the stream knows the call was cut: the
+//!   assembler never repairs a call the stream cut, and [`repair`] refuses text that ends
+//!   inside a value.
+//! - *ambiguous quote*: `{'name': 'Jack O'Sullivan, 'id': '5'}` became
+//!   `{"name": "Jack O", "id": "5"}` (mangiucugna/json_repair#56); `["samsung 32" display"]`
+//!   became two elements (json_repair#152); the JS library's end-quote heuristic still
+//!   fails on `"You can try 65", which are good television"` (josdejong/jsonrepair#116).
+//! - *inside strings*: a regex repair run over the whole text turned a bash command's
+//!   `assert x is None` into `assert x is null` and a written file's `x = True` into
+//!   `x = true` (nathansutton/chad#58). Here a literal is only ever a bare word where a
+//!   value goes; a string's bytes change only where an escape or a raw control character
+//!   must be written as JSON writes it.
+//! - *non-finite numbers*: `null` for `NaN` hands the tool a value the model did not give.
+//! - *part of another value*: `[{...}]` is not `{...}`, and `{"a": 1}, "b": 2}` is not
+//!   `{"a": 1}`: dropping what surrounds the object would drop arguments.
+
 use crate::json::{Mode, Splitter};
 use bytes::Bytes;
 
@@ -837,6 +860,29 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// Coerce `call` by its tool's declared schema in `tools` when that makes it match: its
+/// arguments become [`coerce`]'s, its `repairs` gain the coercions (and `original` keeps
+/// the provider's arguments). A call that matches already, a tool not declared, or a call
+/// that would still not match is left as it is; whether it was coerced is returned.
+pub fn coerce_call(call: &mut crate::assemble::ToolCall, tools: &crate::schema::Tools) -> bool {
+    let Some(schema) = tools.get(&call.name) else {
+        return false;
+    };
+    if tools.check(&call.name, &call.arguments).is_ok() {
+        return false;
+    }
+    let Some(r) = coerce(&call.arguments, schema) else {
+        return false;
+    };
+    if tools.check(&call.name, &r.arguments).is_err() {
+        return false;
+    }
+    call.original.get_or_insert_with(|| call.arguments.clone());
+    call.arguments = r.arguments;
+    call.repairs.extend(r.repairs);
+    true
+}
+
 /// Coerce `arguments` (one valid JSON object) by the tool's declared `schema`: a string
 /// where the schema says `integer` or `number` and the string is exactly a JSON number
 /// becomes the number; `"true"` / `"false"` where it says `boolean`, the boolean; a
@@ -1184,7 +1230,7 @@ mod tests {
                         x ^= x >> 7;
                         x ^= x << 17;
                         // Mostly plain bytes, so that runs are long enough for words.
-                        if x % 4 == 0 {
+                        if x.is_multiple_of(4) {
                             alphabet[(x >> 8) as usize % alphabet.len()]
                         } else {
                             b'a' + (x >> 8) as u8 % 26

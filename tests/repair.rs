@@ -178,3 +178,116 @@ fn a_repair_names_its_kind() {
         assert_eq!(RepairKind::from_name(k.as_str()), Some(k));
     }
 }
+
+/// The pipeline with the request's tools and repair on: a call whose string stands where
+/// its tool's schema says integer and boolean comes out coerced, at every chunking, each
+/// coercion a repair with its path; with repair off, or without the schemas, as it came.
+#[test]
+fn the_pipeline_coerces_calls_by_the_declared_schemas_when_repair_is_on() {
+    use bytes::Bytes;
+    use toolstream::assemble::{Event, Policy};
+    use toolstream::pipeline::Stream;
+    use toolstream::schema::Tools;
+    let request = json!({"tools": [{"type": "function", "function": {"name": "read",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "line": {"type": "integer"}, "all": {"type": "boolean"}}}}}]});
+    let args = r#"{"path": "12", "line": "12", "all": "true"}"#;
+    let body = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1",
+            "type": "function", "function": {"name": "read", "arguments": args}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    );
+    let run = |repair: RepairPolicy, schemas: bool, chunk: usize| {
+        let mut s = Stream::with_policy(
+            None,
+            Policy {
+                repair,
+                ..Policy::default()
+            },
+        );
+        if schemas {
+            s = s.with_schemas(Tools::from_request(&request).unwrap());
+        }
+        let mut events = Vec::new();
+        for piece in body.as_bytes().chunks(chunk) {
+            s.push(Bytes::copy_from_slice(piece), &mut events);
+        }
+        s.finish(&mut events);
+        let calls: Vec<_> = events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::ToolCall(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1);
+        calls.into_iter().next().unwrap()
+    };
+    for chunk in [1, 7, 64, body.len()] {
+        let c = run(RepairPolicy::all(), true, chunk);
+        let v: Value = serde_json::from_slice(&c.arguments).unwrap();
+        assert_eq!(v, json!({"path": "12", "line": 12, "all": true}));
+        let paths: Vec<_> = c.repairs.iter().map(|r| r.path.as_deref()).collect();
+        assert_eq!(paths, [Some("/line"), Some("/all")]);
+        assert!(c.repairs.iter().all(|r| r.kind == RepairKind::Coerce));
+        assert_eq!(c.original.as_deref(), Some(args.as_bytes()));
+        // Coercion switched off, repair off, or no schemas: as it came.
+        for (repair, schemas) in [
+            (RepairPolicy::all().with(RepairKind::Coerce, false), true),
+            (RepairPolicy::default(), true),
+            (RepairPolicy::all(), false),
+        ] {
+            let c = run(repair, schemas, chunk);
+            assert_eq!(&c.arguments[..], args.as_bytes());
+            assert!(c.repairs.is_empty());
+        }
+    }
+}
+
+/// A call repaired in the pipeline is no failure to the classifier: no retry; without
+/// repair, the same bytes are a failure to retry with feedback.
+#[test]
+fn a_repaired_call_needs_no_retry() {
+    use bytes::Bytes;
+    use toolstream::assemble::{Event, Policy};
+    use toolstream::classify::{classify_event, Action, Phase, Policy as Classify, Provider};
+    use toolstream::pipeline::Stream;
+    let body = Bytes::from_static(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1,}\"}}]}}]}\n\ndata: [DONE]\n\n",
+    );
+    let verdicts = |repair: RepairPolicy| {
+        let mut s = Stream::with_policy(
+            None,
+            Policy {
+                repair,
+                ..Policy::default()
+            },
+        );
+        let mut events = Vec::new();
+        s.push(body.clone(), &mut events);
+        s.finish(&mut events);
+        let repaired = events
+            .iter()
+            .any(|e| matches!(e, Event::ToolCall(c) if !c.repairs.is_empty()));
+        let actions: Vec<Action> = events
+            .iter()
+            .filter_map(|e| {
+                classify_event(
+                    e,
+                    Provider::Openai,
+                    Phase::BeforeOutput,
+                    0,
+                    &Classify::default(),
+                )
+            })
+            .map(|v| v.action)
+            .collect();
+        (repaired, actions)
+    };
+    assert_eq!(verdicts(RepairPolicy::all()), (true, vec![]));
+    assert_eq!(
+        verdicts(RepairPolicy::default()),
+        (false, vec![Action::RetryWithFeedback])
+    );
+}

@@ -1,19 +1,20 @@
 //! Oracle: a non-streaming Responses or Messages body, rewritten, is one JSON object
 //! whose calls are the pipeline's on the same body (each call's arguments exactly, each
 //! failed call's bytes as they came, the text calls the pipeline finds with the same
-//! setting), every call with a name and a call id unique in the body; a body the rewriter
-//! leaves is left byte for byte.
+//! setting, the calls it repairs with repair on), every call with a name and a call id
+//! unique in the body; a body the rewriter leaves is left byte for byte.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use toolstream::assemble::Event;
+use toolstream::assemble::{Event, Policy};
 use toolstream::pipeline::Stream;
 use toolstream::provider::Format;
+use toolstream::repair::RepairPolicy;
 use toolstream::rewrite::text::{TextCalls, TextSetting};
-use toolstream::rewrite::{rewrite_message, rewrite_response};
+use toolstream::rewrite::{rewrite_message, rewrite_response, CallRepair};
 use toolstream::text_calls::Tools;
 
 const ARGS: &[&str] = &[
@@ -27,6 +28,8 @@ const ARGS: &[&str] = &[
     "{\"a\":1} {\"b\":[2,{\"c\":null}]}",
     "{\"x\":\"\\u00e9\"}",
     "not json",
+    "{'city': 'Oslo',}",
+    "```json\n{\"city\": True}\n```",
 ];
 
 const TEXT: &[&str] = &[
@@ -50,6 +53,7 @@ enum Item {
 struct Input {
     anthropic: bool,
     text_calls: bool,
+    repair: bool,
     items: Vec<Item>,
 }
 
@@ -97,6 +101,12 @@ fuzz_target!(|input: Input| {
         json!({"id": "resp_1", "object": "response", "status": "completed", "output": output})
     };
     let body = body.to_string().into_bytes();
+    // Messages bodies hold their calls' arguments as objects: nothing to repair.
+    let repair = if input.repair && !input.anthropic {
+        RepairPolicy::all()
+    } else {
+        RepairPolicy::default()
+    };
     let setting = input
         .text_calls
         .then(|| TextSetting::new(TextCalls::Auto, tools()))
@@ -108,14 +118,28 @@ fuzz_target!(|input: Input| {
         )
     } else {
         (
-            rewrite_response(&body, setting.as_ref()).map(|(b, _, _)| b),
+            rewrite_response(
+                &body,
+                setting.as_ref(),
+                Some(&CallRepair {
+                    policy: repair,
+                    schemas: None,
+                }),
+            )
+            .map(|(b, _, _)| b),
             Format::OpenAiResponses,
         )
     };
     // What the pipeline finds in the same body.
     // A JSON body: the pipeline finds its format by itself.
     let _ = format;
-    let mut s = Stream::new(None);
+    let mut s = Stream::with_policy(
+        None,
+        Policy {
+            repair,
+            ..Policy::default()
+        },
+    );
     if input.text_calls {
         s = s.with_text_calls(None, tools());
     }

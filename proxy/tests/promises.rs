@@ -444,7 +444,8 @@ fn a_completion_with_too_many_glued_objects_is_limited_as_a_stream_is() {
             "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c",
             "type": "function", "function": {"name": "f", "arguments": args}}]},
             "finish_reason": "tool_calls"}]});
-        let (out, counts) = rewrite_completion(body.to_string().as_bytes(), false, None).unwrap();
+        let (out, counts) =
+            rewrite_completion(body.to_string().as_bytes(), false, None, None).unwrap();
         let v: Value = serde_json::from_slice(&out).unwrap();
         let got = v["choices"][0]["message"]["tool_calls"].as_array().unwrap();
         assert_eq!(got.len(), calls, "{n} objects");
@@ -491,7 +492,7 @@ fn anthropic_data_after_message_stop_is_not_a_clean_end() {
 fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
     use toolstream::rewrite::rewrite_completion;
     let body = r#"{"id":"x","object":"chat.completion","x":1e400,"choices":[{"index":0,"message":{"role":"assistant","content":null,"annotations":[{"t":1}],"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"a\":1}{\"a\":2}"}}]},"logprobs":{"content":[]},"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"plain"},"finish_reason":"stop"}],"usage":{"total_tokens":3}}"#;
-    let (out, counts) = rewrite_completion(body.as_bytes(), false, None).unwrap();
+    let (out, counts) = rewrite_completion(body.as_bytes(), false, None, None).unwrap();
     let out = String::from_utf8(out.to_vec()).unwrap();
     let want = body
         .replace(
@@ -508,12 +509,14 @@ fn a_completion_is_rewritten_from_the_decoder_and_the_rest_kept() {
     // Nothing to change: the body as it came.
     let plain = r#"{"choices":[{"index":0,"message":{"content":"hi"},"finish_reason":"stop"}]}"#;
     assert_eq!(
-        &rewrite_completion(plain.as_bytes(), false, None).unwrap().0[..],
+        &rewrite_completion(plain.as_bytes(), false, None, None)
+            .unwrap()
+            .0[..],
         plain.as_bytes()
     );
     // Not readable by the decoder: left as it came.
     let odd = r#"{"choices":[{"index":"0","message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}{}"}}]}}]}"#;
-    assert!(rewrite_completion(odd.as_bytes(), false, None).is_none());
+    assert!(rewrite_completion(odd.as_bytes(), false, None, None).is_none());
 }
 
 /// A stream that ends with `id:` and `retry:` lines and no blank line after them carries no

@@ -275,7 +275,8 @@ fn a_non_streaming_completion_gets_its_text_calls_as_tool_calls() {
         }}],
     });
     let raw = body.to_string();
-    let (out, counts) = rewrite_completion(raw.as_bytes(), false, weather().as_ref()).unwrap();
+    let (out, counts) =
+        rewrite_completion(raw.as_bytes(), false, weather().as_ref(), None).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let m = &v["choices"][0]["message"];
     assert_eq!(
@@ -290,7 +291,7 @@ fn a_non_streaming_completion_gets_its_text_calls_as_tool_calls() {
     assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
     assert_eq!(counts.text_calls, 1);
     // Off: unchanged.
-    let (same, _) = rewrite_completion(raw.as_bytes(), false, None).unwrap();
+    let (same, _) = rewrite_completion(raw.as_bytes(), false, None, None).unwrap();
     assert_eq!(same, raw.as_bytes());
 }
 

@@ -81,7 +81,7 @@ fn a_response_with_glued_arguments_gets_one_item_per_object_and_a_follow_up_know
         {"id": "fc_2", "type": "function_call", "status": "completed", "call_id": "call_2",
          "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}
     ]));
-    let (out, counts, cont) = rewrite_response(body.as_bytes(), None).unwrap();
+    let (out, counts, cont) = rewrite_response(body.as_bytes(), None, None).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let items = v["output"].as_array().unwrap();
     let calls: Vec<(&str, &str, &str)> = items
@@ -135,7 +135,7 @@ fn a_response_with_nothing_to_change_is_byte_for_byte() {
         {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
          "content": [{"type": "output_text", "annotations": [], "text": "plain"}]}
     ]));
-    let (out, counts, cont) = rewrite_response(body.as_bytes(), weather().as_ref()).unwrap();
+    let (out, counts, cont) = rewrite_response(body.as_bytes(), weather().as_ref(), None).unwrap();
     assert_eq!(&out[..], body.as_bytes());
     assert_eq!(counts.calls, 1);
     assert!(cont.is_none());
@@ -148,7 +148,7 @@ fn a_response_gets_its_text_calls_as_items_after_the_message() {
          "content": [{"type": "output_text", "annotations": [],
             "text": "Checking. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"}]}
     ]));
-    let (out, counts, cont) = rewrite_response(body.as_bytes(), weather().as_ref()).unwrap();
+    let (out, counts, cont) = rewrite_response(body.as_bytes(), weather().as_ref(), None).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let items = v["output"].as_array().unwrap();
     assert_eq!(items.len(), 2, "{v}");
@@ -166,7 +166,49 @@ fn a_response_gets_its_text_calls_as_items_after_the_message() {
 fn a_response_the_decoder_cannot_read_is_left_alone() {
     assert!(rewrite_response(
         br#"{"object":"response","output":[{"type":"function_call","name":3}]}"#,
+        None,
         None
     )
     .is_none());
+}
+
+/// With repair on, a Responses body's broken call is repaired in its item and coerced by
+/// the declared schema, the other items as they came; off, the call stays a failure.
+#[test]
+fn a_responses_call_is_repaired_and_coerced_when_repair_is_on() {
+    use toolstream::repair::RepairPolicy;
+    use toolstream::rewrite::{text::declared_schemas, CallRepair};
+    let body = json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "e"},
+        {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
+         "name": "read", "arguments": "{'path': 'a.rs', 'line': '3',}"}]})
+    .to_string();
+    let request = json!({"tools": [{"type": "function", "name": "read", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}, "line": {"type": "integer"}}}}]});
+    let schemas = declared_schemas(request.to_string().as_bytes()).map(std::sync::Arc::new);
+    assert!(schemas.is_some());
+    let repair = CallRepair {
+        policy: RepairPolicy::all(),
+        schemas,
+    };
+    let (out, counts, _) = rewrite_response(body.as_bytes(), None, Some(&repair)).unwrap();
+    assert_eq!(counts.repaired, 1);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        v["output"][0],
+        json!({"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "e"})
+    );
+    let args: Value = serde_json::from_str(v["output"][1]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"path": "a.rs", "line": 3}));
+    assert_eq!(v["output"][1]["call_id"], "call_1");
+    // Off: nothing repaired, the call's arguments as they came (the item marked
+    // incomplete, as a failed call is).
+    let (off, counts, _) = rewrite_response(body.as_bytes(), None, None).unwrap();
+    assert_eq!((counts.repaired, counts.failures), (0, 1));
+    let v: Value = serde_json::from_slice(&off).unwrap();
+    assert_eq!(
+        v["output"][1]["arguments"],
+        "{'path': 'a.rs', 'line': '3',}"
+    );
+    assert_eq!(v["output"][1]["status"], "incomplete");
 }

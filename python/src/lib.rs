@@ -146,7 +146,9 @@ impl Stream {
     /// `text_calls` (`"auto"` or a family: `hermes`, `qwen3_coder`, `glm45`, `mistral`,
     /// `llama`, `kimi_k2`, `deepseek`, `minimax_m2`, `gpt_oss`, `pythonic`) takes the calls a model
     /// wrote into its text out of it, for the tools `tools` declares (the request body, or
-    /// its tools list): required with it, since only declared tools are taken.
+    /// its tools list): required with it, since only declared tools are taken. With
+    /// `repair=True` and `tools`, a call is also coerced by its tool's declared schema
+    /// where a string stands for the number, boolean, object or array the schema says.
     #[new]
     #[pyo3(signature = (format=None, *, max_calls=None, preview=false, text_calls=None, tools=None, repair=false))]
     fn new(
@@ -166,6 +168,23 @@ impl Stream {
             policy.repair = toolstream::repair::RepairPolicy::all();
         }
         let mut stream = pipeline::Stream::with_policy(format_of(format)?, policy);
+        // The request body (or its tools list) as a request.
+        let request = match tools {
+            Some(t) => {
+                let mut request = from_py(t)?;
+                if request.is_array() {
+                    request = serde_json::json!({ "tools": request });
+                }
+                Some(request)
+            }
+            None => None,
+        };
+        if let (true, Some(request)) = (repair, &request) {
+            // With repair on, calls are coerced by their declared schemas too.
+            let schemas = toolstream::schema::Tools::from_request(request)
+                .map_err(|e| PyValueError::new_err(format!("tools: {e}")))?;
+            stream = stream.with_schemas(schemas);
+        }
         if let Some(family) = text_calls {
             let family = match family {
                 "auto" => None,
@@ -173,17 +192,13 @@ impl Stream {
                     PyValueError::new_err(format!("unknown text-call family '{name}'"))
                 })?),
             };
-            let tools = tools.ok_or_else(|| {
+            let request = request.as_ref().ok_or_else(|| {
                 PyValueError::new_err(
                     "text_calls needs tools= (the request body or its tools): only calls to \
                      declared tools are taken out of the text",
                 )
             })?;
-            let mut request = from_py(tools)?;
-            if request.is_array() {
-                request = serde_json::json!({ "tools": request });
-            }
-            stream = stream.with_text_calls(family, text_calls::Tools::from_request(&request));
+            stream = stream.with_text_calls(family, text_calls::Tools::from_request(request));
         }
         Ok(Stream {
             inner: Some(stream),

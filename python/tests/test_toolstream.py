@@ -466,3 +466,32 @@ def test_repair_true_gives_a_trailing_comma_call_with_its_repairs():
     calls = [e for e in toolstream.events([body], "openai", repair=True) if e["type"] == "tool_call"]
     assert calls[0]["arguments"] == {"path": "a.rs"}
     assert calls[0]["repairs"] == [{"kind": "trailing_comma", "offset": 15, "replaced": ",", "with": ""}]
+
+
+def test_repair_true_with_tools_coerces_by_the_declared_schema():
+    """repair=True and tools=: a string where the tool's schema says integer becomes the
+    integer, reported as a coerce repair with its path; a string parameter is left."""
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function",'
+        b'"function":{"name":"read","arguments":"{\\"path\\": \\"7\\", \\"line\\": \\"7\\"}"}}]},"finish_reason":null}]}\n\n'
+        b'data: [DONE]\n\n'
+    )
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}, "line": {"type": "integer"}}}}}]
+    calls = [e for e in toolstream.events([body], "openai", tools=tools, repair=True) if e["type"] == "tool_call"]
+    assert calls[0]["arguments"] == {"path": "7", "line": 7}
+    assert [(r["kind"], r["path"]) for r in calls[0]["repairs"]] == [("coerce", "/line")]
+    plain = [e for e in toolstream.events([body], "openai", tools=tools) if e["type"] == "tool_call"]
+    assert plain[0]["arguments"] == {"path": "7", "line": "7"} and "repairs" not in plain[0]
+
+
+def test_repair_arguments_repairs_and_refuses():
+    got = toolstream.repair_arguments("{'a': 1,}")
+    assert json.loads(got["arguments"]) == {"a": 1}
+    assert [r["kind"] for r in got["repairs"]] == ["single_quotes", "trailing_comma"]
+    cut = toolstream.repair_arguments(b'{"path": "src/ma')
+    assert cut["arguments"] is None and cut["refused"]["reason"] == "truncated"
+    only = toolstream.repair_arguments("{'a': 1,}", kinds=["trailing_comma"])
+    assert only["arguments"] is None and only["refused"]["reason"] == "kind_off"
+    with pytest.raises(ValueError):
+        toolstream.repair_arguments("{}", kinds=["no_such_kind"])

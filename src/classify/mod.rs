@@ -633,7 +633,9 @@ pub fn classify_error(err: &dyn std::error::Error, attempt: u32, policy: &Policy
 /// the provider sent in the stream ([`classify_stream_error`], as `provider` and in
 /// `phase`), bytes the stream lost ([`Event::Dropped`](crate::assemble::Event): a retry,
 /// [`Reason::StreamInterrupted`]) and a stream that ended before its terminal marker
-/// (`End { complete: false }`, the same). Every other event is no failure: `None`.
+/// (`End { complete: false }`, the same). Every other event is no failure: `None`; so is
+/// a call repaired by [`Policy::repair`](crate::assemble::Policy::repair) (a `ToolCall`
+/// whose `repairs` say what changed): it needs no retry.
 ///
 /// A stream that failed gives a verdict for each failure and one more for its end: act on
 /// the first, or on the most severe.

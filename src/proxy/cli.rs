@@ -33,11 +33,14 @@ provider gave a delay, retry-after. GET /healthz answers ok.
   --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
                            `tool_calls`, so that clients run the calls)
   --no-repair              forward requests as they are
-  --repair                 repair closed-form mistakes in a streamed call's arguments (a
+  --repair                 repair closed-form mistakes in a call's arguments (a
                            trailing comma, single quotes, a fence or prose around the
-                           object, ...): the call goes to the client valid, after an SSE
-                           comment listing each change; never a cut or ambiguous call
-                           (default: off, such a call is forwarded as sent, annotated)
+                           object, ...) and coerce a string where the request's tool
+                           schema says a number, boolean, object or array: the call goes
+                           to the client valid, after an SSE comment listing each change
+                           (a whole body: the toolstream-calls-repaired header counts
+                           them); never a cut or ambiguous call (default: off, such a
+                           call is forwarded as sent, annotated)
   --text-calls FAMILY      take the calls a model wrote into its text out of it and send
                            them as the API's calls (chat tool_calls, Messages tool_use
                            blocks, Responses function_call items; streaming and not): auto

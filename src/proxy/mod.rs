@@ -424,23 +424,40 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     } else {
         body
     };
-    // The tools the request declared: the allow-list of calls taken out of the text.
-    let text = if state.config.text_calls != TextCalls::Off
-        && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses)
-        && memchr::memmem::find(&body, b"\"tools\"").is_some()
-    {
+    // The tools the request declared: the allow-list of calls taken out of the text, and
+    // with --repair the schemas calls are coerced by.
+    let declares = matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses)
+        && memchr::memmem::find(&body, b"\"tools\"").is_some();
+    let want_text = declares && state.config.text_calls != TextCalls::Off;
+    let want_schemas = declares && state.config.repair_calls;
+    let (text, schemas) = if want_text || want_schemas {
         let parsing = state.parsing.clone().acquire_owned().await;
         let raw = body.clone();
-        let tools = tokio::task::spawn_blocking(move || {
+        let (tools, schemas) = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
-            declared_tools(&raw)
+            (
+                want_text.then(|| declared_tools(&raw)),
+                want_schemas
+                    .then(|| crate::rewrite::text::declared_schemas(&raw))
+                    .flatten(),
+            )
         })
         .await
         .unwrap_or_default();
-        TextSetting::new(state.config.text_calls, tools)
+        (
+            tools.and_then(|t| TextSetting::new(state.config.text_calls, t)),
+            schemas.map(Arc::new),
+        )
     } else {
-        None
+        (None, None)
     };
+    let call_repair = state
+        .config
+        .repair_calls
+        .then(|| crate::rewrite::CallRepair {
+            policy: crate::repair::RepairPolicy::all(),
+            schemas,
+        });
     // A follow-up on a Responses response whose calls the proxy made: those calls go into
     // the input, so that the upstream, which stored the response as it sent it, knows
     // every call the client answers.
@@ -574,8 +591,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             _ => Api::Messages,
         };
         let mut rewriter = Rewriter::new(api, provider, state.config.keep_finish_reason, text);
-        if state.config.repair_calls {
-            rewriter = rewriter.with_repair(crate::repair::RepairPolicy::all());
+        if let Some(r) = &call_repair {
+            rewriter = rewriter.with_call_repair(r);
         }
         let rewriter = Some(rewriter);
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
@@ -606,13 +623,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let raw = body.clone();
         let rewritten = tokio::task::spawn_blocking(move || {
             let _parsing = parsing;
+            let repair = call_repair.as_ref();
             match kind {
-                Kind::Chat => crate::rewrite::rewrite_completion(&raw, keep, text.as_ref())
+                Kind::Chat => crate::rewrite::rewrite_completion(&raw, keep, text.as_ref(), repair)
                     .map(|(b, c)| (b, c, None)),
                 Kind::Messages => {
                     crate::rewrite::rewrite_message(&raw, text.as_ref()).map(|(b, c)| (b, c, None))
                 }
-                _ => crate::rewrite::rewrite_response(&raw, text.as_ref()),
+                _ => crate::rewrite::rewrite_response(&raw, text.as_ref(), repair),
             }
         })
         .await
@@ -627,6 +645,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             }
             None => (body, Counts::default()),
         };
+        // The body has no room for a note: the calls repaired are counted in a header
+        // (a stream says each repair in a comment before its call instead).
+        if counts.repaired > 0 {
+            headers.insert(
+                "toolstream-calls-repaired",
+                HeaderValue::from(counts.repaired),
+            );
+        }
         log.done(counts, None);
         return respond(status, headers, Body::full(body));
     }

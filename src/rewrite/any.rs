@@ -95,7 +95,20 @@ impl Rewriter {
     /// This rewriter repairing closed-form mistakes in failed calls' arguments
     /// ([`crate::repair`]): a repaired call goes out valid, after an SSE comment that lists
     /// every change. Call before any byte is pushed.
-    pub fn with_repair(mut self, repair: crate::repair::RepairPolicy) -> Self {
+    pub fn with_repair(self, repair: crate::repair::RepairPolicy) -> Self {
+        self.with_call_repair(&super::CallRepair {
+            policy: repair,
+            schemas: None,
+        })
+    }
+
+    /// [`Rewriter::with_repair`], and with the request's declared tools
+    /// ([`CallRepair::schemas`](super::CallRepair)) a call that does not match its tool's
+    /// schema only because a string stands where the schema says another type is coerced
+    /// ([`crate::repair::coerce_call`]) when the policy allows
+    /// [`coerce`](crate::repair::RepairKind::Coerce); the SSE comment lists those changes
+    /// too. Call before any byte is pushed.
+    pub fn with_call_repair(mut self, repair: &super::CallRepair) -> Self {
         match &mut self {
             Rewriter::Chat(r) => r.core.set_repair(repair),
             Rewriter::Messages(r) => r.core.set_repair(repair),

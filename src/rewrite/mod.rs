@@ -151,12 +151,16 @@ impl Core {
         }
     }
 
-    /// Repair closed-form mistakes in failed calls' arguments (before any byte is pushed).
-    fn set_repair(&mut self, repair: crate::repair::RepairPolicy) {
+    /// Repair closed-form mistakes in failed calls' arguments (before any byte is pushed);
+    /// with the request's declared tools, coerce calls by their schemas too.
+    fn set_repair(&mut self, repair: &CallRepair) {
         self.assembler = ToolCallAssembler::new(Policy {
-            repair,
+            repair: repair.policy,
             ..Policy::default()
         });
+        if let Some(tools) = &repair.schemas {
+            self.assembler.set_schemas(tools.clone());
+        }
     }
 
     /// The id the client gets for a call, and, when toolstream made it, a note that says
@@ -890,6 +894,18 @@ fn text_of(bytes: &[u8]) -> String {
     }
 }
 
+/// The repair of the calls a rewriter sends ([`crate::repair`]): which closed-form mistakes
+/// in a failed call's arguments are repaired, and the request's declared tools
+/// (`schema::Tools::from_request`, or [`text::declared_schemas`] from its bytes) to coerce
+/// calls by, when the policy allows [`coerce`](crate::repair::RepairKind::Coerce).
+#[derive(Clone, Debug, Default)]
+pub struct CallRepair {
+    /// Which kinds of mistakes are repaired (default: none).
+    pub policy: crate::repair::RepairPolicy,
+    /// The declared tools, to coerce calls by their schemas.
+    pub schemas: Option<std::sync::Arc<crate::schema::Tools>>,
+}
+
 /// A call to send the client: whole, or failed and sent as the provider sent it.
 struct Outgoing {
     id: String,
@@ -949,14 +965,11 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
 fn repair_note(c: &crate::assemble::ToolCall) -> String {
     let mut note = format!("toolstream repaired call #{} ({}):", c.index, c.name);
     for r in &c.repairs {
-        let _ = write!(
-            note,
-            " {} at {} ({:?} -> {:?});",
-            r.kind.as_str(),
-            r.offset,
-            r.replaced,
-            r.with
-        );
+        let _ = write!(note, " {} at {}", r.kind.as_str(), r.offset);
+        if let Some(path) = &r.path {
+            let _ = write!(note, " {path}");
+        }
+        let _ = write!(note, " ({:?} -> {:?});", r.replaced, r.with);
     }
     // One line: a comment cannot hold a line break.
     note.replace(['\n', '\r'], " ")
@@ -1449,9 +1462,13 @@ pub fn rewrite_completion(
     body: &[u8],
     keep_finish_reason: bool,
     text: Option<&TextSetting>,
+    repair: Option<&CallRepair>,
 ) -> Option<(Bytes, Counts)> {
     let layout = crate::provider::openai_chat::completion_layout(body)?;
     let mut core = Core::new(Format::OpenAiChat, Provider::Openai);
+    if let Some(r) = repair {
+        core.set_repair(r);
+    }
     core.text = text.cloned().map(|t| Box::new(Extraction::new(t)));
     let mut events = Vec::new();
     let seen = core.decode_tagged(b"message", body, &mut events);
@@ -1506,7 +1523,13 @@ pub fn rewrite_completion(
                 if t.part > 1 {
                     counts.splits += 1;
                 }
-                ch.changed |= t.part > 1 || t.id.is_empty() || t.id_source == IdSource::Text;
+                if !t.repairs.is_empty() {
+                    counts.repaired += 1;
+                }
+                ch.changed |= t.part > 1
+                    || t.id.is_empty()
+                    || t.id_source == IdSource::Text
+                    || !t.repairs.is_empty();
                 let (id, _) = core.client_id(t.id, &t.id_source);
                 call_entry(
                     &mut ch.calls,

@@ -75,6 +75,22 @@ pub const MAX_SCHEMA_BYTES: usize = 64 << 10;
 /// declaration has are skipped without being built, at most [`MAX_TOOLS`] are kept, and a
 /// schema is built into a tree only up to [`MAX_SCHEMA_BYTES`] of text.
 pub fn declared_tools(body: &[u8]) -> Tools {
+    Tools::from_request(&json!({ "tools": declared(body) }))
+}
+
+/// The declared tools of a request body with their compiled parameter schemas, to check
+/// and coerce calls by; read as [`declared_tools`] reads them (the same bounds). `None`
+/// when the body declares none, or a schema does not compile.
+pub fn declared_schemas(body: &[u8]) -> Option<crate::schema::Tools> {
+    let list = declared(body);
+    if list.is_empty() {
+        return None;
+    }
+    crate::schema::Tools::from_request(&json!({ "tools": list })).ok()
+}
+
+/// The declarations of [`declared_tools`], each as `{"name", "input_schema"}`.
+fn declared(body: &[u8]) -> Vec<Value> {
     use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
     use serde_json::value::RawValue;
 
@@ -155,10 +171,7 @@ pub fn declared_tools(body: &[u8]) -> Tools {
         }
         d.deserialize_seq(Each)
     }
-    match serde_json::from_slice::<Request>(body) {
-        Ok(r) => Tools::from_request(&json!({ "tools": r.tools })),
-        Err(_) => Tools::default(),
-    }
+    serde_json::from_slice::<Request>(body).map_or_else(|_| Vec::new(), |r| r.tools)
 }
 
 /// The note said for markup that could not be read as a call (it stays in the text).

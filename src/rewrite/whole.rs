@@ -242,8 +242,12 @@ pub fn rewrite_message(body: &[u8], text: Option<&TextSetting>) -> Option<(Bytes
 pub fn rewrite_response(
     body: &[u8],
     text: Option<&TextSetting>,
+    repair: Option<&super::CallRepair>,
 ) -> Option<(Bytes, Counts, Option<Continuation>)> {
     let mut core = Core::new(Format::OpenAiResponses, Provider::Openai);
+    if let Some(r) = repair {
+        core.set_repair(r);
+    }
     let mut tagged = Vec::new();
     let seen = core.decode_tagged(b"message", body, &mut tagged);
     if seen.undecodable {

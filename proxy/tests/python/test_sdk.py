@@ -905,3 +905,74 @@ def test_openai_sdk_with_repair_gets_a_trailing_comma_call_valid(repair_stack, s
     got, comments = chat_calls_and_comments(base, up, write)
     assert got[0] == '{"path": "a.rs", "lines": [1, 2,],}'
     assert any("tool_call_error" in c for c in comments), comments
+
+
+COERCE = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
+    b'{"role":"assistant","tool_calls":[{"index":0,"id":"call_c","type":"function","function":'
+    b'{"name":"read","arguments":"{\\"path\\": \\"a.rs\\", \\"line\\": \\"12\\", \\"all\\": \\"true\\"}"}}]},'
+    b'"finish_reason":null}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},'
+    b'"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+)
+READ_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "line": {"type": "integer"}, "all": {"type": "boolean"}},
+            "required": ["path", "line"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("write", [1, 64, 4096])
+def test_openai_sdk_with_repair_gets_a_call_coerced_by_the_declared_schema(repair_stack, stack, write):
+    """--repair with the request's tools: strings where the tool's schema says integer and
+    boolean reach the agent as those types, each coercion in the comment with its path; a
+    string parameter is left; without --repair, the arguments as sent."""
+    for (up, base), coerced in [(repair_stack, True), (stack, False)]:
+        up.script = (200, "text/event-stream", COERCE, write, None)
+        client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        with client.chat.completions.with_streaming_response.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], tools=[READ_TOOL], stream=True
+        ) as r:
+            raw = b"".join(r.iter_bytes()).decode()
+        args = ""
+        for line in raw.splitlines():
+            if line.startswith("data: {"):
+                for choice in json.loads(line[6:])["choices"]:
+                    for tc in choice["delta"].get("tool_calls") or []:
+                        args += tc["function"].get("arguments") or ""
+        comments = [l for l in raw.splitlines() if l.startswith(":")]
+        if coerced:
+            assert json.loads(args) == {"path": "a.rs", "line": 12, "all": True}
+            note = [c for c in comments if "toolstream repaired call #0" in c]
+            assert note and "coerce" in note[0] and "/line" in note[0] and "/all" in note[0], comments
+        else:
+            assert json.loads(args) == {"path": "a.rs", "line": "12", "all": "true"}
+            assert not any("repaired" in c for c in comments), comments
+
+
+def test_openai_sdk_non_streaming_repaired_call_and_its_count_header(repair_stack):
+    """--repair on a whole completion: the call's arguments repaired in the body, the
+    number of calls repaired in `toolstream-calls-repaired` (a body has no room for a
+    comment)."""
+    up, base = repair_stack
+    body = {
+        "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_t", "type": "function",
+                 "function": {"name": "read", "arguments": "{'path': 'a.rs', 'line': '3',}"}}]}}],
+    }
+    up.script = (200, "application/json", json.dumps(body).encode(), 4096, None)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    raw = client.chat.completions.with_raw_response.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=[READ_TOOL]
+    )
+    assert raw.headers.get("toolstream-calls-repaired") == "1"
+    call = raw.parse().choices[0].message.tool_calls[0]
+    assert json.loads(call.function.arguments) == {"path": "a.rs", "line": 3}

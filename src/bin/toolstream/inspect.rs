@@ -333,7 +333,7 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
             // With --repair, a call that does not match its tool's schema only because a
             // string stands where the schema says another type is coerced first.
             if let (true, Some(tools), Event::ToolCall(c)) = (args.repair, &tools, &mut e) {
-                coerce_call(tools, c);
+                toolstream::repair::coerce_call(c, tools);
             }
             if args.json {
                 if let Some(v) = to_json(&e) {
@@ -356,25 +356,6 @@ pub(crate) fn main(args: &Args) -> Result<(), io::Error> {
     })?;
     print(&mut rest, &mut out)?;
     out.flush()
-}
-
-/// A call coerced by its tool's declared schema when that makes it match
-/// ([`toolstream::repair::coerce`]); left as it is otherwise.
-fn coerce_call(tools: &Tools, c: &mut toolstream::assemble::ToolCall) {
-    let Some(schema) = tools.get(&c.name) else {
-        return;
-    };
-    if tools.check(&c.name, &c.arguments).is_ok() {
-        return;
-    }
-    let Some(r) = toolstream::repair::coerce(&c.arguments, schema) else {
-        return;
-    };
-    if tools.check(&c.name, &r.arguments).is_ok() {
-        c.original.get_or_insert_with(|| c.arguments.clone());
-        c.arguments = r.arguments;
-        c.repairs.extend(r.repairs);
-    }
 }
 
 /// The pipeline for `args`: with `--text-calls`, calls written into the text to the tools
