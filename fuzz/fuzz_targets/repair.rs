@@ -1,13 +1,18 @@
 //! Oracle: `repair` on any bytes either refuses, with at most `MAX_REPAIRS` repairs tried,
 //! or gives one strictly valid JSON object, at most six bytes out for a byte in (an
 //! escape's growth), each repair naming the bytes at its offset; valid input comes out byte
-//! for byte with no repairs; with every kind off nothing is repaired.
+//! for byte with no repairs; with every kind off nothing is repaired; the peak allocation
+//! at most a constant times the input (a counting allocator).
 #![no_main]
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use toolstream::json::{Mode, Splitter};
 use toolstream::repair::{repair, RepairPolicy, MAX_REPAIRS};
+use toolstream_fuzz::alloc::{measure, Counting};
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 fn one_object(b: &[u8]) -> bool {
     let mut s = Splitter::new(Mode::Objects);
@@ -19,7 +24,16 @@ fn one_object(b: &[u8]) -> bool {
 
 fuzz_target!(|data: &[u8]| {
     let valid = one_object(data);
-    match repair(data, RepairPolicy::all()) {
+    let (result, peak, _) = measure(|| repair(data, RepairPolicy::all()));
+    // The input's copies (the strict checks', the writer's), the output (an escape's
+    // growth), and a report of a few hundred bytes per repair (a `Repair` and its
+    // strings, the list doubling), at most one repair per byte: a constant times the input.
+    assert!(
+        peak <= 320 * data.len() + (64 << 10),
+        "peak {peak} bytes for {} bytes in",
+        data.len()
+    );
+    match result {
         Ok(r) => {
             assert!(
                 one_object(&r.arguments),
