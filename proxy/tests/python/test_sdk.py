@@ -976,3 +976,60 @@ def test_openai_sdk_non_streaming_repaired_call_and_its_count_header(repair_stac
     assert raw.headers.get("toolstream-calls-repaired") == "1"
     call = raw.parse().choices[0].message.tool_calls[0]
     assert json.loads(call.function.arguments) == {"path": "a.rs", "line": 3}
+
+
+def test_openai_agents_sdk_runs_a_trailing_comma_call_with_repair(repair_stack, stack):
+    """The Agents SDK's tool loop on the Responses API: a call whose arguments end in a
+    trailing comma runs its tool through --repair (the SDK's own parse refuses it
+    direct), with the repaired arguments in the next request's history; without --repair
+    the tool never runs with those arguments."""
+    import asyncio
+
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+    broken = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
+              "name": "get_weather", "arguments": '{"city": "Oslo",}'}
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
+
+    def script(request):
+        items = [i for i in request["input"] if isinstance(i, dict)]
+        if not any(i.get("type") == "function_call_output" for i in items):
+            return (200, "text/event-stream", responses_events([broken], stream_parts), 7, None)
+        return (200, "text/event-stream", responses_events([answer], stream_parts), 64, None)
+
+    set_tracing_disabled(True)
+
+    def run_through(up, base):
+        up.script = script
+        ran = []
+
+        @function_tool
+        def get_weather(city: str) -> str:
+            """The weather in a city."""
+            ran.append(city)
+            return "sunny in " + city
+
+        client = openai.AsyncOpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        agent = Agent(name="weather", instructions="Answer.", tools=[get_weather],
+                      model=OpenAIResponsesModel(model="m", openai_client=client))
+
+        async def run():
+            result = Runner.run_streamed(agent, "Weather in Oslo?")
+            async for _ in result.stream_events():
+                pass
+            return result.final_output
+
+        try:
+            out = asyncio.run(run())
+        except Exception as e:  # noqa: BLE001 - the SDK's own failure is the outcome
+            out = e
+        return out, ran
+
+    out, ran = run_through(*repair_stack)
+    assert out == "Done." and ran == ["Oslo"], (out, ran)
+    up, _ = repair_stack
+    calls = [i for i in up.requests[-1]["input"] if isinstance(i, dict) and i.get("type") == "function_call"]
+    assert [json.loads(c["arguments"]) for c in calls] == [{"city": "Oslo"}]
+    _, ran = run_through(*stack)
+    assert ran == []
