@@ -42,6 +42,12 @@ impl Script {
 
 /// A fake upstream: answers every request with the script, and keeps each request's body.
 async fn upstream(script: Script) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
+    upstream_seq(vec![script]).await
+}
+
+/// A fake upstream that answers its nth request with `scripts[n]` (the last one from then
+/// on), and keeps each request's body.
+async fn upstream_seq(scripts: Vec<Script>) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -51,13 +57,17 @@ async fn upstream(script: Script) -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
             let Ok((mut socket, _)) = listener.accept().await else {
                 return;
             };
-            let script = script.clone();
+            let scripts = scripts.clone();
             let kept = kept.clone();
             tokio::spawn(async move {
                 let Some(body) = read_request(&mut socket).await else {
                     return;
                 };
-                kept.lock().unwrap().push(body);
+                let script = {
+                    let mut kept = kept.lock().unwrap();
+                    kept.push(body);
+                    scripts[(kept.len() - 1).min(scripts.len() - 1)].clone()
+                };
                 let mut head = format!(
                     "HTTP/1.1 {} X\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\n",
                     script.status, script.content_type
@@ -122,9 +132,13 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
 
 /// The proxy in front of `upstream`.
 async fn proxy(upstream: &str) -> String {
+    proxy_with(Config::new(upstream.parse().unwrap())).await
+}
+
+/// The proxy with `config`.
+async fn proxy_with(config: Config) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let config = Config::new(upstream.parse().unwrap());
     tokio::spawn(serve(listener, config));
     url
 }
@@ -478,7 +492,8 @@ fn errors_pass_through_with_the_verdict_in_headers() {
             r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
             vec![("retry-after-ms", "2500".to_string())],
             "rate_limit",
-            "retry",
+            // Its retries spent (none allowed here), and no other upstream: the client's.
+            "fallback",
             Some("3"),
         ),
         (
@@ -486,7 +501,9 @@ fn errors_pass_through_with_the_verdict_in_headers() {
             r#"{"error":{"message":"invalid tool call arguments"}}"#,
             vec![],
             "model_output",
-            "retry_with_feedback",
+            // No retries allowed: the model's output is surfaced (with retries left, the
+            // verdict is retry_with_feedback, the origin story's test below).
+            "surface",
             None,
         ),
         (
@@ -509,7 +526,10 @@ fn errors_pass_through_with_the_verdict_in_headers() {
                 cut_at: None,
             };
             let (up, _) = upstream(script).await;
-            let url = proxy(&up).await;
+            // No retries: the verdict as the client would act on it.
+            let mut config = Config::new(up.parse().unwrap());
+            config.decisions.max_retries = 0;
+            let url = proxy_with(config).await;
             post(
                 &format!("{url}/v1/chat/completions"),
                 json!({"stream": true}),
@@ -570,7 +590,9 @@ fn healthz_and_an_unreachable_upstream() {
         let (status, headers, _) = post(&format!("{url}/v1/chat/completions"), json!({})).await;
         assert_eq!(status, 502);
         assert_eq!(headers["toolstream-reason"], "connection");
-        assert_eq!(headers["toolstream-action"], "retry");
+        // Retried twice (the default), then the client's to take elsewhere.
+        assert_eq!(headers["toolstream-action"], "fallback");
+        assert_eq!(headers["toolstream-attempts"], "3");
     });
 }
 
@@ -748,4 +770,144 @@ fn request_repair_reads_what_serde_refuses_and_says_when_it_cannot() {
     let (note, sent) = send(broken.to_string());
     assert!(note.starts_with("failed: "), "{note}");
     assert_eq!(sent, broken.as_bytes());
+}
+
+/// An error response of `status` with an OpenAI-shaped `body` and `headers`.
+fn error_script(status: u16, body: &'static str, headers: Vec<(&'static str, String)>) -> Script {
+    Script {
+        status,
+        content_type: "application/json",
+        headers,
+        body: Bytes::from_static(body.as_bytes()),
+        write: 4096,
+        cut_at: None,
+    }
+}
+
+/// The proxy with `upstreams` (the first, then the rest as `--fallback`s in order),
+/// `retries` of a transient failure; one streaming chat request through it: its status,
+/// headers and body.
+async fn decided(upstreams: &[&str], retries: u32) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut config = Config::new(upstreams[0].parse().unwrap());
+    config.fallbacks = upstreams[1..].iter().map(|u| u.parse().unwrap()).collect();
+    config.decisions.max_retries = retries;
+    let url = proxy_with(config).await;
+    post(
+        &format!("{url}/v1/chat/completions"),
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await
+}
+
+/// The origin story: the model's own broken tool-call JSON, with two other upstreams
+/// configured, is sent nowhere else and not retried: one attempt, the error to the client
+/// at once with its verdict.
+#[test]
+fn the_models_broken_output_is_never_retried_elsewhere() {
+    let rt = runtime();
+    rt.block_on(async {
+        let bad =
+            r#"{"error":{"message":"invalid tool call arguments","type":"invalid_request_error"}}"#;
+        let (a, a_seen) = upstream(error_script(400, bad, vec![])).await;
+        let ok = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let (b, b_seen) = upstream(Script::sse(ok.clone(), 4096)).await;
+        let (c, c_seen) = upstream(Script::sse(ok, 4096)).await;
+        let (status, headers, body) = decided(&[&a, &b, &c], 2).await;
+        assert_eq!(status, 400);
+        assert_eq!(body, bad.as_bytes());
+        assert_eq!(headers["toolstream-reason"], "model_output");
+        assert_eq!(headers["toolstream-action"], "retry_with_feedback");
+        assert!(headers.get("toolstream-attempts").is_none());
+        let seen = |s: &Arc<Mutex<Vec<Vec<u8>>>>| s.lock().unwrap().len();
+        assert_eq!((seen(&a_seen), seen(&b_seen), seen(&c_seen)), (1, 0, 0));
+    });
+}
+
+/// Every reason the proxy must not take elsewhere, with a fallback configured: one
+/// attempt, surfaced.
+#[test]
+fn what_no_other_upstream_fixes_is_surfaced_after_one_attempt() {
+    let rt = runtime();
+    let cases = [
+        (
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+            "context_overflow",
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","code":"content_policy_violation"}}"#,
+            "content_policy",
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid value for 'temperature': must be between 0 and 2.","type":"invalid_request_error","param":"temperature"}}"#,
+            "invalid_request",
+        ),
+    ];
+    for (status, body, reason) in cases {
+        rt.block_on(async {
+            let (a, a_seen) = upstream(error_script(status, body, vec![])).await;
+            let (b, b_seen) = upstream(error_script(500, "{}", vec![])).await;
+            let (got, headers, _) = decided(&[&a, &b], 2).await;
+            assert_eq!(got, status, "{body}");
+            assert_eq!(headers["toolstream-reason"], reason, "{body}");
+            assert_eq!(a_seen.lock().unwrap().len(), 1, "{body}");
+            assert_eq!(b_seen.lock().unwrap().len(), 0, "{body}");
+        });
+    }
+}
+
+/// A rate limit with `retry-after: 1`: one wait on the same upstream, then its answer; the
+/// client gets the stream, and the number of attempts in a header.
+#[test]
+fn a_rate_limit_within_the_budget_is_waited_out_on_the_same_upstream() {
+    let rt = runtime();
+    rt.block_on(async {
+        let limited = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#;
+        let ok = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let (a, a_seen) = upstream_seq(vec![
+            error_script(429, limited, vec![("retry-after", "1".to_string())]),
+            Script::sse(ok.clone(), 4096),
+        ])
+        .await;
+        let (b, b_seen) = upstream(Script::sse(ok.clone(), 4096)).await;
+        let (status, headers, body) = decided(&[&a, &b], 2).await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["toolstream-attempts"], "2");
+        assert!(String::from_utf8_lossy(&body).contains("[DONE]"));
+        assert_eq!(a_seen.lock().unwrap().len(), 2);
+        assert_eq!(b_seen.lock().unwrap().len(), 0);
+    });
+}
+
+/// Quota exhausted, a bad key, a refused connection: the next upstream at once (no retry of
+/// what a retry does not fix; a refused connection after its retries, none here), the
+/// client's request as it sent it.
+#[test]
+fn quota_auth_and_a_dead_upstream_fall_back_in_order() {
+    let rt = runtime();
+    let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+    let auth = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+    rt.block_on(async {
+        let ok = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let (a, a_seen) = upstream(error_script(429, quota, vec![])).await;
+        let (b, b_seen) = upstream(error_script(401, auth, vec![])).await;
+        let dead = "http://127.0.0.1:1";
+        let (d, d_seen) = upstream(Script::sse(ok, 4096)).await;
+        let (status, headers, body) = decided(&[&a, &b, dead, &d], 0).await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["toolstream-attempts"], "4");
+        assert!(String::from_utf8_lossy(&body).contains("[DONE]"));
+        let seen = |s: &Arc<Mutex<Vec<Vec<u8>>>>| s.lock().unwrap().clone();
+        assert_eq!((seen(&a_seen).len(), seen(&b_seen).len()), (1, 1));
+        // The same request everywhere.
+        assert_eq!(seen(&d_seen), seen(&a_seen));
+        // Without a fallback: the quota error goes to the client after one attempt.
+        let (a, a_seen) = upstream(error_script(429, quota, vec![])).await;
+        let (status, headers, _) = decided(&[&a], 2).await;
+        assert_eq!(status, 429);
+        assert_eq!(headers["toolstream-reason"], "quota_exhausted");
+        assert_eq!(a_seen.lock().unwrap().len(), 1);
+    });
 }

@@ -22,11 +22,26 @@ provider's shape; an SSE comment says which), duplicates dropped, ids minted whe
 missing, failed calls forwarded as the provider sent them with an SSE comment; a stream the upstream cut
 ends with an error event, never a clean end. Requests whose history holds tool-call
 arguments that are not one JSON object are repaired before they are forwarded
-(as {\"INVALID_JSON\": raw}; the response's toolstream-repaired header says where). Error
-responses pass through unchanged, with toolstream-reason, toolstream-action and, when the
-provider gave a delay, retry-after. GET /healthz answers ok.
+(as {\"INVALID_JSON\": raw}; the response's toolstream-repaired header says where).
+
+Errors are decided by what they are, before the client has a byte of the answer: a
+transient one (rate limit within the wait budget, overloaded, server error, timeout,
+connection) is retried on the same upstream after the provider's retry-after or a
+backoff with jitter (--retries times); past that, or on quota, auth, an unknown model, a
+rate limit longer than the budget, the request goes to the next --fallback when there is
+one. The model's own broken output, truncated output, a content policy, a context
+overflow, an invalid request or a request to change never go elsewhere: no other
+upstream fixes them. The client gets the last error unchanged, with toolstream-reason,
+toolstream-action, retry-after when the provider gave a delay, and toolstream-attempts
+when there was more than one. GET /healthz answers ok.
 
   --upstream URL           scheme://host[:port][/prefix] (http or https)
+  --fallback URL           where a request goes when the verdict is to fall back, after
+                           --upstream (repeatable, tried in order; the client's headers,
+                           credentials included, go with it). Default: none
+  --retries N              retries of a transient failure on one upstream (default 2)
+  --max-wait S             the longest wait for a retry, seconds (default 30; a longer
+                           retry-after falls back instead)
   --listen HOST:PORT       where to listen (default 127.0.0.1:8080)
   --provider NAME          who the upstream is, for the classifier: openai, anthropic, groq,
                            vllm, ... (default: by the request path)
@@ -173,12 +188,14 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut repair = true;
     let mut repair_calls = false;
     let mut text_calls = TextCalls::Off;
+    let mut fallbacks = Vec::new();
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
         match a.as_str() {
             "--upstream" => upstream = Some(value("--upstream")?),
+            "--fallback" => fallbacks.push(value("--fallback")?),
             "--listen" => listen = value("--listen")?,
             "--provider" => {
                 let v = value("--provider")?;
@@ -200,7 +217,9 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             | "--max-request-bytes"
             | "--connect-timeout"
             | "--first-byte-timeout"
-            | "--idle-timeout") => {
+            | "--idle-timeout"
+            | "--retries"
+            | "--max-wait") => {
                 let v = value(n)?;
                 let x = v
                     .parse()
@@ -218,15 +237,21 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
         return Err(format!("bad --listen '{listen}': expected HOST:PORT"));
     }
     let upstream = upstream.ok_or("--upstream is required")?;
-    let uri: http::Uri = upstream
-        .parse()
-        .map_err(|e| format!("bad --upstream '{upstream}': {e}"))?;
-    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-        return Err(format!(
-            "--upstream '{upstream}' is not http(s)://host[:port][/prefix]"
-        ));
+    let base = |flag: &str, url: &str| -> Result<http::Uri, String> {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| format!("bad {flag} '{url}': {e}"))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            return Err(format!(
+                "{flag} '{url}' is not http(s)://host[:port][/prefix]"
+            ));
+        }
+        Ok(uri)
+    };
+    let mut config = Config::new(base("--upstream", &upstream)?);
+    for f in &fallbacks {
+        config.fallbacks.push(base("--fallback", f)?);
     }
-    let mut config = Config::new(uri);
     config.provider = provider;
     config.keep_finish_reason = keep;
     config.repair_requests = repair;
@@ -240,6 +265,8 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             "--max-request-bytes" => config.max_request_bytes = x as usize,
             "--connect-timeout" => config.connect_timeout = Duration::from_secs(x),
             "--first-byte-timeout" => config.first_byte_timeout = Duration::from_secs(x),
+            "--retries" => config.decisions.max_retries = x.min(u64::from(u32::MAX)) as u32,
+            "--max-wait" => config.decisions.wait_budget = Duration::from_secs(x),
             _ => config.idle_timeout = Duration::from_secs(x),
         }
     }

@@ -75,6 +75,13 @@ pub struct Config {
     pub first_byte_timeout: Duration,
     /// Between two pieces of a response body.
     pub idle_timeout: Duration,
+    /// Where a request goes when the classifier says to fall back, in order, after
+    /// [`Config::upstream`] (default none: the client's request never goes elsewhere).
+    pub fallbacks: Vec<Uri>,
+    /// How errors become decisions before the client has a byte of the answer:
+    /// `max_retries` of a transient failure on the same upstream, `wait_budget` the longest
+    /// wait for one (the classifier's [`Policy`]; default 2 and 30 s).
+    pub decisions: Policy,
 }
 
 impl Config {
@@ -95,7 +102,89 @@ impl Config {
             connect_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(300),
+            fallbacks: Vec::new(),
+            decisions: Policy::default(),
         }
+    }
+}
+
+/// What the proxy did to the request, in the response's headers: the calls it added to a
+/// follow-up, the attempts it made when more than one, the history it repaired.
+fn note_request(
+    headers: &mut HeaderMap,
+    continued: usize,
+    attempts: u32,
+    repair_failed: &Option<String>,
+    repairs: &[impl std::fmt::Display],
+) {
+    if continued > 0 {
+        headers.insert("toolstream-continued", HeaderValue::from(continued as u64));
+    }
+    if attempts > 1 {
+        headers.insert("toolstream-attempts", HeaderValue::from(attempts));
+    }
+    if let Some(why) = repair_failed {
+        if let Ok(v) = HeaderValue::from_str(&truncate(&format!("failed: {why}"), 4000)) {
+            headers.insert("toolstream-repaired", v);
+        }
+    } else if !repairs.is_empty() {
+        let text: Vec<String> = repairs.iter().map(|r| r.to_string()).collect();
+        if let Ok(v) = HeaderValue::from_str(&truncate(&text.join("; "), 4000)) {
+            headers.insert("toolstream-repaired", v);
+        }
+    }
+}
+
+/// What a failed attempt gives the client if it is the last.
+enum Failed {
+    /// An error the proxy answers itself (the upstream did not answer).
+    Local(StatusCode, String),
+    /// The upstream's error response, its body read.
+    Upstream(Box<http::response::Parts>, Bytes),
+}
+
+/// What the proxy does with a failed attempt, before the client has a byte of the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// The same upstream again, after this wait.
+    Retry(Duration),
+    /// The next upstream.
+    Fallback,
+    /// The failure goes to the client.
+    Surface,
+}
+
+/// The decision on `v`, the verdict on attempt `tries` (counted from 0) on upstream `at`
+/// of `upstreams`: a retry while the classifier says retry (it says fall back once
+/// `max_retries` are spent), after the provider's `retry_after` or an exponential backoff
+/// with jitter, capped by the wait budget; a fallback only where the classifier says one
+/// helps (never for the model's own output, a content policy, a context overflow, an
+/// invalid request or a request to change) and another upstream is configured; else the
+/// client gets the failure with its verdict.
+fn decide(
+    v: &Verdict,
+    tries: u32,
+    at: usize,
+    upstreams: usize,
+    policy: &Policy,
+    salt: u64,
+) -> Next {
+    match v.action {
+        crate::classify::Action::Retry if tries < policy.max_retries => {
+            let backoff = || {
+                // 0.5 s, 1 s, 2 s, ... each scaled by a factor in [0.5, 1.5).
+                let base = 500u64 << tries.min(10);
+                let jitter = (salt ^ u64::from(tries)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54;
+                Duration::from_millis(base / 2 + base * jitter / 1024)
+            };
+            Next::Retry(
+                v.retry_after
+                    .unwrap_or_else(backoff)
+                    .min(policy.wait_budget),
+            )
+        }
+        _ if v.should_fallback && at + 1 < upstreams => Next::Fallback,
+        _ => Next::Surface,
     }
 }
 
@@ -483,44 +572,126 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     } else {
         body
     };
-    let uri = match upstream_uri(&state.config.upstream, &parts.uri) {
-        Ok(u) => u,
-        Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
-    };
-    let mut up = Request::builder().method(parts.method.clone()).uri(uri);
-    for (name, value) in &parts.headers {
-        if !hop_by_hop(name)
-            && name != http::header::HOST
-            && name != http::header::CONTENT_LENGTH
-            && name != http::header::ACCEPT_ENCODING
-        {
-            up = up.header(name, value);
+    // The attempts: each upstream in turn as the verdicts say, until one answers or a
+    // failure is the client's to see.
+    let upstreams: Vec<&Uri> = std::iter::once(&state.config.upstream)
+        .chain(&state.config.fallbacks)
+        .collect();
+    let policy = state.config.decisions;
+    let (mut at, mut tries, mut attempts) = (0usize, 0u32, 0u32);
+    let response = loop {
+        attempts += 1;
+        let uri = match upstream_uri(upstreams[at], &parts.uri) {
+            Ok(u) => u,
+            Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
+        };
+        let mut up = Request::builder().method(parts.method.clone()).uri(uri);
+        for (name, value) in &parts.headers {
+            if !hop_by_hop(name)
+                && name != http::header::HOST
+                && name != http::header::CONTENT_LENGTH
+                && name != http::header::ACCEPT_ENCODING
+            {
+                up = up.header(name, value);
+            }
         }
-    }
-    // The body is read to rewrite it: not compressed.
-    up = up.header(http::header::ACCEPT_ENCODING, "identity");
-    let up = match up.body(Full::new(body)) {
-        Ok(r) => r,
-        Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e.to_string(), None),
-    };
-    let sent =
-        tokio::time::timeout(state.config.first_byte_timeout, state.client.request(up)).await;
-    let response = match sent {
-        Err(_) => {
-            tracing::warn!(id, %path, "upstream first-byte timeout");
-            return local_error(
-                StatusCode::GATEWAY_TIMEOUT,
-                provider,
-                "upstream timed out before answering",
-                None,
-            );
+        // The body is read to rewrite it: not compressed.
+        up = up.header(http::header::ACCEPT_ENCODING, "identity");
+        let up = match up.body(Full::new(body.clone())) {
+            Ok(r) => r,
+            Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e.to_string(), None),
+        };
+        let sent =
+            tokio::time::timeout(state.config.first_byte_timeout, state.client.request(up)).await;
+        // A failed attempt: its verdict, and what the client gets if it is the last.
+        let (v, failed) = match sent {
+            Err(_) => {
+                let message = "upstream timed out before answering";
+                let v = crate::classify::classify_transport(message, tries, &policy);
+                (
+                    v,
+                    Failed::Local(StatusCode::GATEWAY_TIMEOUT, message.to_string()),
+                )
+            }
+            Ok(Err(e)) => {
+                let v = crate::classify::classify_error(&e, tries, &policy);
+                let message = v.message.clone();
+                (v, Failed::Local(StatusCode::BAD_GATEWAY, message))
+            }
+            Ok(Ok(r)) if r.status().as_u16() >= 400 => {
+                let (up_parts, up_body) = r.into_parts();
+                let body = read_limited(
+                    up_body,
+                    state.config.max_response_bytes,
+                    state.config.idle_timeout,
+                )
+                .await
+                .unwrap_or_default();
+                let encoded = up_parts
+                    .headers
+                    .get(http::header::CONTENT_ENCODING)
+                    .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+                let readable: &[u8] = if encoded { b"" } else { &body };
+                let v = classify_response(
+                    provider,
+                    up_parts.status.as_u16(),
+                    &up_parts.headers,
+                    readable,
+                    tries,
+                    &policy,
+                );
+                (v, Failed::Upstream(Box::new(up_parts), body))
+            }
+            Ok(Ok(r)) => break r,
+        };
+        let next = decide(&v, tries, at, upstreams.len(), &policy, id);
+        tracing::info!(
+            id,
+            %path,
+            upstream = at,
+            reason = v.reason.as_str(),
+            action = v.action.as_str(),
+            next = ?next,
+            "attempt {attempts} failed"
+        );
+        match next {
+            Next::Retry(wait) => {
+                tokio::time::sleep(wait).await;
+                tries += 1;
+            }
+            Next::Fallback => {
+                at += 1;
+                tries = 0;
+            }
+            Next::Surface => {
+                let mut response = match failed {
+                    Failed::Local(status, message) => local_error(status, provider, &message, None),
+                    Failed::Upstream(up_parts, body) => {
+                        let mut headers = HeaderMap::new();
+                        for (name, value) in &up_parts.headers {
+                            if !hop_by_hop(name) && name != http::header::CONTENT_LENGTH {
+                                headers.append(name.clone(), value.clone());
+                            }
+                        }
+                        respond(up_parts.status, headers, Body::full(body))
+                    }
+                };
+                let headers = response.headers_mut();
+                annotate(headers, &v);
+                note_request(headers, continued, attempts, &repair_failed, &repairs);
+                let log = Log {
+                    id,
+                    peer,
+                    path: path.clone(),
+                    status: response.status().as_u16(),
+                    repairs: repairs.len(),
+                    start,
+                };
+                log.done(Counts::default(), Some(&v));
+                drop(permit);
+                return response;
+            }
         }
-        Ok(Err(e)) => {
-            let v = crate::classify::classify_error(&e, 0, &Policy::default());
-            tracing::warn!(id, %path, verdict = %v, "upstream unreachable");
-            return local_error(StatusCode::BAD_GATEWAY, provider, &v.message, None);
-        }
-        Ok(Ok(r)) => r,
     };
     let status = response.status();
     let (up_parts, up_body) = response.into_parts();
@@ -530,19 +701,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             headers.append(name.clone(), value.clone());
         }
     }
-    if continued > 0 {
-        headers.insert("toolstream-continued", HeaderValue::from(continued as u64));
-    }
-    if let Some(why) = &repair_failed {
-        if let Ok(v) = HeaderValue::from_str(&truncate(&format!("failed: {why}"), 4000)) {
-            headers.insert("toolstream-repaired", v);
-        }
-    } else if !repairs.is_empty() {
-        let text: Vec<String> = repairs.iter().map(|r| r.to_string()).collect();
-        if let Ok(v) = HeaderValue::from_str(&truncate(&text.join("; "), 4000)) {
-            headers.insert("toolstream-repaired", v);
-        }
-    }
+    note_request(&mut headers, continued, attempts, &repair_failed, &repairs);
     let streaming = up_parts
         .headers
         .get(http::header::CONTENT_TYPE)
@@ -563,27 +722,6 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         repairs: repairs.len(),
         start,
     };
-    if status.as_u16() >= 400 {
-        let body = read_limited(
-            up_body,
-            state.config.max_response_bytes,
-            state.config.idle_timeout,
-        )
-        .await
-        .unwrap_or_default();
-        let readable: &[u8] = if encoded { b"" } else { &body };
-        let v = classify_response(
-            provider,
-            status.as_u16(),
-            &up_parts.headers,
-            readable,
-            0,
-            &Policy::default(),
-        );
-        annotate(&mut headers, &v);
-        log.done(Counts::default(), Some(&v));
-        return respond(status, headers, Body::full(body));
-    }
     if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses) {
         let api = match kind {
             Kind::Chat => Api::Chat,

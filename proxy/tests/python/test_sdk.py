@@ -104,6 +104,15 @@ def repair_stack():
     yield from proxy_stack("--repair")
 
 
+@pytest.fixture(scope="module")
+def fallback_stack():
+    """The proxy with a second upstream as its --fallback: (first, second, base)."""
+    second = Upstream()
+    for up, base in proxy_stack("--fallback", second.url):
+        yield up, second, base
+    second.server.shutdown()
+
+
 def proxy_stack(*options):
     """A fake upstream and the proxy in front of it, started with `options`."""
     up = Upstream()
@@ -1033,3 +1042,31 @@ def test_openai_agents_sdk_runs_a_trailing_comma_call_with_repair(repair_stack, 
     assert [json.loads(c["arguments"]) for c in calls] == [{"city": "Oslo"}]
     _, ran = run_through(*stack)
     assert ran == []
+
+
+def test_openai_sdk_falls_back_on_quota_and_not_on_the_models_output(fallback_stack):
+    """--fallback: the first upstream's quota is exhausted, the second answers, and the SDK
+    gets the second's calls (the attempts in a header); the model's own broken output goes
+    to the SDK after one attempt, the second upstream never asked."""
+    first, second, base = fallback_stack
+    quota = json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                                  "type": "insufficient_quota", "code": "insufficient_quota"}}).encode()
+    first.script = (429, "application/json", quota, 4096, None)
+    second.script = (200, "text/event-stream", (CAPTURES / "openai-parallel-calls.sse").read_bytes(), 64, None)
+    before = (len(first.requests), len(second.requests))
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    with client.chat.completions.with_streaming_response.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+    ) as r:
+        assert r.headers["toolstream-attempts"] == "2"
+        raw = b"".join(r.iter_bytes())
+    assert b"[DONE]" in raw
+    assert (len(first.requests), len(second.requests)) == (before[0] + 1, before[1] + 1)
+    assert second.requests[-1] == first.requests[-1]
+    bad = b'{"error":{"message":"invalid tool call arguments"}}'
+    first.script = (400, "application/json", bad, 4096, None)
+    before = len(second.requests)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert e.value.response.headers["toolstream-reason"] == "model_output"
+    assert len(second.requests) == before
