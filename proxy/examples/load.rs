@@ -235,6 +235,10 @@ fn proxy_bin() -> PathBuf {
 }
 
 fn start_proxy(upstream: &str, port: u16) -> Child {
+    start_proxy_with(upstream, port, &[])
+}
+
+fn start_proxy_with(upstream: &str, port: u16, extra: &[&str]) -> Child {
     let child = Command::new(proxy_bin())
         .args([
             "--listen",
@@ -242,6 +246,7 @@ fn start_proxy(upstream: &str, port: u16) -> Child {
             "--upstream",
             upstream,
         ])
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stderr(Stdio::null())
         .spawn()
@@ -826,6 +831,34 @@ fn main() {
     );
     let _ = responses_proxy.kill();
     let _ = responses_proxy.wait();
+    // The metrics' cost: the same build with `--no-metrics` beside the proxy above, best
+    // of three each, alternating; rate and CPU per response.
+    let bare_port = free_port();
+    let mut bare = start_proxy_with(&up, bare_port, &["--no-metrics"]);
+    let bare_url = format!("http://127.0.0.1:{bare_port}");
+    let (mut with, mut without) = ((f64::MAX, u64::MAX), (f64::MAX, u64::MAX));
+    for _ in 0..3 {
+        for (url, pid, best) in [
+            (&proxy_url, proxy.id(), &mut with),
+            (&bare_url, bare.id(), &mut without),
+        ] {
+            rt.block_on(load(url, streams, streams));
+            let before = cpu_ticks(pid);
+            let seconds = rt.block_on(load(url, streams, requests)).seconds;
+            *best = (best.0.min(seconds), best.1.min(cpu_ticks(pid) - before));
+        }
+    }
+    println!();
+    println!(
+        "metrics on / off, best of three alternating: {:.0} / {:.0} req/s ({:.2}×), CPU per response {:.3} / {:.3} ms",
+        requests as f64 / with.0,
+        requests as f64 / without.0,
+        without.0 / with.0,
+        with.1 as f64 / HZ * 1e3 / requests as f64,
+        without.1 as f64 / HZ * 1e3 / requests as f64,
+    );
+    let _ = bare.kill();
+    let _ = bare.wait();
     if let Some((_, n)) = rates.iter().find(|(n, _)| n.starts_with("nginx")) {
         println!();
         println!(

@@ -911,3 +911,54 @@ fn quota_auth_and_a_dead_upstream_fall_back_in_order() {
         assert_eq!(a_seen.lock().unwrap().len(), 1);
     });
 }
+
+/// `GET /metrics` after a run of requests: each counter says what the test sent, in the
+/// OpenMetrics text format (the families' TYPE lines, `# EOF` last).
+#[test]
+fn metrics_count_what_was_sent() {
+    let rt = runtime();
+    rt.block_on(async {
+        let ok = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let quota = r#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        let (a, _) = upstream(error_script(429, quota, vec![])).await;
+        let (b, _) = upstream(Script::sse(ok, 64)).await;
+        let mut config = Config::new(a.parse().unwrap());
+        config.fallbacks = vec![b.parse().unwrap()];
+        let url = proxy_with(config).await;
+        for _ in 0..3 {
+            let (status, _, _) = post(
+                &format!("{url}/v1/chat/completions"),
+                json!({"model": "m", "stream": true, "messages": []}),
+            )
+            .await;
+            assert_eq!(status, 200);
+        }
+        let text = reqwest::get(format!("{url}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let value = |series: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+        };
+        assert_eq!(
+            value(r#"toolstream_proxy_requests_total{route="chat",upstream="1",status="200"}"#),
+            3.0
+        );
+        assert_eq!(
+            value(r#"toolstream_proxy_attempts_failed_total{reason="quota_exhausted",action="fallback",decision="fallback"}"#),
+            3.0
+        );
+        // The capture's calls, three times.
+        let calls = value(r#"toolstream_proxy_calls_total{outcome="delivered"}"#);
+        assert!(calls >= 3.0 && calls % 3.0 == 0.0, "{calls}");
+        assert_eq!(value("toolstream_proxy_streams_open"), 0.0);
+        assert!(value("toolstream_proxy_upstream_read_bytes_total") > 0.0);
+        assert_eq!(value("toolstream_proxy_duration_seconds_count"), 3.0);
+        assert!(text.contains("# TYPE toolstream_proxy_first_byte_seconds histogram"));
+        assert!(text.trim_end().ends_with("# EOF"));
+    });
+}

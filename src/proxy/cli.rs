@@ -33,12 +33,16 @@ one. The model's own broken output, truncated output, a content policy, a contex
 overflow, an invalid request or a request to change never go elsewhere: no other
 upstream fixes them. The client gets the last error unchanged, with toolstream-reason,
 toolstream-action, retry-after when the provider gave a delay, and toolstream-attempts
-when there was more than one. GET /healthz answers ok.
+when there was more than one. GET /healthz answers ok; GET /metrics gives the counts in
+the Prometheus text format (OpenMetrics): requests by route, answering upstream and
+status, failed attempts by reason, action and decision, calls by outcome, requests
+repaired, streams open, bytes read and sent, time to the upstream's first byte and in all.
 
   --upstream URL           scheme://host[:port][/prefix] (http or https)
   --fallback URL           where a request goes when the verdict is to fall back, after
                            --upstream (repeatable, tried in order; the client's headers,
                            credentials included, go with it). Default: none
+  --no-metrics             no GET /metrics, nothing counted
   --retries N              retries of a transient failure on one upstream (default 2)
   --max-wait S             the longest wait for a retry, seconds (default 30; a longer
                            retry-after falls back instead)
@@ -189,6 +193,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut repair_calls = false;
     let mut text_calls = TextCalls::Off;
     let mut fallbacks = Vec::new();
+    let mut metrics = true;
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -196,6 +201,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
         match a.as_str() {
             "--upstream" => upstream = Some(value("--upstream")?),
             "--fallback" => fallbacks.push(value("--fallback")?),
+            "--no-metrics" => metrics = false,
             "--listen" => listen = value("--listen")?,
             "--provider" => {
                 let v = value("--provider")?;
@@ -252,6 +258,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     for f in &fallbacks {
         config.fallbacks.push(base("--fallback", f)?);
     }
+    config.metrics = metrics;
     config.provider = provider;
     config.keep_finish_reason = keep;
     config.repair_requests = repair;

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod cli;
+mod metrics;
 
 pub use cli::main;
 
@@ -78,6 +79,8 @@ pub struct Config {
     /// Where a request goes when the classifier says to fall back, in order, after
     /// [`Config::upstream`] (default none: the client's request never goes elsewhere).
     pub fallbacks: Vec<Uri>,
+    /// Serve `GET /metrics` and keep its counts (default on).
+    pub metrics: bool,
     /// How errors become decisions before the client has a byte of the answer:
     /// `max_retries` of a transient failure on the same upstream, `wait_budget` the longest
     /// wait for one (the classifier's [`Policy`]; default 2 and 30 s).
@@ -104,6 +107,7 @@ impl Config {
             idle_timeout: Duration::from_secs(300),
             fallbacks: Vec::new(),
             decisions: Policy::default(),
+            metrics: true,
         }
     }
 }
@@ -210,6 +214,8 @@ struct State {
     next_id: AtomicU64,
     /// The calls the Responses rewriter made, by response, for follow-up requests.
     made: Arc<MadeCalls>,
+    /// What `GET /metrics` says (`None`: off).
+    metrics: Option<Arc<metrics::Metrics>>,
 }
 
 /// The calls the Responses rewriter made in recent responses (each response's
@@ -358,10 +364,11 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
     let state = Arc::new(State {
         streams: Arc::new(Semaphore::new(limits.streams)),
         parsing: Arc::new(Semaphore::new(PARSING)),
-        config,
         client,
         next_id: AtomicU64::new(1),
         made: Arc::default(),
+        metrics: config.metrics.then(|| Arc::new(metrics::Metrics::new())),
+        config,
     });
     loop {
         let Ok(slot) = open.clone().acquire_owned().await else {
@@ -439,6 +446,17 @@ enum Kind {
     Other,
 }
 
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Chat => "chat",
+            Kind::Messages => "messages",
+            Kind::Responses => "responses",
+            Kind::Other => "other",
+        }
+    }
+}
+
 fn kind(method: &Method, path: &str) -> Kind {
     if method != Method::POST {
         return Kind::Other;
@@ -459,6 +477,17 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let start = Instant::now();
     if req.method() == Method::GET && req.uri().path() == "/healthz" {
         return plain(StatusCode::OK, "ok\n");
+    }
+    if let (true, Some(m)) = (
+        req.method() == Method::GET && req.uri().path() == "/metrics",
+        &state.metrics,
+    ) {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        );
+        return respond(StatusCode::OK, headers, Body::full(Bytes::from(m.encode())));
     }
     let path = req.uri().path().to_string();
     let kind = kind(req.method(), &path);
@@ -642,9 +671,25 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
                 );
                 (v, Failed::Upstream(Box::new(up_parts), body))
             }
-            Ok(Ok(r)) => break r,
+            Ok(Ok(r)) => {
+                if let Some(m) = &state.metrics {
+                    m.first_byte(start.elapsed());
+                }
+                break r;
+            }
         };
         let next = decide(&v, tries, at, upstreams.len(), &policy, id);
+        if let Some(m) = &state.metrics {
+            m.attempt(metrics::AttemptLabels {
+                reason: v.reason.as_str(),
+                action: v.action.as_str(),
+                decision: match next {
+                    Next::Retry(_) => "retry",
+                    Next::Fallback => "fallback",
+                    Next::Surface => "surface",
+                },
+            });
+        }
         tracing::info!(
             id,
             %path,
@@ -686,6 +731,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
                     status: response.status().as_u16(),
                     repairs: repairs.len(),
                     start,
+                    route: kind.as_str(),
+                    upstream: at,
+                    metrics: state.metrics.clone(),
                 };
                 log.done(Counts::default(), Some(&v));
                 drop(permit);
@@ -721,6 +769,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         status: status.as_u16(),
         repairs: repairs.len(),
         start,
+        route: kind.as_str(),
+        upstream: at,
+        metrics: state.metrics.clone(),
     };
     if streaming && !encoded && matches!(kind, Kind::Chat | Kind::Messages | Kind::Responses) {
         let api = match kind {
@@ -735,9 +786,10 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let rewriter = Some(rewriter);
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
+        let metrics = state.metrics.clone();
         let made = (kind == Kind::Responses).then(|| state.made.clone());
         tokio::spawn(async move {
-            let counts = pump(up_body, rewriter, tx, idle, made).await;
+            let counts = pump(up_body, rewriter, tx, idle, made, metrics).await;
             log.done(counts, None);
             drop(permit);
         });
@@ -797,8 +849,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     // Everything else streams through as it is.
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
     let idle = state.config.idle_timeout;
+    let metrics = state.metrics.clone();
     tokio::spawn(async move {
-        let counts = pump(up_body, None, tx, idle, None).await;
+        let counts = pump(up_body, None, tx, idle, None, metrics).await;
         log.done(counts, None);
         drop(permit);
     });
@@ -813,10 +866,26 @@ struct Log {
     status: u16,
     repairs: usize,
     start: Instant,
+    /// The route, and which upstream answered (for the metrics).
+    route: &'static str,
+    upstream: usize,
+    metrics: Option<Arc<metrics::Metrics>>,
 }
 
 impl Log {
     fn done(self, c: Counts, verdict: Option<&Verdict>) {
+        if let Some(m) = &self.metrics {
+            m.done(
+                metrics::RequestLabels {
+                    route: self.route,
+                    upstream: self.upstream.min(usize::from(u16::MAX)) as u16,
+                    status: self.status,
+                },
+                &c,
+                self.repairs > 0,
+                self.start.elapsed(),
+            );
+        }
         tracing::info!(
             id = self.id,
             peer = %self.peer,
@@ -849,7 +918,21 @@ async fn pump(
     tx: mpsc::Sender<Piece>,
     idle: Duration,
     made: Option<Arc<MadeCalls>>,
+    metrics: Option<Arc<metrics::Metrics>>,
 ) -> Counts {
+    /// The open-streams gauge, down again however the pump ends.
+    struct Open(Option<Arc<metrics::Metrics>>);
+    impl Drop for Open {
+        fn drop(&mut self) {
+            if let Some(m) = &self.0 {
+                m.stream_closed();
+            }
+        }
+    }
+    if let Some(m) = &metrics {
+        m.stream_opened();
+    }
+    let _open = Open(metrics.clone());
     let mut out = BytesMut::new();
     let mut cut: Option<String> = None;
     loop {
@@ -879,9 +962,13 @@ async fn pump(
         while at < data.len() {
             let piece = data.slice(at..data.len().min(at + PIECE));
             at += piece.len();
+            let read = piece.len();
             match &mut rewriter {
                 Some(r) => r.push(piece, &mut out),
                 None => out.extend_from_slice(&piece),
+            }
+            if let Some(m) = &metrics {
+                m.bytes(read, out.len());
             }
             if !out.is_empty() && tx.send(Ok(out.split().freeze())).await.is_err() {
                 return counts(&rewriter);

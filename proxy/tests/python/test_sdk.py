@@ -1070,3 +1070,43 @@ def test_openai_sdk_falls_back_on_quota_and_not_on_the_models_output(fallback_st
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert e.value.response.headers["toolstream-reason"] == "model_output"
     assert len(second.requests) == before
+
+
+def scrape(base):
+    """The proxy's /metrics, parsed by the Prometheus Python client's OpenMetrics parser:
+    {(sample name, labels as a sorted tuple): value}."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    text = urllib.request.urlopen(base + "/metrics", timeout=5).read().decode()
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def test_metrics_scraped_by_the_prometheus_parser_count_what_the_sdk_sent(fallback_stack):
+    """Requests through the openai SDK, then a scrape: the counters moved by exactly what
+    was sent (requests by route, upstream and status; failed attempts by reason and
+    decision; calls delivered), and the stream gauge is back to zero."""
+    first, second, base = fallback_stack
+    quota = json.dumps({"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota",
+                                  "code": "insufficient_quota"}}).encode()
+    first.script = (429, "application/json", quota, 4096, None)
+    second.script = (200, "text/event-stream", (CAPTURES / "openai-parallel-calls.sse").read_bytes(), 64, None)
+    served = ("toolstream_proxy_requests_total", (("route", "chat"), ("status", "200"), ("upstream", "1")))
+    failed = ("toolstream_proxy_attempts_failed_total",
+              (("action", "fallback"), ("decision", "fallback"), ("reason", "quota_exhausted")))
+    delivered = ("toolstream_proxy_calls_total", (("outcome", "delivered"),))
+    before = scrape(base)
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    calls = 0
+    for _ in range(4):
+        with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "hi"}]) as s:
+            calls += len(s.get_final_completion().choices[0].message.tool_calls or [])
+    after = scrape(base)
+    delta = lambda key: after.get(key, 0) - before.get(key, 0)
+    assert delta(served) == 4
+    assert delta(failed) == 4
+    assert calls > 0 and delta(delivered) == calls
+    assert after[("toolstream_proxy_streams_open", ())] == 0
