@@ -556,3 +556,87 @@ fn usage_errors_exit_2_and_logs_to_a_file_have_no_colour() {
     assert!(text.contains("proxy ready"), "{text}");
     assert!(!text.contains('\u{1b}'), "colour codes in a file: {text:?}");
 }
+
+/// A chat stream that never ends: a content delta every 200 ms.
+fn endless_stream(mut s: TcpStream) {
+    if s.write_all(SSE_HEAD.as_bytes()).is_err() {
+        return;
+    }
+    for _ in 0..600 {
+        let part = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
+        if chunk(&mut s, part.as_bytes()).is_err() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// SIGTERM while 50 streams are open, with `drain` seconds to finish: the proxy's exit
+/// status, and each client's whole response.
+fn sigterm_during_50_streams(answer: fn(TcpStream), drain: &str) -> (bool, Vec<String>) {
+    let up = upstream(answer);
+    let proxy = Proxy::spawn(&up, 4096, &["--drain", drain]);
+    let mut clients = Vec::new();
+    for _ in 0..50 {
+        let addr = proxy.addr.clone();
+        clients.push(thread::spawn(move || {
+            request(&addr, "/v1/chat/completions", r#"{"stream":true}"#).unwrap_or_default()
+        }));
+    }
+    // A connection opened before the signal, for a /healthz after it.
+    let mut held = TcpStream::connect(&proxy.addr).unwrap();
+    thread::sleep(Duration::from_millis(500));
+    let pid = proxy.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    thread::sleep(Duration::from_millis(200));
+    write!(
+        held,
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut health = String::new();
+    let _ = held.read_to_string(&mut health);
+    assert!(health.starts_with("HTTP/1.1 503"), "{health}");
+    let bodies: Vec<String> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let mut proxy = proxy;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = proxy.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the proxy did not exit");
+        thread::sleep(Duration::from_millis(50));
+    };
+    (status.success(), bodies)
+}
+
+/// A drain: SIGTERM during 50 open streams ends each one, complete when it finishes within
+/// the drain time, else with the error event in OpenAI's shape, never cut; `/healthz`
+/// answers 503 meanwhile; the process exits 0.
+#[test]
+fn sigterm_drains_open_streams_and_exits_0() {
+    // Streams of ~1.5 s, 10 s to drain: every one complete.
+    let (ok, bodies) = sigterm_during_50_streams(slow_stream, "10");
+    assert!(ok, "exit status");
+    for b in &bodies {
+        assert!(b.starts_with("HTTP/1.1 200"), "{b}");
+        assert!(b.contains("data: [DONE]"), "{b}");
+        assert!(b.ends_with("0\r\n\r\n"), "a clean end: {b}");
+    }
+    // Endless streams, 1 s to drain: every one ends with the error event, cleanly framed.
+    let (ok, bodies) = sigterm_during_50_streams(endless_stream, "1");
+    assert!(ok, "exit status");
+    for b in &bodies {
+        assert!(b.starts_with("HTTP/1.1 200"), "{b}");
+        assert!(!b.contains("[DONE]"), "{b}");
+        assert!(
+            b.contains(r#""code":"stream_interrupted""#) && b.contains("shutting down"),
+            "{b}"
+        );
+        assert!(b.ends_with("0\r\n\r\n"), "a clean end: {b}");
+    }
+}

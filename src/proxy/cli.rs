@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{serve, Config};
+use super::{serve_until, Config};
 use crate::classify::Provider;
 use crate::rewrite::text::TextCalls;
 
@@ -43,6 +43,9 @@ repaired, streams open, bytes read and sent, time to the upstream's first byte a
                            --upstream (repeatable, tried in order; the client's headers,
                            credentials included, go with it). Default: none
   --no-metrics             no GET /metrics, nothing counted
+  --drain S                on SIGTERM or SIGINT: stop accepting, answer /healthz and new
+                           requests with 503, give open requests S seconds (default 30),
+                           then end each stream still open with an error event; exit 0
   --retries N              retries of a transient failure on one upstream (default 2)
   --max-wait S             the longest wait for a retry, seconds (default 30; a longer
                            retry-after falls back instead)
@@ -145,15 +148,35 @@ pub fn main(args: &[String]) -> ExitCode {
             .map(|a| a.to_string())
             .unwrap_or(listen);
         tracing::info!(listen = %addr, upstream = %config.upstream, "proxy ready");
-        tokio::select! {
-            r = serve(listener, config) => match r {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("toolstream proxy: {e}");
-                    ExitCode::from(1)
+        // SIGINT or SIGTERM: drain (see `serve_until`), then exit 0.
+        let shutdown = async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
                 }
-            },
-            _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+            tracing::info!("shutdown asked for");
+        };
+        match serve_until(listener, config, shutdown).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("toolstream proxy: {e}");
+                ExitCode::from(1)
+            }
         }
     })
 }
@@ -225,7 +248,8 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             | "--first-byte-timeout"
             | "--idle-timeout"
             | "--retries"
-            | "--max-wait") => {
+            | "--max-wait"
+            | "--drain") => {
                 let v = value(n)?;
                 let x = v
                     .parse()
@@ -274,6 +298,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             "--first-byte-timeout" => config.first_byte_timeout = Duration::from_secs(x),
             "--retries" => config.decisions.max_retries = x.min(u64::from(u32::MAX)) as u32,
             "--max-wait" => config.decisions.wait_budget = Duration::from_secs(x),
+            "--drain" => config.drain = Duration::from_secs(x),
             _ => config.idle_timeout = Duration::from_secs(x),
         }
     }

@@ -81,6 +81,9 @@ pub struct Config {
     pub fallbacks: Vec<Uri>,
     /// Serve `GET /metrics` and keep its counts (default on).
     pub metrics: bool,
+    /// After a shutdown is asked for ([`serve_until`]): how long open requests may take
+    /// to finish before each stream still open is ended with an error event (default 30 s).
+    pub drain: Duration,
     /// How errors become decisions before the client has a byte of the answer:
     /// `max_retries` of a transient failure on the same upstream, `wait_budget` the longest
     /// wait for one (the classifier's [`Policy`]; default 2 and 30 s).
@@ -108,6 +111,7 @@ impl Config {
             fallbacks: Vec::new(),
             decisions: Policy::default(),
             metrics: true,
+            drain: Duration::from_secs(30),
         }
     }
 }
@@ -216,6 +220,10 @@ struct State {
     made: Arc<MadeCalls>,
     /// What `GET /metrics` says (`None`: off).
     metrics: Option<Arc<metrics::Metrics>>,
+    /// A shutdown was asked for: `/healthz` answers 503.
+    draining: std::sync::atomic::AtomicBool,
+    /// Set once the drain deadline passed: every stream still open ends with an error.
+    cut_all: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The calls the Responses rewriter made in recent responses (each response's
@@ -339,6 +347,20 @@ pub fn raise_fd_limit() -> std::io::Result<u64> {
 /// (out of file descriptors, a connection reset before it was taken) is logged and the
 /// loop goes on after a pause.
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    serve_until(listener, config, std::future::pending()).await
+}
+
+/// [`serve`] until `shutdown` completes, then drain: no new connection is taken,
+/// `/healthz` answers 503 on the connections open, the requests in flight get up to
+/// [`Config::drain`] to finish, and each stream still open after that ends with an error
+/// event in the provider's shape (a pass-through body is cut), never a clean end. Returns
+/// once every request is done (or a few seconds after the deadline, for clients too slow
+/// to take their last bytes).
+pub async fn serve_until(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
     let limits = Limits::of_process(&config);
     tracing::info!(
         streams = limits.streams,
@@ -361,6 +383,7 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
     let open = Arc::new(Semaphore::new(
         limits.connections + BUSY_CONNECTIONS as usize,
     ));
+    let (cut_tx, cut_all) = tokio::sync::watch::channel(false);
     let state = Arc::new(State {
         streams: Arc::new(Semaphore::new(limits.streams)),
         parsing: Arc::new(Semaphore::new(PARSING)),
@@ -368,13 +391,24 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
         next_id: AtomicU64::new(1),
         made: Arc::default(),
         metrics: config.metrics.then(|| Arc::new(metrics::Metrics::new())),
+        draining: std::sync::atomic::AtomicBool::new(false),
+        cut_all,
         config,
     });
+    tokio::pin!(shutdown);
     loop {
-        let Ok(slot) = open.clone().acquire_owned().await else {
+        let accepted = tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            accepted = async {
+                let slot = open.clone().acquire_owned().await;
+                (slot, listener.accept().await)
+            } => accepted,
+        };
+        let (Ok(slot), accepted) = accepted else {
             return Ok(());
         };
-        let (socket, peer) = match listener.accept().await {
+        let (socket, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 // EMFILE and ENFILE clear when a connection closes; ECONNABORTED at once.
@@ -426,7 +460,30 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
             drop(slot);
         });
     }
+    // Draining: no new connection, the requests in flight (each holds a stream permit)
+    // given until the deadline, then every stream still open cut with an error event.
+    drop(listener);
+    state.draining.store(true, Ordering::Relaxed);
+    let in_flight = || limits.streams - state.streams.available_permits();
+    tracing::info!(in_flight = in_flight(), drain = ?state.config.drain, "draining");
+    let deadline = Instant::now() + state.config.drain;
+    while in_flight() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if in_flight() > 0 {
+        tracing::warn!(open = in_flight(), "drain deadline passed: ending the rest");
+        let _ = cut_tx.send(true);
+        let grace = Instant::now() + DRAIN_GRACE;
+        while in_flight() > 0 && Instant::now() < grace {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    tracing::info!("drained");
+    Ok(())
 }
+
+/// After the drain deadline, how long the streams cut get to send their error event.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Who the upstream is for a request to `path`: as configured, else by the path.
 fn provider_of(config: &Config, path: &str) -> Provider {
@@ -476,6 +533,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
     let start = Instant::now();
     if req.method() == Method::GET && req.uri().path() == "/healthz" {
+        if state.draining.load(Ordering::Relaxed) {
+            return plain(StatusCode::SERVICE_UNAVAILABLE, "draining\n");
+        }
         return plain(StatusCode::OK, "ok\n");
     }
     if let (true, Some(m)) = (
@@ -492,6 +552,18 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let path = req.uri().path().to_string();
     let kind = kind(req.method(), &path);
     let provider = provider_of(&state.config, &path);
+    if state.draining.load(Ordering::Relaxed) {
+        // A request on a connection opened before the shutdown: elsewhere, please.
+        let mut r = local_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            provider,
+            "the proxy is shutting down",
+            Some(1),
+        );
+        r.headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    }
     let Ok(permit) = state.streams.clone().try_acquire_owned() else {
         tracing::warn!(id, %path, "too many streams");
         return local_error(
@@ -787,9 +859,10 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let idle = state.config.idle_timeout;
         let metrics = state.metrics.clone();
+        let cut_all = state.cut_all.clone();
         let made = (kind == Kind::Responses).then(|| state.made.clone());
         tokio::spawn(async move {
-            let counts = pump(up_body, rewriter, tx, idle, made, metrics).await;
+            let counts = pump(up_body, rewriter, tx, idle, made, metrics, cut_all).await;
             log.done(counts, None);
             drop(permit);
         });
@@ -850,8 +923,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
     let idle = state.config.idle_timeout;
     let metrics = state.metrics.clone();
+    let cut_all = state.cut_all.clone();
     tokio::spawn(async move {
-        let counts = pump(up_body, None, tx, idle, None, metrics).await;
+        let counts = pump(up_body, None, tx, idle, None, metrics, cut_all).await;
         log.done(counts, None);
         drop(permit);
     });
@@ -919,6 +993,7 @@ async fn pump(
     idle: Duration,
     made: Option<Arc<MadeCalls>>,
     metrics: Option<Arc<metrics::Metrics>>,
+    mut cut_all: tokio::sync::watch::Receiver<bool>,
 ) -> Counts {
     /// The open-streams gauge, down again however the pump ends.
     struct Open(Option<Arc<metrics::Metrics>>);
@@ -939,6 +1014,10 @@ async fn pump(
         let next = tokio::select! {
             biased;
             _ = tx.closed() => return counts(&rewriter),
+            _ = cut_all.wait_for(|cut| *cut) => {
+                cut = Some("the proxy is shutting down".into());
+                break;
+            }
             next = tokio::time::timeout(idle, body.frame()) => next,
         };
         let frame = match next {
