@@ -789,7 +789,10 @@ fn error_script(status: u16, body: &'static str, headers: Vec<(&'static str, Str
 /// headers and body.
 async fn decided(upstreams: &[&str], retries: u32) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
     let mut config = Config::new(upstreams[0].parse().unwrap());
-    config.fallbacks = upstreams[1..].iter().map(|u| u.parse().unwrap()).collect();
+    config.upstreams = upstreams
+        .iter()
+        .map(|u| toolstream::proxy::Upstream::from(u.parse::<http::Uri>().unwrap()))
+        .collect();
     config.decisions.max_retries = retries;
     let url = proxy_with(config).await;
     post(
@@ -923,7 +926,9 @@ fn metrics_count_what_was_sent() {
         let (a, _) = upstream(error_script(429, quota, vec![])).await;
         let (b, _) = upstream(Script::sse(ok, 64)).await;
         let mut config = Config::new(a.parse().unwrap());
-        config.fallbacks = vec![b.parse().unwrap()];
+        config
+            .upstreams
+            .push(toolstream::proxy::Upstream::from(b.parse::<http::Uri>().unwrap()));
         let url = proxy_with(config).await;
         for _ in 0..3 {
             let (status, _, _) = post(

@@ -640,3 +640,129 @@ fn sigterm_drains_open_streams_and_exits_0() {
         assert!(b.ends_with("0\r\n\r\n"), "a clean end: {b}");
     }
 }
+
+/// `--config`: the file's upstreams in order (the first's quota exhausted, so the request
+/// goes to the second), the second's key read from the environment and sent in place of
+/// the client's credentials, a flag overriding the file; an unknown key and an unset key
+/// variable are usage errors (exit 2).
+#[test]
+fn a_config_file_names_the_upstreams_and_their_keys() {
+    let quota = r#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+    let first = upstream(move |mut s| {
+        let _ = write!(
+            s,
+            "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{quota}",
+            quota.len()
+        );
+    });
+    let (tx, rx) = mpsc::channel::<String>();
+    let tx = std::sync::Mutex::new(tx);
+    // The second upstream: the request's head, then a whole stream.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let second = format!("http://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = tx
+                .lock()
+                .unwrap()
+                .send(String::from_utf8_lossy(&head).to_lowercase());
+            let len: usize = String::from_utf8_lossy(&head)
+                .to_lowercase()
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let mut body = vec![0u8; len];
+            let _ = s.read_exact(&mut body);
+            let _ = s.write_all(SSE_HEAD.as_bytes());
+            for part in STREAM {
+                let _ = chunk(&mut s, part.as_bytes());
+            }
+            let _ = s.write_all(b"0\r\n\r\n");
+        }
+    });
+    let dir = std::env::temp_dir().join(format!("toolstream-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("proxy.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "retries = 0\nmax_streams = 1\n\n[[upstreams]]\nurl = \"{first}\"\n\n[[upstreams]]\nurl = \"{second}\"\nkey_env = \"TOOLSTREAM_TEST_KEY\"\n"
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let bin = env!("CARGO_BIN_EXE_toolstream-proxy");
+    let mut child = Command::new(bin)
+        .args([
+            "--config",
+            file.to_str().unwrap(),
+            "--listen",
+            &addr,
+            "--max-streams",
+            "8",
+        ])
+        .env("TOOLSTREAM_TEST_KEY", "sk-from-env")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(&addr).is_err() {
+        assert!(Instant::now() < deadline, "the proxy did not start");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let mut s = TcpStream::connect(&addr).unwrap();
+    let body = r#"{"stream":true}"#;
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-client\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.contains("toolstream-attempts: 2"), "{out}");
+    assert!(out.contains("data: [DONE]"), "{out}");
+    let head = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(head.contains("authorization: bearer sk-from-env"), "{head}");
+    assert!(!head.contains("sk-client"), "{head}");
+    // Usage errors: an unknown key, an unset variable.
+    for (text, env) in [
+        (
+            "max_stream = 1\n[[upstreams]]\nurl = \"http://127.0.0.1:1\"\n",
+            true,
+        ),
+        (
+            "[[upstreams]]\nurl = \"http://127.0.0.1:1\"\nkey_env = \"TOOLSTREAM_TEST_KEY\"\n",
+            false,
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let mut cmd = Command::new(bin);
+        cmd.args(["--config", file.to_str().unwrap()])
+            .stderr(Stdio::piped());
+        if !env {
+            cmd.env_remove("TOOLSTREAM_TEST_KEY");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("max_stream") || err.contains("TOOLSTREAM_TEST_KEY"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

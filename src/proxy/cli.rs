@@ -10,6 +10,7 @@ use crate::rewrite::text::TextCalls;
 
 const HELP: &str = "\
 usage: toolstream proxy --upstream URL [--listen HOST:PORT] [options]
+       toolstream proxy --config FILE [options]
 
 An HTTP proxy between an agent and its LLM provider. Point the agent's base URL at it
 (http://HOST:PORT/v1 for an OpenAI client, http://HOST:PORT for an Anthropic one): the
@@ -38,10 +39,21 @@ the Prometheus text format (OpenMetrics): requests by route, answering upstream 
 status, failed attempts by reason, action and decision, calls by outcome, requests
 repaired, streams open, bytes read and sent, time to the upstream's first byte and in all.
 
+  --config FILE            settings from a TOML file whose keys are these flags' names
+                           (max_streams = 64, repair = true, ...) and whose [[upstreams]]
+                           entries (url, provider, key_env) are --upstream then the
+                           --fallbacks in order; flags given too override it
+                           (examples/proxy.toml is a commented sample)
   --upstream URL           scheme://host[:port][/prefix] (http or https)
   --fallback URL           where a request goes when the verdict is to fall back, after
                            --upstream (repeatable, tried in order; the client's headers,
                            credentials included, go with it). Default: none
+  --key-env VAR            the --upstream or --fallback just before gets the key in the
+                           environment variable VAR (read at start) instead of the
+                           client's credentials: Authorization: Bearer, x-api-key to
+                           Anthropic. A key is never taken from the command line or a file
+  --upstream-provider NAME who the --upstream or --fallback just before is, for the
+                           classifier (default: --provider)
   --no-metrics             no GET /metrics, nothing counted
   --drain S                on SIGTERM or SIGINT: stop accepting, answer /healthz and new
                            requests with 503, give open requests S seconds (default 30),
@@ -147,7 +159,12 @@ pub fn main(args: &[String]) -> ExitCode {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or(listen);
-        tracing::info!(listen = %addr, upstream = %config.upstream, "proxy ready");
+        tracing::info!(
+            listen = %addr,
+            upstream = %config.upstreams[0].uri,
+            fallbacks = config.upstreams.len() - 1,
+            "proxy ready"
+        );
         // SIGINT or SIGTERM: drain (see `serve_until`), then exit 0.
         let shutdown = async {
             #[cfg(unix)]
@@ -204,27 +221,157 @@ async fn listen_on(listen: &str) -> std::io::Result<tokio::net::TcpListener> {
     Err(last.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
 }
 
+/// A config file (TOML) as the flags it stands for: each top-level key is a flag's name
+/// (`max_streams = 64` is `--max-streams 64`; `true` turns a switch on, `false` gives its
+/// opposite: `repair_requests = false` is `--no-repair`); `[[upstreams]]` entries, in order,
+/// are `--upstream` then `--fallback`s, each with its `provider` and `key_env`. Unknown keys
+/// are errors (a typo must not pass silently).
+fn file_args(path: &str) -> Result<Vec<String>, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read --config '{path}': {e}"))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| format!("--config '{path}': {e}"))?;
+    let mut out = Vec::new();
+    for (key, value) in &table {
+        let flag = format!("--{}", key.replace('_', "-"));
+        match (key.as_str(), value) {
+            ("upstreams", toml::Value::Array(list)) => {
+                for (k, entry) in list.iter().enumerate() {
+                    let toml::Value::Table(t) = entry else {
+                        return Err(format!("--config '{path}': upstreams[{k}] is not a table"));
+                    };
+                    for name in t.keys() {
+                        if !matches!(name.as_str(), "url" | "provider" | "key_env") {
+                            return Err(format!(
+                                "--config '{path}': upstreams[{k}] has an unknown key '{name}' \
+                                 (url, provider, key_env)"
+                            ));
+                        }
+                    }
+                    let text = |name: &str| match t.get(name) {
+                        None => Ok(None),
+                        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                        Some(_) => Err(format!(
+                            "--config '{path}': upstreams[{k}].{name} is not a string"
+                        )),
+                    };
+                    let url = text("url")?
+                        .ok_or(format!("--config '{path}': upstreams[{k}] has no url"))?;
+                    out.push(if k == 0 { "--upstream" } else { "--fallback" }.to_string());
+                    out.push(url);
+                    if let Some(p) = text("provider")? {
+                        out.extend(["--upstream-provider".to_string(), p]);
+                    }
+                    if let Some(var) = text("key_env")? {
+                        out.extend(["--key-env".to_string(), var]);
+                    }
+                }
+            }
+            ("listen" | "provider" | "text_calls", toml::Value::String(s)) => {
+                out.extend([flag, s.clone()])
+            }
+            (
+                "max_streams" | "max_connections" | "header_timeout" | "max_request_bytes"
+                | "connect_timeout" | "first_byte_timeout" | "idle_timeout" | "retries"
+                | "max_wait" | "drain",
+                toml::Value::Integer(n),
+            ) if *n >= 0 => out.extend([flag, n.to_string()]),
+            ("keep_finish_reason", toml::Value::Boolean(b)) => {
+                if *b {
+                    out.push(flag);
+                }
+            }
+            ("repair_requests", toml::Value::Boolean(b)) => out.push(
+                if *b {
+                    "--repair-requests"
+                } else {
+                    "--no-repair"
+                }
+                .to_string(),
+            ),
+            ("repair", toml::Value::Boolean(b)) => {
+                out.push(if *b { "--repair" } else { "--no-repair-calls" }.to_string())
+            }
+            ("metrics", toml::Value::Boolean(b)) => {
+                out.push(if *b { "--metrics" } else { "--no-metrics" }.to_string())
+            }
+            _ => {
+                return Err(format!(
+                    "--config '{path}': unknown key '{key}', or a value of the wrong type"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The accept queue asked for.
 const LISTEN_BACKLOG: u32 = 8192;
 
 fn parse(args: &[String]) -> Result<(Config, String), String> {
-    let mut upstream = None;
+    // A config file's keys are the flags' names: its settings come first, the command
+    // line's after them, so that a flag overrides the file.
+    let mut all = Vec::new();
+    let mut rest = args.iter();
+    let mut cli = Vec::new();
+    while let Some(a) = rest.next() {
+        if a == "--config" {
+            let path = rest.next().ok_or("--config needs a value")?;
+            all.extend(file_args(path)?);
+        } else {
+            cli.push(a.clone());
+        }
+    }
+    all.extend(cli);
+    let args = &all;
+    let mut upstream: Option<String> = None;
     let mut listen = "127.0.0.1:8080".to_string();
     let mut provider = None;
     let mut keep = false;
     let mut repair = true;
     let mut repair_calls = false;
     let mut text_calls = TextCalls::Off;
-    let mut fallbacks = Vec::new();
+    // The upstreams: (URL, provider, key's environment variable), the first --upstream's.
+    let mut ups: Vec<(String, Option<Provider>, Option<String>)> = Vec::new();
     let mut metrics = true;
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
         match a.as_str() {
-            "--upstream" => upstream = Some(value("--upstream")?),
-            "--fallback" => fallbacks.push(value("--fallback")?),
+            "--upstream" => {
+                let url = value("--upstream")?;
+                upstream = Some(url.clone());
+                match ups.first_mut() {
+                    Some(first) => *first = (url, None, None),
+                    None => ups.push((url, None, None)),
+                }
+            }
+            "--fallback" => {
+                let url = value("--fallback")?;
+                if ups.is_empty() {
+                    // The first upstream's place is --upstream's.
+                    ups.push((String::new(), None, None));
+                }
+                ups.push((url, None, None));
+            }
+            "--key-env" => {
+                let var = value("--key-env")?;
+                let last = ups
+                    .last_mut()
+                    .ok_or("--key-env names the key of the --upstream or --fallback before it")?;
+                last.2 = Some(var);
+            }
+            "--upstream-provider" => {
+                let v = value("--upstream-provider")?;
+                let p = Provider::from_name(&v).ok_or(format!("unknown provider '{v}'"))?;
+                let last = ups.last_mut().ok_or(
+                    "--upstream-provider names who the --upstream or --fallback before it is",
+                )?;
+                last.1 = Some(p);
+            }
             "--no-metrics" => metrics = false,
+            "--metrics" => metrics = true,
             "--listen" => listen = value("--listen")?,
             "--provider" => {
                 let v = value("--provider")?;
@@ -232,7 +379,9 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             }
             "--keep-finish-reason" => keep = true,
             "--no-repair" => repair = false,
+            "--repair-requests" => repair = true,
             "--repair" => repair_calls = true,
+            "--no-repair-calls" => repair_calls = false,
             "--text-calls" => {
                 let v = value("--text-calls")?;
                 text_calls = TextCalls::from_name(&v).ok_or(format!(
@@ -266,7 +415,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     {
         return Err(format!("bad --listen '{listen}': expected HOST:PORT"));
     }
-    let upstream = upstream.ok_or("--upstream is required")?;
+    upstream.ok_or("--upstream is required (or an [[upstreams]] entry in --config)")?;
     let base = |flag: &str, url: &str| -> Result<http::Uri, String> {
         let uri: http::Uri = url
             .parse()
@@ -278,9 +427,21 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
         }
         Ok(uri)
     };
-    let mut config = Config::new(base("--upstream", &upstream)?);
-    for f in &fallbacks {
-        config.fallbacks.push(base("--fallback", f)?);
+    let mut config = Config::new(base("--upstream", &ups[0].0)?);
+    config.upstreams.clear();
+    for (k, (url, provider, key_env)) in ups.into_iter().enumerate() {
+        let flag = if k == 0 { "--upstream" } else { "--fallback" };
+        let key = match key_env {
+            Some(var) => Some(std::env::var(&var).map_err(|_| {
+                format!("the key of {flag} '{url}' is read from ${var}, which is not set")
+            })?),
+            None => None,
+        };
+        config.upstreams.push(super::Upstream {
+            uri: base(flag, &url)?,
+            provider,
+            key,
+        });
     }
     config.metrics = metrics;
     config.provider = provider;

@@ -43,8 +43,10 @@ use crate::rewrite::{
 /// What the proxy is told.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Where requests go: `scheme://host[:port][/prefix]`; the request's path is appended.
-    pub upstream: Uri,
+    /// Where requests go, in order: the first always, the next ones when the classifier
+    /// says to fall back (see [`Config::decisions`]); each request's path is appended to
+    /// the upstream's URL. Never empty ([`Config::new`] makes it one).
+    pub upstreams: Vec<Upstream>,
     /// Who the upstream is, for the classifier (`None`: OpenAI for OpenAI paths, Anthropic
     /// for `/messages`).
     pub provider: Option<Provider>,
@@ -76,9 +78,6 @@ pub struct Config {
     pub first_byte_timeout: Duration,
     /// Between two pieces of a response body.
     pub idle_timeout: Duration,
-    /// Where a request goes when the classifier says to fall back, in order, after
-    /// [`Config::upstream`] (default none: the client's request never goes elsewhere).
-    pub fallbacks: Vec<Uri>,
     /// Serve `GET /metrics` and keep its counts (default on).
     pub metrics: bool,
     /// After a shutdown is asked for ([`serve_until`]): how long open requests may take
@@ -90,11 +89,45 @@ pub struct Config {
     pub decisions: Policy,
 }
 
+/// One upstream: where, who, and whose credentials.
+#[derive(Clone)]
+pub struct Upstream {
+    /// `scheme://host[:port][/prefix]`.
+    pub uri: Uri,
+    /// Who it is, for the classifier (`None`: [`Config::provider`]).
+    pub provider: Option<Provider>,
+    /// A key sent in place of the client's credentials (`Authorization: Bearer`, or
+    /// `x-api-key` to Anthropic), read from the environment at start; `None`: the
+    /// client's own headers go through.
+    pub key: Option<String>,
+}
+
+impl From<Uri> for Upstream {
+    fn from(uri: Uri) -> Self {
+        Upstream {
+            uri,
+            provider: None,
+            key: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is never printed.
+        f.debug_struct("Upstream")
+            .field("uri", &self.uri)
+            .field("provider", &self.provider)
+            .field("key", &self.key.as_ref().map(|_| "(set)"))
+            .finish()
+    }
+}
+
 impl Config {
     /// The defaults, for this upstream.
     pub fn new(upstream: Uri) -> Self {
         Config {
-            upstream,
+            upstreams: vec![Upstream::from(upstream)],
             provider: None,
             keep_finish_reason: false,
             repair_calls: false,
@@ -108,7 +141,6 @@ impl Config {
             connect_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(300),
-            fallbacks: Vec::new(),
             decisions: Policy::default(),
             metrics: true,
             drain: Duration::from_secs(30),
@@ -675,26 +707,36 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     };
     // The attempts: each upstream in turn as the verdicts say, until one answers or a
     // failure is the client's to see.
-    let upstreams: Vec<&Uri> = std::iter::once(&state.config.upstream)
-        .chain(&state.config.fallbacks)
-        .collect();
+    let upstreams = &state.config.upstreams;
     let policy = state.config.decisions;
     let (mut at, mut tries, mut attempts) = (0usize, 0u32, 0u32);
     let response = loop {
         attempts += 1;
-        let uri = match upstream_uri(upstreams[at], &parts.uri) {
+        let upstream = &upstreams[at];
+        let uri = match upstream_uri(&upstream.uri, &parts.uri) {
             Ok(u) => u,
             Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
         };
+        let provider = upstream.provider.unwrap_or(provider);
         let mut up = Request::builder().method(parts.method.clone()).uri(uri);
         for (name, value) in &parts.headers {
+            // An upstream with its own key gets none of the client's credentials.
+            let credential = name == http::header::AUTHORIZATION || name == "x-api-key";
             if !hop_by_hop(name)
                 && name != http::header::HOST
                 && name != http::header::CONTENT_LENGTH
                 && name != http::header::ACCEPT_ENCODING
+                && !(credential && upstream.key.is_some())
             {
                 up = up.header(name, value);
             }
+        }
+        if let Some(key) = &upstream.key {
+            up = if provider == Provider::Anthropic {
+                up.header("x-api-key", key.as_str())
+            } else {
+                up.header(http::header::AUTHORIZATION, format!("Bearer {key}"))
+            };
         }
         // The body is read to rewrite it: not compressed.
         up = up.header(http::header::ACCEPT_ENCODING, "identity");
@@ -813,6 +855,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             }
         }
     };
+    // The answering upstream's provider, for the rewriters and the log.
+    let provider = upstreams[at].provider.unwrap_or(provider);
     let status = response.status();
     let (up_parts, up_body) = response.into_parts();
     let mut headers = HeaderMap::new();
