@@ -967,3 +967,55 @@ fn metrics_count_what_was_sent() {
         assert!(text.trim_end().ends_with("# EOF"));
     });
 }
+
+/// With `--no-repair` a request goes out as it came; when the upstream refuses its history
+/// for arguments that are not one JSON object, the proxy repairs it and sends it once more
+/// to the same upstream, and says so; a second refusal goes to the client.
+#[test]
+fn a_refused_history_is_repaired_and_sent_once_more() {
+    let rt = runtime();
+    let refusal = r#"{"error":{"message":"Invalid 'messages[1].tool_calls[0].function.arguments': the function.arguments must be valid JSON.","type":"invalid_request_error","param":"messages"}}"#;
+    let request = json!({"model": "m", "stream": true, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "f", "arguments": "{\"a\":1,}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"}]});
+    rt.block_on(async {
+        let ok = Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let (up, seen) = upstream_seq(vec![
+            error_script(400, refusal, vec![]),
+            Script::sse(ok, 4096),
+        ])
+        .await;
+        let mut config = Config::new(up.parse().unwrap());
+        config.repair_requests = false;
+        let url = proxy_with(config).await;
+        let (status, headers, _) =
+            post(&format!("{url}/v1/chat/completions"), request.clone()).await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["toolstream-attempts"], "2");
+        assert!(headers.contains_key("toolstream-repaired"));
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2);
+        let sent = |k: usize| -> Value { serde_json::from_slice(&seen[k]).unwrap() };
+        assert_eq!(sent(0), request, "first as it came");
+        let args = sent(1)["messages"][1]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            serde_json::from_str::<Value>(&args).unwrap().is_object(),
+            "{args}"
+        );
+        // Refused again: the client gets the refusal, after the two attempts.
+        let (up, seen) = upstream(error_script(400, refusal, vec![])).await;
+        let mut config = Config::new(up.parse().unwrap());
+        config.repair_requests = false;
+        let url = proxy_with(config).await;
+        let (status, headers, _) = post(&format!("{url}/v1/chat/completions"), request).await;
+        assert_eq!(status, 400);
+        assert_eq!(headers["toolstream-reason"], "request_repair");
+        assert_eq!(headers["toolstream-attempts"], "2");
+        assert_eq!(seen.lock().unwrap().len(), 2);
+    });
+}

@@ -66,7 +66,9 @@ repaired, streams open, bytes read and sent, time to the upstream's first byte a
                            vllm, ... (default: by the request path)
   --keep-finish-reason     leave the provider's `stop` when calls were delivered (default:
                            `tool_calls`, so that clients run the calls)
-  --no-repair              forward requests as they are
+  --no-repair              forward requests as they are; a history an upstream refuses
+                           for arguments that are not one JSON object is then repaired
+                           and sent once more to it (toolstream-repaired says so)
   --repair                 repair closed-form mistakes in a call's arguments (a
                            trailing comma, single quotes, a fence or prose around the
                            object, ...) and coerce a string where the request's tool

@@ -710,6 +710,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let upstreams = &state.config.upstreams;
     let policy = state.config.decisions;
     let (mut at, mut tries, mut attempts) = (0usize, 0u32, 0u32);
+    let mut body = body;
+    // Whether the history was repaired after an upstream refused it (once at most).
+    let mut repaired_after = false;
     let response = loop {
         attempts += 1;
         let upstream = &upstreams[at];
@@ -792,6 +795,38 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
                 break r;
             }
         };
+        // A history the upstream refused for what the library repairs (arguments that
+        // are not one JSON object), when it was not repaired before it went out
+        // (--no-repair): repaired now and sent once more to the same upstream.
+        if v.reason == crate::classify::Reason::RequestRepair
+            && !state.config.repair_requests
+            && !repaired_after
+            && kind != Kind::Other
+        {
+            repaired_after = true;
+            let parsing = state.parsing.clone().acquire_owned().await;
+            let raw = body.clone();
+            let done = tokio::task::spawn_blocking(move || {
+                let _parsing = parsing;
+                crate::request::repair_bytes(&raw)
+            })
+            .await;
+            if let Ok(Ok(r)) = done {
+                if let (Some(fixed), false) = (r.body, r.found.is_empty()) {
+                    tracing::info!(id, %path, repairs = r.found.len(), "refused history repaired; sent again");
+                    if let Some(m) = &state.metrics {
+                        m.attempt(metrics::AttemptLabels {
+                            reason: v.reason.as_str(),
+                            action: v.action.as_str(),
+                            decision: "repair_request",
+                        });
+                    }
+                    body = Bytes::from(fixed);
+                    repairs = r.found;
+                    continue;
+                }
+            }
+        }
         let next = decide(&v, tries, at, upstreams.len(), &policy, id);
         if let Some(m) = &state.metrics {
             m.attempt(metrics::AttemptLabels {
