@@ -964,6 +964,8 @@ fn metrics_count_what_was_sent() {
         assert!(value("toolstream_proxy_upstream_read_bytes_total") > 0.0);
         assert_eq!(value("toolstream_proxy_duration_seconds_count"), 3.0);
         assert!(text.contains("# TYPE toolstream_proxy_first_byte_seconds histogram"));
+        // Each delivered call's hand-over timed.
+        assert_eq!(value("toolstream_proxy_call_latency_seconds_count"), calls);
         assert!(text.trim_end().ends_with("# EOF"));
     });
 }

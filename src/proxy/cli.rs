@@ -37,7 +37,8 @@ toolstream-action, retry-after when the provider gave a delay, and toolstream-at
 when there was more than one. GET /healthz answers ok; GET /metrics gives the counts in
 the Prometheus text format (OpenMetrics): requests by route, answering upstream and
 status, failed attempts by reason, action and decision, calls by outcome, requests
-repaired, streams open, bytes read and sent, time to the upstream's first byte and in all.
+repaired, streams open, bytes read and sent, time to the upstream's first byte, from the
+bytes that close a call to its hand-over to the client, and in all.
 
   --config FILE            settings from a TOML file whose keys are these flags' names
                            (max_streams = 64, repair = true, ...) and whose [[upstreams]]

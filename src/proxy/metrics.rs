@@ -54,6 +54,7 @@ pub(super) struct Metrics {
     upstream_bytes: Counter,
     client_bytes: Counter,
     first_byte: Histogram,
+    call_latency: Histogram,
     duration: Histogram,
 }
 
@@ -70,6 +71,8 @@ impl Metrics {
             client_bytes: Counter::default(),
             // 10 ms to about 10 min.
             first_byte: Histogram::new(exponential_buckets(0.01, 2.0, 16)),
+            // 10 µs to about 0.3 s.
+            call_latency: Histogram::new(exponential_buckets(0.00001, 2.0, 16)),
             duration: Histogram::new(exponential_buckets(0.01, 2.0, 16)),
             registry: Registry::default(),
         };
@@ -119,6 +122,13 @@ impl Metrics {
             m.first_byte.clone(),
         );
         registry.register_with_unit(
+            "call_latency",
+            "From the arrival of the upstream bytes that closed a tool call to the call's \
+             hand-over to the client's connection",
+            Unit::Seconds,
+            m.call_latency.clone(),
+        );
+        registry.register_with_unit(
             "duration",
             "From a request's arrival to the end of its response",
             Unit::Seconds,
@@ -164,6 +174,10 @@ impl Metrics {
             self.requests_repaired.inc();
         }
         self.duration.observe(took.as_secs_f64());
+    }
+
+    pub(super) fn call_latency(&self, took: Duration) {
+        self.call_latency.observe(took.as_secs_f64());
     }
 
     pub(super) fn stream_opened(&self) {

@@ -1121,6 +1121,11 @@ async fn pump(
             let piece = data.slice(at..data.len().min(at + PIECE));
             at += piece.len();
             let read = piece.len();
+            // Calls that closed in this piece: from its arrival to their hand-over to the
+            // client's connection (measured when metrics are on).
+            let arrived = metrics
+                .as_ref()
+                .map(|_| (Instant::now(), counts(&rewriter).calls));
             match &mut rewriter {
                 Some(r) => r.push(piece, &mut out),
                 None => out.extend_from_slice(&piece),
@@ -1130,6 +1135,12 @@ async fn pump(
             }
             if !out.is_empty() && tx.send(Ok(out.split().freeze())).await.is_err() {
                 return counts(&rewriter);
+            }
+            if let (Some(m), Some((at, before))) = (&metrics, arrived) {
+                let closed = counts(&rewriter).calls.saturating_sub(before);
+                for _ in 0..closed {
+                    m.call_latency(at.elapsed());
+                }
             }
         }
     }
