@@ -148,6 +148,21 @@ impl Config {
     }
 }
 
+/// The request's history repaired on its bytes ([`crate::request::repair_bytes`]), off
+/// the executor's threads and under a parsing permit (a large body takes milliseconds; the
+/// permit goes with the work, so a client that leaves does not free it early).
+async fn repair_history(
+    state: &State,
+    body: Bytes,
+) -> Result<Result<crate::request::Repaired, crate::request::ReadError>, tokio::task::JoinError> {
+    let parsing = state.parsing.clone().acquire_owned().await;
+    tokio::task::spawn_blocking(move || {
+        let _parsing = parsing;
+        crate::request::repair_bytes(&body)
+    })
+    .await
+}
+
 /// What the proxy did to the request, in the response's headers: the calls it added to a
 /// follow-up, the attempts it made when more than one, the history it repaired.
 fn note_request(
@@ -621,14 +636,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let mut repairs = Vec::new();
     let mut repair_failed = None;
     let body = if state.config.repair_requests && kind != Kind::Other {
-        let parsing = state.parsing.clone().acquire_owned().await;
-        let raw = body.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let _parsing = parsing;
-            crate::request::repair_bytes(&raw)
-        })
-        .await;
-        match done {
+        match repair_history(&state, body.clone()).await {
             Ok(Ok(r)) => {
                 repairs = r.found;
                 r.body.map_or(body, Bytes::from)
@@ -804,14 +812,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             && kind != Kind::Other
         {
             repaired_after = true;
-            let parsing = state.parsing.clone().acquire_owned().await;
-            let raw = body.clone();
-            let done = tokio::task::spawn_blocking(move || {
-                let _parsing = parsing;
-                crate::request::repair_bytes(&raw)
-            })
-            .await;
-            if let Ok(Ok(r)) = done {
+            if let Ok(Ok(r)) = repair_history(&state, body.clone()).await {
                 if let (Some(fixed), false) = (r.body, r.found.is_empty()) {
                     tracing::info!(id, %path, repairs = r.found.len(), "refused history repaired; sent again");
                     if let Some(m) = &state.metrics {

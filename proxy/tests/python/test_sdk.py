@@ -821,15 +821,45 @@ def stream_parts(item, k, add):
             part=dict(part, text=text))
 
 
+def run_weather_agent(base, question):
+    """The OpenAI Agents SDK's streamed tool loop on the Responses API through the proxy at
+    `base`, with one tool, get_weather: (the final output or the exception it raised, the
+    cities the tool ran for)."""
+    import asyncio
+
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)
+    ran = []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        ran.append(city)
+        return "sunny in " + city
+
+    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+    agent = Agent(name="weather", instructions="Answer.", tools=[get_weather],
+                  model=OpenAIResponsesModel(model="m", openai_client=client))
+
+    async def run():
+        result = Runner.run_streamed(agent, question)
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    try:
+        out = asyncio.run(run())
+    except Exception as e:  # noqa: BLE001 - the SDK's own failure is the outcome
+        out = e
+    return out, ran
+
+
 def test_openai_agents_sdk_runs_both_glued_calls(stack):
     """The OpenAI Agents SDK (Responses API, streamed) in a real tool loop through the
     proxy: a function_call whose arguments glue two calls runs both tools, the next request
     carries both calls and both results (the upstream refuses an output for a call it
     cannot see, as the API does), and the loop ends with the final answer."""
-    import asyncio
-
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
-
     up, base = stack
     glued = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
              "name": "get_weather", "arguments": '{"city": "Oslo"}{"city": "Rome"}'}
@@ -850,26 +880,8 @@ def test_openai_agents_sdk_runs_both_glued_calls(stack):
         return (200, "text/event-stream", responses_events([answer], stream_parts), 64, None)
 
     up.script = script
-    set_tracing_disabled(True)
-    ran = []
-
-    @function_tool
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        ran.append(city)
-        return "sunny in " + city
-
-    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
-    agent = Agent(name="weather", instructions="Answer.", tools=[get_weather],
-                  model=OpenAIResponsesModel(model="m", openai_client=client))
-
-    async def run():
-        result = Runner.run_streamed(agent, "Weather in Oslo and Rome?")
-        async for _ in result.stream_events():
-            pass
-        return result.final_output
-
-    assert asyncio.run(run()) == "Done."
+    out, ran = run_weather_agent(base, "Weather in Oslo and Rome?")
+    assert out == "Done.", out
     assert sorted(ran) == ["Oslo", "Rome"]
     second = up.requests[-1]["input"]
     calls = [i for i in second if isinstance(i, dict) and i.get("type") == "function_call"]
@@ -992,10 +1004,6 @@ def test_openai_agents_sdk_runs_a_trailing_comma_call_with_repair(repair_stack, 
     trailing comma runs its tool through --repair (the SDK's own parse refuses it
     direct), with the repaired arguments in the next request's history; without --repair
     the tool never runs with those arguments."""
-    import asyncio
-
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
-
     broken = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
               "name": "get_weather", "arguments": '{"city": "Oslo",}'}
     answer = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
@@ -1007,33 +1015,9 @@ def test_openai_agents_sdk_runs_a_trailing_comma_call_with_repair(repair_stack, 
             return (200, "text/event-stream", responses_events([broken], stream_parts), 7, None)
         return (200, "text/event-stream", responses_events([answer], stream_parts), 64, None)
 
-    set_tracing_disabled(True)
-
     def run_through(up, base):
         up.script = script
-        ran = []
-
-        @function_tool
-        def get_weather(city: str) -> str:
-            """The weather in a city."""
-            ran.append(city)
-            return "sunny in " + city
-
-        client = openai.AsyncOpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
-        agent = Agent(name="weather", instructions="Answer.", tools=[get_weather],
-                      model=OpenAIResponsesModel(model="m", openai_client=client))
-
-        async def run():
-            result = Runner.run_streamed(agent, "Weather in Oslo?")
-            async for _ in result.stream_events():
-                pass
-            return result.final_output
-
-        try:
-            out = asyncio.run(run())
-        except Exception as e:  # noqa: BLE001 - the SDK's own failure is the outcome
-            out = e
-        return out, ran
+        return run_weather_agent(base, "Weather in Oslo?")
 
     out, ran = run_through(*repair_stack)
     assert out == "Done." and ran == ["Oslo"], (out, ran)
