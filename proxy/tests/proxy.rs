@@ -1021,3 +1021,40 @@ fn a_refused_history_is_repaired_and_sent_once_more() {
         assert_eq!(seen.lock().unwrap().len(), 2);
     });
 }
+
+/// Upstreams per route: a request goes to the upstreams that serve its route, in order; a
+/// route none serves gets a 502 in the provider's shape.
+#[test]
+fn each_route_goes_to_its_own_upstreams() {
+    let rt = runtime();
+    rt.block_on(async {
+        let chat =
+            Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+        let messages =
+            Bytes::from(std::fs::read(captures().join("anthropic-tool-use.sse")).unwrap());
+        let (a, a_seen) = upstream(Script::sse(messages, 4096)).await;
+        let (b, b_seen) = upstream(Script::sse(chat, 4096)).await;
+        let mut config = Config::new(a.parse().unwrap());
+        config.upstreams[0].routes = vec!["messages".into()];
+        let mut second = toolstream::proxy::Upstream::from(b.parse::<http::Uri>().unwrap());
+        second.routes = vec!["chat".into()];
+        config.upstreams.push(second);
+        let url = proxy_with(config).await;
+        let (status, _, body) = post(
+            &format!("{url}/v1/chat/completions"),
+            json!({"stream": true}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert!(String::from_utf8_lossy(&body).contains("[DONE]"));
+        let (status, _, body) = post(&format!("{url}/v1/messages"), json!({"stream": true})).await;
+        assert_eq!(status, 200);
+        assert!(String::from_utf8_lossy(&body).contains("message_stop"));
+        let (a_n, b_n) = (a_seen.lock().unwrap().len(), b_seen.lock().unwrap().len());
+        assert_eq!((a_n, b_n), (1, 1));
+        let (status, _, body) = post(&format!("{url}/v1/responses"), json!({"stream": true})).await;
+        assert_eq!(status, 502);
+        assert!(String::from_utf8_lossy(&body)
+            .contains("no upstream is configured for the responses route"));
+    });
+}

@@ -641,8 +641,9 @@ fn sigterm_drains_open_streams_and_exits_0() {
     }
 }
 
-/// `--config`: the file's upstreams in order (the first's quota exhausted, so the request
-/// goes to the second), the second's key read from the environment and sent in place of
+/// `--config`: the file's upstreams in order, those of the request's route (the first's
+/// quota exhausted, so the request goes to the next chat upstream, past one that serves
+/// only Messages), the second's key read from the environment and sent in place of
 /// the client's credentials, a flag overriding the file; an unknown key and an unset key
 /// variable are usage errors (exit 2).
 #[test]
@@ -695,7 +696,7 @@ fn a_config_file_names_the_upstreams_and_their_keys() {
     std::fs::write(
         &file,
         format!(
-            "retries = 0\nmax_streams = 1\n\n[[upstreams]]\nurl = \"{first}\"\n\n[[upstreams]]\nurl = \"{second}\"\nkey_env = \"TOOLSTREAM_TEST_KEY\"\n"
+            "retries = 0\nmax_streams = 1\n\n[[upstreams]]\nurl = \"{first}\"\n\n[[upstreams]]\nurl = \"http://127.0.0.1:1\"\nroutes = [\"messages\"]\n\n[[upstreams]]\nurl = \"{second}\"\nkey_env = \"TOOLSTREAM_TEST_KEY\"\nroutes = [\"chat\", \"responses\"]\n"
         ),
     )
     .unwrap();

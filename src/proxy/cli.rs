@@ -42,7 +42,7 @@ bytes that close a call to its hand-over to the client, and in all.
 
   --config FILE            settings from a TOML file whose keys are these flags' names
                            (max_streams = 64, repair = true, ...) and whose [[upstreams]]
-                           entries (url, provider, key_env) are --upstream then the
+                           entries (url, provider, key_env, routes) are --upstream then the
                            --fallbacks in order; flags given too override it
                            (examples/proxy.toml is a commented sample)
   --upstream URL           scheme://host[:port][/prefix] (http or https)
@@ -55,6 +55,9 @@ bytes that close a call to its hand-over to the client, and in all.
                            Anthropic. A key is never taken from the command line or a file
   --upstream-provider NAME who the --upstream or --fallback just before is, for the
                            classifier (default: --provider)
+  --routes LIST            the routes the --upstream or --fallback just before serves, of
+                           chat, messages, responses, other (comma-separated; default all):
+                           a request goes to the upstreams of its route, in order
   --no-metrics             no GET /metrics, nothing counted
   --drain S                on SIGTERM or SIGINT: stop accepting, answer /healthz and new
                            requests with 503, give open requests S seconds (default 30),
@@ -244,10 +247,10 @@ fn file_args(path: &str) -> Result<Vec<String>, String> {
                         return Err(format!("--config '{path}': upstreams[{k}] is not a table"));
                     };
                     for name in t.keys() {
-                        if !matches!(name.as_str(), "url" | "provider" | "key_env") {
+                        if !matches!(name.as_str(), "url" | "provider" | "key_env" | "routes") {
                             return Err(format!(
                                 "--config '{path}': upstreams[{k}] has an unknown key '{name}' \
-                                 (url, provider, key_env)"
+                                 (url, provider, key_env, routes)"
                             ));
                         }
                     }
@@ -267,6 +270,26 @@ fn file_args(path: &str) -> Result<Vec<String>, String> {
                     }
                     if let Some(var) = text("key_env")? {
                         out.extend(["--key-env".to_string(), var]);
+                    }
+                    match t.get("routes") {
+                        None => {}
+                        Some(toml::Value::Array(list)) => {
+                            let mut names = Vec::new();
+                            for r in list {
+                                let toml::Value::String(r) = r else {
+                                    return Err(format!(
+                                        "--config '{path}': upstreams[{k}].routes holds a non-string"
+                                    ));
+                                };
+                                names.push(r.clone());
+                            }
+                            out.extend(["--routes".to_string(), names.join(",")]);
+                        }
+                        Some(_) => {
+                            return Err(format!(
+                                "--config '{path}': upstreams[{k}].routes is not a list"
+                            ))
+                        }
                     }
                 }
             }
@@ -334,8 +357,10 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     let mut repair = true;
     let mut repair_calls = false;
     let mut text_calls = TextCalls::Off;
-    // The upstreams: (URL, provider, key's environment variable), the first --upstream's.
-    let mut ups: Vec<(String, Option<Provider>, Option<String>)> = Vec::new();
+    // The upstreams: (URL, provider, key's environment variable, routes), the first
+    // --upstream's.
+    type Up = (String, Option<Provider>, Option<String>, Vec<String>);
+    let mut ups: Vec<Up> = Vec::new();
     let mut metrics = true;
     let mut numbers: Vec<(&str, u64)> = Vec::new();
     let mut it = args.iter();
@@ -346,17 +371,17 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
                 let url = value("--upstream")?;
                 upstream = Some(url.clone());
                 match ups.first_mut() {
-                    Some(first) => *first = (url, None, None),
-                    None => ups.push((url, None, None)),
+                    Some(first) => *first = (url, None, None, Vec::new()),
+                    None => ups.push((url, None, None, Vec::new())),
                 }
             }
             "--fallback" => {
                 let url = value("--fallback")?;
                 if ups.is_empty() {
                     // The first upstream's place is --upstream's.
-                    ups.push((String::new(), None, None));
+                    ups.push((String::new(), None, None, Vec::new()));
                 }
-                ups.push((url, None, None));
+                ups.push((url, None, None, Vec::new()));
             }
             "--key-env" => {
                 let var = value("--key-env")?;
@@ -364,6 +389,22 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
                     .last_mut()
                     .ok_or("--key-env names the key of the --upstream or --fallback before it")?;
                 last.2 = Some(var);
+            }
+            "--routes" => {
+                let v = value("--routes")?;
+                let mut routes = Vec::new();
+                for r in v.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                    if !matches!(r, "chat" | "messages" | "responses" | "other") {
+                        return Err(format!(
+                            "unknown route '{r}' in --routes (chat, messages, responses, other)"
+                        ));
+                    }
+                    routes.push(r.to_string());
+                }
+                let last = ups
+                    .last_mut()
+                    .ok_or("--routes names the routes of the --upstream or --fallback before it")?;
+                last.3 = routes;
             }
             "--upstream-provider" => {
                 let v = value("--upstream-provider")?;
@@ -432,7 +473,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
     };
     let mut config = Config::new(base("--upstream", &ups[0].0)?);
     config.upstreams.clear();
-    for (k, (url, provider, key_env)) in ups.into_iter().enumerate() {
+    for (k, (url, provider, key_env, routes)) in ups.into_iter().enumerate() {
         let flag = if k == 0 { "--upstream" } else { "--fallback" };
         let key = match key_env {
             Some(var) => Some(std::env::var(&var).map_err(|_| {
@@ -444,6 +485,7 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             uri: base(flag, &url)?,
             provider,
             key,
+            routes,
         });
     }
     config.metrics = metrics;

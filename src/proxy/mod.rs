@@ -43,9 +43,10 @@ use crate::rewrite::{
 /// What the proxy is told.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Where requests go, in order: the first always, the next ones when the classifier
-    /// says to fall back (see [`Config::decisions`]); each request's path is appended to
-    /// the upstream's URL. Never empty ([`Config::new`] makes it one).
+    /// Where requests go, in order: of those that serve the request's route
+    /// ([`Upstream::routes`]), the first always, the next ones when the classifier says to
+    /// fall back (see [`Config::decisions`]); each request's path is appended to the
+    /// upstream's URL. Never empty ([`Config::new`] makes it one).
     pub upstreams: Vec<Upstream>,
     /// Who the upstream is, for the classifier (`None`: OpenAI for OpenAI paths, Anthropic
     /// for `/messages`).
@@ -100,6 +101,14 @@ pub struct Upstream {
     /// `x-api-key` to Anthropic), read from the environment at start; `None`: the
     /// client's own headers go through.
     pub key: Option<String>,
+    /// The routes it serves, of `chat`, `messages`, `responses` and `other` (empty: all).
+    pub routes: Vec<String>,
+}
+
+impl Upstream {
+    fn serves(&self, kind: Kind) -> bool {
+        self.routes.is_empty() || self.routes.iter().any(|r| r == kind.as_str())
+    }
 }
 
 impl From<Uri> for Upstream {
@@ -108,6 +117,7 @@ impl From<Uri> for Upstream {
             uri,
             provider: None,
             key: None,
+            routes: Vec::new(),
         }
     }
 }
@@ -119,6 +129,7 @@ impl std::fmt::Debug for Upstream {
             .field("uri", &self.uri)
             .field("provider", &self.provider)
             .field("key", &self.key.as_ref().map(|_| "(set)"))
+            .field("routes", &self.routes)
             .finish()
     }
 }
@@ -715,7 +726,21 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     };
     // The attempts: each upstream in turn as the verdicts say, until one answers or a
     // failure is the client's to see.
-    let upstreams = &state.config.upstreams;
+    // The upstreams that serve this route, in order.
+    let upstreams: Vec<&Upstream> = state
+        .config
+        .upstreams
+        .iter()
+        .filter(|u| u.serves(kind))
+        .collect();
+    if upstreams.is_empty() {
+        return local_error(
+            StatusCode::BAD_GATEWAY,
+            provider,
+            &format!("no upstream is configured for the {} route", kind.as_str()),
+            None,
+        );
+    }
     let policy = state.config.decisions;
     let (mut at, mut tries, mut attempts) = (0usize, 0u32, 0u32);
     let mut body = body;
@@ -723,7 +748,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let mut repaired_after = false;
     let response = loop {
         attempts += 1;
-        let upstream = &upstreams[at];
+        let upstream = upstreams[at];
         let uri = match upstream_uri(&upstream.uri, &parts.uri) {
             Ok(u) => u,
             Err(e) => return local_error(StatusCode::BAD_REQUEST, provider, &e, None),
