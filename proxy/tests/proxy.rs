@@ -1058,3 +1058,136 @@ fn each_route_goes_to_its_own_upstreams() {
             .contains("no upstream is configured for the responses route"));
     });
 }
+
+/// The decision for each reason an HTTP error can carry, with two retries allowed, waits
+/// capped at zero (`max_wait` 0: a retry goes at once, and a rate limit with any delay
+/// falls back) and a second upstream configured: the attempts each upstream got, and the
+/// reason the client sees when the error is surfaced. Counts only, no clock.
+#[test]
+fn every_reason_gets_its_decision() {
+    let rt = runtime();
+    // (status, body, reason, attempts on the first upstream, on the second).
+    let cases: &[(u16, &'static str, &str, usize, usize)] = &[
+        (
+            500,
+            r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}"#,
+            "server_error",
+            3,
+            1,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error"}}"#,
+            "overloaded",
+            3,
+            1,
+        ),
+        (
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            "overloaded",
+            3,
+            1,
+        ),
+        (
+            504,
+            r#"{"error":{"message":"Gateway timeout","type":"timeout"}}"#,
+            "timeout",
+            3,
+            1,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#,
+            "rate_limit",
+            3,
+            1,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+            "quota_exhausted",
+            1,
+            1,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+            "auth",
+            1,
+            1,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#,
+            "model_not_found",
+            1,
+            1,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"invalid tool call arguments"}}"#,
+            "model_output",
+            1,
+            0,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+            "context_overflow",
+            1,
+            0,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"Request too large","type":"invalid_request_error"}}"#,
+            "payload_too_large",
+            1,
+            0,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","code":"content_policy_violation"}}"#,
+            "content_policy",
+            1,
+            0,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid value for 'temperature': must be between 0 and 2.","type":"invalid_request_error","param":"temperature"}}"#,
+            "invalid_request",
+            1,
+            0,
+        ),
+    ];
+    for &(status, body, reason, on_a, on_b) in cases {
+        rt.block_on(async {
+            let ok =
+                Bytes::from(std::fs::read(captures().join("openai-parallel-calls.sse")).unwrap());
+            let (a, a_seen) = upstream(error_script(status, body, vec![])).await;
+            let (b, b_seen) = upstream(Script::sse(ok, 4096)).await;
+            let mut config = Config::new(a.parse().unwrap());
+            config.upstreams.push(toolstream::proxy::Upstream::from(
+                b.parse::<http::Uri>().unwrap(),
+            ));
+            config.decisions.max_retries = 2;
+            config.decisions.wait_budget = Duration::ZERO;
+            let url = proxy_with(config).await;
+            let (got, headers, _) = post(
+                &format!("{url}/v1/chat/completions"),
+                json!({"model": "m", "stream": true, "messages": []}),
+            )
+            .await;
+            let seen = (a_seen.lock().unwrap().len(), b_seen.lock().unwrap().len());
+            assert_eq!(seen, (on_a, on_b), "{reason}: attempts on each upstream");
+            if on_b == 0 {
+                assert_eq!(got, status, "{reason}");
+                assert_eq!(headers["toolstream-reason"], reason, "{body}");
+            } else {
+                assert_eq!(got, 200, "{reason}");
+                let attempts = headers["toolstream-attempts"].to_str().unwrap().to_string();
+                assert_eq!(attempts, (on_a + on_b).to_string(), "{reason}");
+            }
+        });
+    }
+}
