@@ -826,41 +826,6 @@ fn the_models_broken_output_is_never_retried_elsewhere() {
     });
 }
 
-/// Every reason the proxy must not take elsewhere, with a fallback configured: one
-/// attempt, surfaced.
-#[test]
-fn what_no_other_upstream_fixes_is_surfaced_after_one_attempt() {
-    let rt = runtime();
-    let cases = [
-        (
-            400,
-            r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
-            "context_overflow",
-        ),
-        (
-            400,
-            r#"{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","code":"content_policy_violation"}}"#,
-            "content_policy",
-        ),
-        (
-            400,
-            r#"{"error":{"message":"Invalid value for 'temperature': must be between 0 and 2.","type":"invalid_request_error","param":"temperature"}}"#,
-            "invalid_request",
-        ),
-    ];
-    for (status, body, reason) in cases {
-        rt.block_on(async {
-            let (a, a_seen) = upstream(error_script(status, body, vec![])).await;
-            let (b, b_seen) = upstream(error_script(500, "{}", vec![])).await;
-            let (got, headers, _) = decided(&[&a, &b], 2).await;
-            assert_eq!(got, status, "{body}");
-            assert_eq!(headers["toolstream-reason"], reason, "{body}");
-            assert_eq!(a_seen.lock().unwrap().len(), 1, "{body}");
-            assert_eq!(b_seen.lock().unwrap().len(), 0, "{body}");
-        });
-    }
-}
-
 /// A rate limit with `retry-after: 1`: one wait on the same upstream, then its answer; the
 /// client gets the stream, and the number of attempts in a header.
 #[test]
