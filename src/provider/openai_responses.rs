@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::template::Templates;
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
-use crate::json::cursor::{Cursor, CursorError};
+use crate::json::cursor::{string_token, Cursor, CursorError, Str};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -23,10 +23,14 @@ struct Event<'a> {
     output_index: Option<u32>,
     #[serde(borrow, default)]
     item: Option<Item<'a>>,
+    /// Read as JSON text (escaped), and as a string only by the events that have one
+    /// there: the escaped form is what a call's `done` event is compared with.
     #[serde(borrow, default)]
-    delta: Option<Cow<'a, str>>,
+    delta: Option<&'a RawValue>,
+    /// Read as JSON text (escaped), unescaped only when needed: most `done` events repeat
+    /// the streamed arguments byte for byte, and are compared as they stand.
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     response: Option<Response<'a>>,
     #[serde(borrow, default)]
@@ -122,22 +126,42 @@ pub struct Decoder {
 /// What streamed of one function-call item's arguments: whether any delta came, and a
 /// hash and the length of their bytes, to tell whether `function_call_arguments.done`
 /// agrees with them.
+///
+/// Also the hash of the deltas as they stood in the events (escaped), while every delta's
+/// escaped form is known: a `done` event that repeats those bytes agrees without being
+/// unescaped (the tokens are whole, so equal escaped text is equal text).
 #[derive(Clone, Debug, Default)]
 struct Streamed {
     any: bool,
     hash: WordHash,
+    /// The escaped deltas' hash; `None` once a delta's escaped form was not at hand.
+    raw: Option<WordHash>,
 }
 
 impl Streamed {
-    fn add(&mut self, fragment: &str) {
+    /// A delta's text, and its escaped form when the reader has it.
+    fn add(&mut self, fragment: &str, raw: Option<&str>) {
+        if !self.any {
+            self.raw = Some(WordHash::default());
+        }
         self.any = true;
         self.hash.write(fragment.as_bytes());
+        match (raw, self.raw.as_mut()) {
+            (Some(r), Some(h)) => h.write(r.as_bytes()),
+            _ => self.raw = None,
+        }
     }
 
-    /// Whether `arguments` are the bytes that streamed.
+    /// Whether `arguments` (the content of a checked JSON string token, escaped) are the
+    /// bytes that streamed.
     fn agrees(&self, arguments: &str) -> bool {
         let mut h = WordHash::default();
         h.write(arguments.as_bytes());
+        if self.raw.as_ref().is_some_and(|r| r.finish() == h.finish()) {
+            return true;
+        }
+        let mut h = WordHash::default();
+        h.write(crate::json::cursor::unescape(arguments).as_bytes());
         self.hash.finish() == h.finish()
     }
 }
@@ -195,6 +219,30 @@ impl WordHash {
     }
 }
 
+/// A member read as JSON text that must be a string: its token, checked as reading it as a
+/// string checks it (escapes, surrogate pairs, control bytes), or `None` when it is not
+/// there; `Err` (the event undecodable, said in `out`) when it is something else.
+fn string_member<'a>(
+    raw: Option<&'a RawValue>,
+    name: &str,
+    out: &mut Vec<Delta>,
+) -> Result<Option<Str<'a>>, ()> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let b = raw.get().as_bytes();
+    match string_token(b, 0) {
+        Some((end, s)) if end == b.len() => Ok(Some(s)),
+        _ => {
+            out.push(Delta::Undecodable {
+                message: format!("undecodable payload: `{name}` is not a string"),
+                body: String::new(),
+            });
+            Err(())
+        }
+    }
+}
+
 /// The members of an event the decoder ignores and that change from one delta event to
 /// the next: a template's gaps.
 const CHANGING: [&str; 2] = ["sequence_number", "obfuscation"];
@@ -203,7 +251,7 @@ impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
         let key = event.unwrap_or_default();
-        if let Some(d) = self.templates.read(key, payload) {
+        if let Some((d, raw)) = self.templates.read_raw(key, payload) {
             // What the whole reader does for a call's delta: its arguments streamed.
             if let Delta::Call {
                 index: Some(i),
@@ -212,7 +260,7 @@ impl Decoder {
             } = &d
             {
                 if let Some(streamed) = self.calls.get_mut(i) {
-                    streamed.add(arguments.as_deref().unwrap_or(""));
+                    streamed.add(arguments.as_deref().unwrap_or(""), Some(raw));
                 }
             }
             out.push(d);
@@ -267,21 +315,31 @@ impl Decoder {
                 }
             }
             "response.function_call_arguments.delta" => {
+                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                    return;
+                };
+                let text = delta.map(|d| d.cow());
                 if let Some(streamed) = self.calls.get_mut(&index) {
-                    streamed.add(ev.delta.as_deref().unwrap_or(""));
+                    streamed.add(
+                        text.as_deref().unwrap_or(""),
+                        Some(delta.map_or("", |d| d.raw)),
+                    );
                 }
                 out.push(Delta::Call {
                     choice: 0,
                     index: Some(index),
                     id: None,
                     name: None,
-                    arguments: ev.delta.map(Cow::into_owned),
+                    arguments: text.map(Cow::into_owned),
                     complete: false,
                 });
             }
             "response.function_call_arguments.done" => self.arguments_done(ev, index, out),
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
-                if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
+                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                    return;
+                };
+                if let Some(t) = delta.map(|d| d.cow()).filter(|t| !t.is_empty()) {
                     out.push(Delta::Reasoning {
                         choice: 0,
                         text: t.into_owned(),
@@ -289,7 +347,10 @@ impl Decoder {
                 }
             }
             "response.output_text.delta" => {
-                if let Some(t) = ev.delta.filter(|t| !t.is_empty()) {
+                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                    return;
+                };
+                if let Some(t) = delta.map(|d| d.cow()).filter(|t| !t.is_empty()) {
                     out.push(Delta::Text {
                         choice: 0,
                         text: t.into_owned(),
@@ -389,26 +450,27 @@ impl Decoder {
         // Some servers (LM Studio) send no deltas: the arguments arrive only here.
         // Where deltas came, the arguments here must be their bytes: a call that
         // ran from the deltas while the provider's final word differs is reported.
+        let Ok(arguments) = string_member(ev.arguments, "arguments", out) else {
+            return;
+        };
         match self.calls.remove(&index) {
             Some(s) if !s.any => out.push(Delta::Call {
                 choice: 0,
                 index: Some(index),
                 id: None,
                 name: None,
-                arguments: ev.arguments.map(Cow::into_owned),
+                arguments: arguments.map(|a| a.cow().into_owned()),
                 complete: false,
             }),
-            Some(s) if ev.arguments.as_deref().is_some_and(|a| !s.agrees(a)) => {
-                out.push(Delta::Error {
-                    status: None,
-                    message: format!(
-                        "response.function_call_arguments.done for output {index} \
+            Some(s) if arguments.is_some_and(|a| !s.agrees(a.raw)) => out.push(Delta::Error {
+                status: None,
+                message: format!(
+                    "response.function_call_arguments.done for output {index} \
                          differs from the arguments its deltas streamed; the call was \
                          built from the deltas"
-                    ),
-                    body: String::new(),
-                })
-            }
+                ),
+                body: String::new(),
+            }),
             _ => {}
         }
         out.push(Delta::CallEnd {

@@ -71,6 +71,16 @@ struct Template {
 impl Templates {
     /// The delta of `payload` (given with `key`) if it fits the template.
     pub(crate) fn read(&mut self, key: &[u8], payload: &[u8]) -> Option<Delta> {
+        self.read_raw(key, payload).map(|(d, _)| d)
+    }
+
+    /// [`Templates::read`], with the new string's content as it stands in the payload
+    /// (escaped).
+    pub(crate) fn read_raw<'p>(
+        &mut self,
+        key: &[u8],
+        payload: &'p [u8],
+    ) -> Option<(Delta, &'p str)> {
         let t = self.template.as_ref()?;
         let d = t.read(key, payload);
         self.tried = d.is_none();
@@ -90,7 +100,7 @@ impl Templates {
     /// tests).
     #[cfg(test)]
     pub(crate) fn peek(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        self.template.as_ref()?.read(key, payload)
+        self.template.as_ref()?.read(key, payload).map(|(d, _)| d)
     }
 
     /// After the whole reader decoded `payload` (given with `key`) to `deltas`: keep its
@@ -335,7 +345,7 @@ impl Template {
     }
 
     /// The delta of `payload` if it is this template around new tokens.
-    fn read(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
+    fn read<'p>(&self, key: &[u8], payload: &'p [u8]) -> Option<(Delta, &'p str)> {
         if key != &self.bytes[..self.key] {
             return None;
         }
@@ -368,7 +378,11 @@ impl Template {
         if payload[at..] != self.bytes[from..] {
             return None;
         }
-        Some(with_string(&self.delta, Some(new?.cow().into_owned())))
+        let new = new?;
+        Some((
+            with_string(&self.delta, Some(new.cow().into_owned())),
+            new.raw,
+        ))
     }
 }
 

@@ -325,7 +325,7 @@ impl ResponsesRewriter {
             let started = tagged
                 .iter()
                 .any(|(_, e)| matches!(e, Event::CallStarted { .. }));
-            let layout = (started || self.core.call_index.is_none())
+            let mut layout = (started || self.core.call_index.is_none())
                 .then(|| event_layout(&data))
                 .flatten();
             let index = self.core.call_index.unwrap_or_else(|| {
@@ -385,7 +385,7 @@ impl ResponsesRewriter {
                     // After its end a call has one event left, its item's `done`;
                     // anything else for it the library read as nothing (its call had
                     // ended), and the client must not read it either.
-                    let done = is_kind(&data, layout.as_ref(), "response.output_item.done");
+                    let done = is_kind(&data, &mut layout, "response.output_item.done");
                     if done && !item.closed {
                         item.closed = true;
                         self.forward(&ty, &data, layout.as_ref(), out);
@@ -551,7 +551,7 @@ impl ResponsesRewriter {
             .slot
             .and_then(|s| self.pending.remove(&s))
             .unwrap_or_default();
-        let held = std::mem::take(&mut item.held);
+        let mut held = std::mem::take(&mut item.held);
         self.held_bytes -= held.iter().map(|h| h.data.len()).sum::<usize>();
         // As it came only when a client reading the events gets the library's call: one
         // object, the provider's id, and the arguments exactly the bytes that streamed
@@ -576,8 +576,8 @@ impl ResponsesRewriter {
             // The event that ended the call is the last held: the item's `done`, or the
             // arguments' (the item's then comes later).
             item.closed = held
-                .last()
-                .is_some_and(|h| is_kind(&h.data, h.layout.as_ref(), "response.output_item.done"));
+                .last_mut()
+                .is_some_and(|h| is_kind(&h.data, &mut h.layout, "response.output_item.done"));
             let item_id = item.item_id.clone();
             self.counts.calls += 1;
             let arguments = match events.as_slice() {
@@ -1284,7 +1284,10 @@ fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> 
 /// Whether an event is of type `kind`, by its payload's `type` as the decoder reads it
 /// (which wins over the SSE event type): read from the payload, unless it starts with
 /// that member, as OpenAI writes it.
-fn is_kind(data: &[u8], layout: Option<&EventLayout>, kind: &str) -> bool {
+///
+/// A layout read here is kept in `layout`: the event goes out next, and its numbers are
+/// read from the same layout (the payload is not read twice).
+fn is_kind(data: &[u8], layout: &mut Option<EventLayout>, kind: &str) -> bool {
     if let Some(rest) = data.strip_prefix(&br#"{"type":""#[..]) {
         // The first member is `type`, its value without escapes up to the quote; when no
         // later member can be another `type` (which would win in the decoder), it is the
@@ -1298,10 +1301,10 @@ fn is_kind(data: &[u8], layout: Option<&EventLayout>, kind: &str) -> bool {
             }
         }
     }
-    match layout {
-        Some(l) => l.kind.as_deref() == Some(kind),
-        None => event_layout(data).and_then(|l| l.kind).as_deref() == Some(kind),
+    if layout.is_none() {
+        *layout = event_layout(data);
     }
+    layout.as_ref().and_then(|l| l.kind.as_deref()) == Some(kind)
 }
 
 /// The most bytes of events held for the calls of one response, past which a call's events

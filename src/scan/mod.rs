@@ -330,6 +330,18 @@ pub(crate) fn append_copy(buf: &mut bytes::BytesMut, bytes: &[u8]) {
     unsafe { bytes::BufMut::advance_mut(buf, n) };
 }
 
+/// `bytes` as text if they are UTF-8: an ASCII check first (a word at a time; most JSON
+/// strings are ASCII, and std's UTF-8 check costs several times as much on the short
+/// strings of stream events), the full check otherwise.
+#[inline]
+pub(crate) fn text(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    crate::provider::utf8(bytes).ok()
+}
+
 /// Whether `bytes` holds a `}` or a `]`: what a chunk must have to end a value while a
 /// container is open. Cheaper than following the chunk ([`track`]), so asked first.
 #[inline]
