@@ -39,6 +39,16 @@
 //! | `minimax_m2` | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>` |
 //! | `gpt_oss` (harmony) | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{...}<\|call\|>`, or `<\|start\|>assistant to=functions.f<\|channel\|>...` |
 //! | `pythonic` (Llama 3.2, 4) | `[f(a=1, b='x'), g()]`, bare or between `<\|python_start\|>` and `<\|python_end\|>`: keyword arguments, Python literals |
+//! | `cohere` (Command R7B, A) | `<\|START_ACTION\|>{"tool_name": "f", "parameters": {...}}<\|END_ACTION\|>`, or an array of such objects |
+//! | `step3` | `<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>` |
+//! | `granite` (Granite 3, 4) | `<\|tool_call\|>[{"name": "f", "arguments": {...}}, ...]` |
+//! | `longcat` (LongCat-Flash) | `<longcat_tool_call>{"name": "f", "arguments": {...}}</longcat_tool_call>` |
+//! | `seed_oss` (Seed-OSS) | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
+//! | `internlm` (InternLM 2.5, 3) | `<\|action_start\|><\|plugin\|>{"name": "f", "parameters": {...}}<\|action_end\|>` |
+//! | `jamba` (Jamba 1.5, Hunyuan-A13B, MiniMax-M1) | `<tool_calls>[{"name": "f", "arguments": {...}}]</tool_calls>`, or one object a line |
+//!
+//! Cohere's, LongCat's and InternLM's JSON ends where its value closes, then the closing
+//! marker must follow (a marker inside a string is the string's), as Hermes's does.
 //!
 //! `hermes`, `qwen3_coder` and `glm45` share the opening tag: the payload's first byte
 //! says which (`{`, `<function=`, a name). The families that end at a closing marker end
@@ -95,6 +105,24 @@ pub enum Family {
     /// A Python list of calls, `[f(a=1, b='x'), g()]`, bare or between
     /// `<|python_start|>` and `<|python_end|>` (Llama 3.2 and 4).
     Pythonic,
+    /// `<|START_ACTION|>` and a JSON object or array of `{"tool_name": ..., "parameters":
+    /// ...}` up to `<|END_ACTION|>` (Cohere Command R7B, A, A Reasoning).
+    Cohere,
+    /// `<｜tool_calls_begin｜>` sections of `function<｜tool_sep｜><steptml:invoke ...>`
+    /// calls (Step 3).
+    Step3,
+    /// `<|tool_call|>` and a JSON array of calls (Granite 3 and 4).
+    Granite,
+    /// `<longcat_tool_call>` and a JSON object (LongCat-Flash).
+    LongCat,
+    /// `<seed:tool_call>` and `<function=...>` with `<parameter=...>` (Seed-OSS).
+    SeedOss,
+    /// `<|action_start|><|plugin|>` and a JSON object up to `<|action_end|>` (InternLM 2.5
+    /// and 3).
+    InternLm,
+    /// `<tool_calls>` and a JSON array of calls, or one JSON object per line, up to
+    /// `</tool_calls>` (Jamba 1.5, Hunyuan-A13B, MiniMax-M1 and Text-01).
+    Jamba,
 }
 
 impl Family {
@@ -110,6 +138,13 @@ impl Family {
         Family::MiniMax,
         Family::GptOss,
         Family::Pythonic,
+        Family::Cohere,
+        Family::Step3,
+        Family::Granite,
+        Family::LongCat,
+        Family::SeedOss,
+        Family::InternLm,
+        Family::Jamba,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -125,11 +160,23 @@ impl Family {
             Family::MiniMax => "minimax_m2",
             Family::GptOss => "gpt_oss",
             Family::Pythonic => "pythonic",
+            Family::Cohere => "cohere",
+            Family::Step3 => "step3",
+            Family::Granite => "granite",
+            Family::LongCat => "longcat",
+            Family::SeedOss => "seed_oss",
+            Family::InternLm => "internlm",
+            Family::Jamba => "jamba",
         }
     }
 
-    /// The family of a name, as [`Family::name`] spells it.
+    /// The family of a name, as [`Family::name`] spells it, or as another project names
+    /// the same markup (vLLM's `hunyuan_a13b` and `minimax` are `jamba`'s).
     pub fn from_name(name: &str) -> Option<Family> {
+        let name = match name {
+            "hunyuan_a13b" | "minimax" | "minimax_m1" => "jamba",
+            n => n,
+        };
         Family::ALL.iter().copied().find(|f| f.name() == name)
     }
 
@@ -147,6 +194,13 @@ impl Family {
             Family::MiniMax => &[Opener::MiniMaxTag],
             Family::GptOss => &[Opener::HarmonyChannel, Opener::HarmonyStart],
             Family::Pythonic => &[Opener::Pythonic, Opener::PythonStart],
+            Family::Cohere => &[Opener::CohereAction],
+            Family::Step3 => &[Opener::Step3Section],
+            Family::Granite => &[Opener::GraniteTag],
+            Family::LongCat => &[Opener::LongCatTag],
+            Family::SeedOss => &[Opener::SeedTag],
+            Family::InternLm => &[Opener::InternLmAction],
+            Family::Jamba => &[Opener::ToolCallsTag],
         }
     }
 }
@@ -178,6 +232,20 @@ enum Opener {
     Pythonic,
     /// Llama 4's `<|python_start|>`, around a pythonic list.
     PythonStart,
+    /// Cohere's action block: JSON, then its closing marker.
+    CohereAction,
+    /// Step 3's section.
+    Step3Section,
+    /// Granite's `<|tool_call|>`, ended where its JSON closes.
+    GraniteTag,
+    /// LongCat's tag: JSON, then its closing tag.
+    LongCatTag,
+    /// Seed-OSS's tag.
+    SeedTag,
+    /// InternLM's plugin action: JSON, then its closing marker.
+    InternLmAction,
+    /// `<tool_calls>`, ended by `</tool_calls>`.
+    ToolCallsTag,
 }
 
 impl Opener {
@@ -195,7 +263,24 @@ impl Opener {
             Opener::HarmonyStart => "<|start|>assistant to=functions.",
             Opener::Pythonic => "[",
             Opener::PythonStart => "<|python_start|>",
+            Opener::CohereAction => "<|START_ACTION|>",
+            Opener::Step3Section => "<｜tool_calls_begin｜>",
+            Opener::GraniteTag => "<|tool_call|>",
+            Opener::LongCatTag => "<longcat_tool_call>",
+            Opener::SeedTag => "<seed:tool_call>",
+            Opener::InternLmAction => "<|action_start|><|plugin|>",
+            Opener::ToolCallsTag => "<tool_calls>",
         }
+    }
+
+    /// Whether the payload is JSON followed by the closing marker: the markup ends after
+    /// the marker that follows the closed value (a closing marker inside one of its
+    /// strings is text of the string).
+    fn json_then_close(self) -> bool {
+        matches!(
+            self,
+            Opener::CohereAction | Opener::LongCatTag | Opener::InternLmAction
+        )
     }
 
     /// The marker that ends the call's markup, for the families that end at one (the
@@ -203,7 +288,7 @@ impl Opener {
     fn close(self) -> &'static str {
         match self {
             Opener::ToolCallTag => CLOSE_TAG,
-            Opener::MistralToken | Opener::PythonTag | Opener::Pythonic => "",
+            Opener::MistralToken | Opener::PythonTag | Opener::Pythonic | Opener::GraniteTag => "",
             Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
@@ -211,6 +296,12 @@ impl Opener {
             Opener::DsmlFunctionCalls => "</｜DSML｜function_calls>",
             Opener::MiniMaxTag => "</minimax:tool_call>",
             Opener::HarmonyChannel | Opener::HarmonyStart => "<|call|>",
+            Opener::CohereAction => "<|END_ACTION|>",
+            Opener::Step3Section => "<｜tool_calls_end｜>",
+            Opener::LongCatTag => "</longcat_tool_call>",
+            Opener::SeedTag => "</seed:tool_call>",
+            Opener::InternLmAction => "<|action_end|>",
+            Opener::ToolCallsTag => "</tool_calls>",
         }
     }
 }
@@ -607,10 +698,11 @@ impl Extractor {
                             *tagged = true;
                             close_marker(&self.pending, CLOSE_TAG, searched)
                         }
-                        Some(Ok(e)) => match close_tag_after(
+                        Some(Ok(e)) => match close_after(
                             &self.pending,
                             e,
                             &mut json.as_mut().expect("set by json_end").ws,
+                            CLOSE_TAG,
                         ) {
                             Ok(Some(end)) => Some(Ok(end)),
                             Ok(None) => None,
@@ -622,7 +714,30 @@ impl Extractor {
                     Some(_) => close_marker(&self.pending, CLOSE_TAG, searched),
                 }
             }
-            Opener::MistralToken | Opener::PythonTag => json_end(*opener, &self.pending, json),
+            Opener::MistralToken | Opener::PythonTag | Opener::GraniteTag => {
+                json_end(*opener, &self.pending, json)
+            }
+            o if o.json_then_close() && *tagged => close_marker(&self.pending, o.close(), searched),
+            o if o.json_then_close() => match json_end(o, &self.pending, json) {
+                None => None,
+                // Not JSON: the closing marker delimits the call (its reading then
+                // reports what is wrong).
+                Some(Err(_)) => {
+                    *json = None;
+                    *tagged = true;
+                    close_marker(&self.pending, o.close(), searched)
+                }
+                Some(Ok(e)) => match close_after(
+                    &self.pending,
+                    e,
+                    &mut json.as_mut().expect("set by json_end").ws,
+                    o.close(),
+                ) {
+                    Ok(Some(end)) => Some(Ok(end)),
+                    Ok(None) => None,
+                    Err(end) => Some(Err(end)),
+                },
+            },
             Opener::Pythonic => py.end(&self.pending, searched).map(Ok),
             o => close_marker(&self.pending, o.close(), searched),
         };
@@ -686,6 +801,13 @@ impl Extractor {
             Opener::HarmonyChannel | Opener::HarmonyStart => harmony_call(body).map(|c| vec![c]),
             Opener::Pythonic => pythonic::calls(&raw),
             Opener::PythonStart => pythonic::calls(body),
+            Opener::CohereAction => json_calls(body, &["tool_name", "name"], &["parameters"]),
+            Opener::Step3Section => step3_calls(body, &self.tools),
+            Opener::GraniteTag => json_calls(body, &["name"], &["arguments"]),
+            Opener::LongCatTag => json_call(body, "arguments").map(|c| vec![c]),
+            Opener::SeedTag => xml_call(body, &self.tools).map(|c| vec![c]),
+            Opener::InternLmAction => json_calls(body, &["name"], &["parameters"]),
+            Opener::ToolCallsTag => json_lines_calls(body),
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -732,6 +854,7 @@ impl Extractor {
         };
         pythonic::call_name(raw)
             .or_else(|| after("<function="))
+            .or_else(|| after("\"tool_name\":"))
             .or_else(|| after("\"name\":"))
             .or_else(|| after("name=\""))
             .or_else(|| after("functions."))
@@ -873,20 +996,26 @@ fn leading_space(s: &str, limit: usize) -> usize {
     s.len()
 }
 
-/// After a JSON payload that ends at `end`: the index past its closing tag (`Ok(Some)`),
-/// `Ok(None)` while whitespace and a prefix of the tag are all that came, `Err(end)` when
-/// something else follows (the markup ends with the JSON; what follows is text).
+/// After a JSON payload that ends at `end`: the index past its closing marker `close`
+/// (`Ok(Some)`), `Ok(None)` while whitespace and a prefix of the marker are all that came,
+/// `Err(end)` when something else follows (the markup ends with the JSON; what follows is
+/// text).
 ///
 /// `ws` is how far the whitespace after the payload was read before: each byte of it is
 /// read once, however many deltas bring it.
-fn close_tag_after(call: &str, end: usize, ws: &mut usize) -> Result<Option<usize>, usize> {
+fn close_after(
+    call: &str,
+    end: usize,
+    ws: &mut usize,
+    close: &str,
+) -> Result<Option<usize>, usize> {
     let from = (*ws).max(end);
     let rest = &call[from..];
     *ws = from + (rest.len() - rest.trim_start().len());
     let after_ws = &call[*ws..];
-    if after_ws.starts_with(CLOSE_TAG) {
-        Ok(Some(*ws + CLOSE_TAG.len()))
-    } else if CLOSE_TAG.starts_with(after_ws) {
+    if after_ws.starts_with(close) {
+        Ok(Some(*ws + close.len()))
+    } else if close.starts_with(after_ws) {
         Ok(None)
     } else {
         Err(end)
@@ -895,14 +1024,27 @@ fn close_tag_after(call: &str, end: usize, ws: &mut usize) -> Result<Option<usiz
 
 /// One JSON object `{"name": ..., "<args>": {...}}` (arguments also as a string of JSON).
 fn json_call(body: &str, args_key: &str) -> Result<(String, String), &'static str> {
+    object_call(body, &["name"], &[args_key])
+}
+
+/// One JSON object naming its tool under the first of `name_keys` it has and holding its
+/// arguments under the first of `args_keys` (or `arguments`) it has; no arguments are
+/// `{}`.
+fn object_call(
+    body: &str,
+    name_keys: &[&str],
+    args_keys: &[&str],
+) -> Result<(String, String), &'static str> {
     let fields: HashMap<String, &RawValue> =
         serde_json::from_str(body).map_err(|_| "the call is not one JSON object")?;
-    let name: String = fields
-        .get("name")
+    let name: String = name_keys
+        .iter()
+        .find_map(|k| fields.get(*k))
         .and_then(|n| serde_json::from_str(n.get()).ok())
         .ok_or("the call has no name")?;
-    let args = fields
-        .get(args_key)
+    let args = args_keys
+        .iter()
+        .find_map(|k| fields.get(*k))
         .or_else(|| fields.get("arguments"))
         .map(|a| a.get())
         .unwrap_or("{}");
@@ -912,6 +1054,61 @@ fn json_call(body: &str, args_key: &str) -> Result<(String, String), &'static st
         args.to_string()
     };
     Ok((name, checked_object(&args)?))
+}
+
+/// A JSON object or array of objects, each one call (see [`object_call`]).
+fn json_calls(
+    body: &str,
+    name_keys: &[&str],
+    args_keys: &[&str],
+) -> Result<Vec<(String, String)>, &'static str> {
+    if body.starts_with('[') {
+        let items: Vec<&RawValue> =
+            serde_json::from_str(body).map_err(|_| "the calls are not one JSON array")?;
+        return items
+            .iter()
+            .map(|i| object_call(i.get(), name_keys, args_keys))
+            .collect();
+    }
+    object_call(body, name_keys, args_keys).map(|c| vec![c])
+}
+
+/// A JSON array of calls, or JSON objects one after another (one a line, as MiniMax-M1
+/// writes them).
+fn json_lines_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+    if body.starts_with('[') {
+        return json_calls(body, &["name"], &["arguments"]);
+    }
+    serde_json::Deserializer::from_str(body)
+        .into_iter::<&RawValue>()
+        .map(|v| {
+            let v = v.map_err(|_| "the calls are not JSON objects")?;
+            object_call(v.get(), &["name"], &["arguments"])
+        })
+        .collect()
+}
+
+/// Step 3's `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="NAME">`
+/// calls, each one invoke with `<steptml:parameter name="K">V</steptml:parameter>` pairs.
+fn step3_calls(body: &str, tools: &Tools) -> Result<Vec<(String, String)>, &'static str> {
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim_start().is_empty() {
+        let (one, r) = between(rest, "<｜tool_call_begin｜>", "<｜tool_call_end｜>")
+            .ok_or("a call not between its markers")?;
+        let (kind, invoke) = one
+            .split_once("<｜tool_sep｜>")
+            .ok_or("no <｜tool_sep｜>")?;
+        if kind.trim() != "function" {
+            return Err("a call that is not a function's");
+        }
+        match invoke_calls(invoke, "steptml:", tools)?.as_slice() {
+            [call] => calls.push(call.clone()),
+            _ => return Err("a call that is not one invoke"),
+        }
+        rest = r;
+    }
+    Ok(calls)
 }
 
 /// Mistral's `[{"name": ..., "arguments": ...}, ...]` or `name[ARGS]{...}`.

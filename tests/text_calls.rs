@@ -366,6 +366,15 @@ proptest! {
             Just("[get_weather(city='x', days=[1, {\"a\": None}])]".to_string()),
             Just("[get_weather(".to_string()),
             Just("<|python_start|>[write_file(path=\"a]\")]<|python_end|>".to_string()),
+            Just("<|START_ACTION|>{\"tool_name\": \"get_weather\", \"parameters\": {}}<|END_ACTION|>".to_string()),
+            Just("<|START_ACTION|>{\"tool_name\": ".to_string()),
+            Just("<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>".to_string()),
+            Just("<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {}}]".to_string()),
+            Just("<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</longcat_tool_call>".to_string()),
+            Just("<seed:tool_call><function=get_weather></function></seed:tool_call>".to_string()),
+            Just("<|action_start|><|plugin|>{\"name\": \"get_weather\", \"parameters\": {}}<|action_end|>".to_string()),
+            Just("<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_calls>".to_string()),
+            Just("<tool_calls".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -872,7 +881,7 @@ fn every_family_has_a_name_and_is_found_by_it() {
     for f in Family::ALL {
         assert_eq!(Family::from_name(f.name()), Some(*f));
     }
-    assert_eq!(Family::ALL.len(), 10);
+    assert_eq!(Family::ALL.len(), 17);
 }
 
 /// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
@@ -1144,4 +1153,147 @@ fn many_parameters_before_trailing_whitespace_are_read_once() {
         panic!("{:?}", &out[..out.len().min(2)]);
     };
     assert!(arguments.starts_with("{\"p0\":") && arguments.contains("\"p7999\":"));
+}
+
+// ---- The families added from the peers' lists (formats from each model's chat template
+// and the vLLM and tool-parser test inputs) ----
+
+#[test]
+fn cohere_action_blocks_object_and_array() {
+    // Command R7B / A: `tool_name` and `parameters`, one object or an array.
+    let one = "Let me look.\n<|START_ACTION|>\n{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n<|END_ACTION|>";
+    for family in [None, Some(Family::Cohere)] {
+        check(
+            family,
+            &tools(),
+            one,
+            &[
+                text("Let me look.\n"),
+                call("get_weather", r#"{"city": "Paris"}"#),
+            ],
+        );
+    }
+    let many = "<|START_ACTION|>[\n {\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}},\n {\"tool_name\": \"write_file\", \"parameters\": {\"path\": \"a\"}}\n]<|END_ACTION|>";
+    check(
+        None,
+        &tools(),
+        many,
+        &[
+            call("get_weather", r#"{"city": "Oslo"}"#),
+            call("write_file", r#"{"path": "a"}"#),
+        ],
+    );
+    // No parameters: `{}`. The closing marker inside a string is the string's.
+    check(
+        None,
+        &tools(),
+        r#"<|START_ACTION|>{"tool_name": "get_weather"}<|END_ACTION|>"#,
+        &[call("get_weather", "{}")],
+    );
+    check(
+        None,
+        &tools(),
+        r#"<|START_ACTION|>{"tool_name": "write_file", "parameters": {"content": "say <|END_ACTION|> please"}}<|END_ACTION|>."#,
+        &[
+            call("write_file", r#"{"content": "say <|END_ACTION|> please"}"#),
+            text("."),
+        ],
+    );
+    // Broken JSON of a declared tool: a failure, whole, up to the closing marker.
+    let broken = r#"<|START_ACTION|>{"tool_name": "get_weather", "parameters": {}<|END_ACTION|>"#;
+    let got = run(None, &tools(), &format!("{broken}ok"), &[]);
+    assert!(
+        matches!(&got[..], [Piece::Failed { name, raw, .. }, Piece::Text(t)] if name == "get_weather" && raw == broken && t == "ok"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn step3_steptml_invokes() {
+    let input = "Sure.\n<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"city\">Tokyo</steptml:parameter>\n<steptml:parameter name=\"days\">3</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"write_file\">\n<steptml:parameter name=\"path\">100</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>";
+    for family in [None, Some(Family::Step3)] {
+        check(
+            family,
+            &tools(),
+            input,
+            &[
+                text("Sure.\n"),
+                // Typed by the schema: `days` is an integer, `path` a string even when it
+                // reads as a number.
+                call("get_weather", r#"{"city":"Tokyo","days":3}"#),
+                call("write_file", r#"{"path":"100"}"#),
+            ],
+        );
+    }
+    // DeepSeek's section marker differs by its `▁`: not Step 3's.
+    let deepseek = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Rome\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    check(Some(Family::Step3), &tools(), deepseek, &[text(deepseek)]);
+}
+
+#[test]
+fn granite_longcat_seed_internlm_and_tool_calls_tags() {
+    let t = tools();
+    let cases: [(Family, &str, Vec<Piece>); 6] = [
+        (
+            Family::Granite,
+            "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Quito\"}}] after",
+            vec![
+                call("get_weather", r#"{"city": "Lima"}"#),
+                call("get_weather", r#"{"city": "Quito"}"#),
+                text(" after"),
+            ],
+        ),
+        (
+            Family::LongCat,
+            "<longcat_tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pune\"}}</longcat_tool_call>",
+            vec![call("get_weather", r#"{"city": "Pune"}"#)],
+        ),
+        (
+            Family::SeedOss,
+            "Ok.<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nSeoul\n</parameter>\n<parameter=days>2</parameter>\n</function>\n</seed:tool_call>",
+            vec![text("Ok."), call("get_weather", r#"{"city":"Seoul","days":2}"#)],
+        ),
+        (
+            Family::InternLm,
+            "Let me see.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Hanoi\"}}<|action_end|>",
+            vec![text("Let me see."), call("get_weather", r#"{"city": "Hanoi"}"#)],
+        ),
+        (
+            // Jamba 1.5 and Hunyuan-A13B: one array.
+            Family::Jamba,
+            "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Bern\"}}]</tool_calls>",
+            vec![call("get_weather", r#"{"city": "Bern"}"#)],
+        ),
+        (
+            // MiniMax-M1: one object a line.
+            Family::Jamba,
+            "<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Baku\"}}\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_calls>",
+            vec![
+                call("get_weather", r#"{"city": "Baku"}"#),
+                call("write_file", r#"{"path": "b"}"#),
+            ],
+        ),
+    ];
+    for (family, input, want) in cases {
+        check(Some(family), &t, input, &want);
+        check(None, &t, input, &want);
+    }
+    // A call to a tool nobody declared, in each: text, byte for byte.
+    for input in [
+        "<|tool_call|>[{\"name\": \"rm\", \"arguments\": {}}]",
+        "<longcat_tool_call>{\"name\": \"rm\", \"arguments\": {}}</longcat_tool_call>",
+        "<seed:tool_call><function=rm></function></seed:tool_call>",
+        "<|action_start|><|plugin|>{\"name\": \"rm\", \"parameters\": {}}<|action_end|>",
+        "<tool_calls>[{\"name\": \"rm\", \"arguments\": {}}]</tool_calls>",
+        "<|START_ACTION|>{\"tool_name\": \"rm\"}<|END_ACTION|>",
+    ] {
+        check(None, &t, input, &[text(input)]);
+    }
+}
+
+#[test]
+fn family_names_and_the_peers_aliases() {
+    assert_eq!(Family::from_name("hunyuan_a13b"), Some(Family::Jamba));
+    assert_eq!(Family::from_name("minimax"), Some(Family::Jamba));
+    assert_eq!(Family::from_name("nope"), None);
 }

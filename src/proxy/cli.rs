@@ -86,7 +86,8 @@ bytes that close a call to its hand-over to the client, and in all.
                            blocks, Responses function_call items; streaming and not): auto
                            (any family, by its marker) or one of hermes, qwen3_coder,
                            glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
-                           pythonic.
+                           pythonic, cohere, step3, granite, longcat, seed_oss, internlm,
+                           jamba (README lists each one's models).
                            Only calls to the tools the request declared are taken; other
                            markup, and markup that cannot be read, stays in the text.
   --max-streams N          streams at once (default 1024; past it a 503)
@@ -428,10 +429,16 @@ fn parse(args: &[String]) -> Result<(Config, String), String> {
             "--no-repair-calls" => repair_calls = false,
             "--text-calls" => {
                 let v = value("--text-calls")?;
-                text_calls = TextCalls::from_name(&v).ok_or(format!(
-                    "unknown --text-calls family '{v}' (auto, hermes, qwen3_coder, glm45, \
-                     mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic)"
-                ))?;
+                text_calls = TextCalls::from_name(&v).ok_or_else(|| {
+                    let names: Vec<&str> = crate::text_calls::Family::ALL
+                        .iter()
+                        .map(|f| f.name())
+                        .collect();
+                    format!(
+                        "unknown --text-calls family '{v}' (auto, {})",
+                        names.join(", ")
+                    )
+                })?;
             }
             n @ ("--max-streams"
             | "--max-connections"

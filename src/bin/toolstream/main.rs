@@ -61,8 +61,9 @@ Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
                    arguments that do not match the JSON Schema are listed under the call
   --text-calls F   take the calls a model wrote into its text out of it and list them as
                    calls (ids made in the API's shape): F is hermes, qwen3_coder, glm45, mistral,
-                   llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic, or auto (any of
-                   them, by its marker). Only calls to the tools --tools declares are taken;
+                   llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic, cohere, step3,
+                   granite, longcat, seed_oss, internlm, jamba, or auto (any of them, by its
+                   marker). Only calls to the tools --tools declares are taken;
                    any other markup stays text
 
 Exit status: 0 when the stream was read (even with failed calls), 1 on unreadable input,
