@@ -31,7 +31,7 @@
 //! | `hermes` (Hermes, Qwen 2.5 and 3) | `<tool_call>{"name": "f", "arguments": {...}}</tool_call>` |
 //! | `qwen3_coder` | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {...}}, ...]`, or `[TOOL_CALLS]f[ARGS]{...}` |
-//! | `llama` (Llama 3.1–3.3) | `<\|python_tag\|>{"name": "f", "parameters": {...}}` |
+//! | `llama` (Llama 3.1–3.3) | `<\|python_tag\|>{"name": "f", "parameters": {...}}`, several joined by `;`; with the family named, also the object alone at the start of the text (`{` is no marker `auto` can tell from an answer written in JSON) |
 //! | `glm45` (GLM-4.5, 4.6) | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
 //! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{...}<\|tool_call_end\|><\|tool_calls_section_end\|>` |
 //! | `deepseek` (V3, V3.1) | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` (V3: `function<｜tool▁sep｜>f` and a fenced JSON block) |
@@ -246,6 +246,9 @@ enum Opener {
     InternLmAction,
     /// `<tool_calls>`, ended by `</tool_calls>`.
     ToolCallsTag,
+    /// Llama's JSON with no marker before it: a text whose first non-whitespace byte is
+    /// `{` (only when the family is named: `{` is no marker `auto` can tell).
+    LlamaJson,
 }
 
 impl Opener {
@@ -270,6 +273,7 @@ impl Opener {
             Opener::SeedTag => "<seed:tool_call>",
             Opener::InternLmAction => "<|action_start|><|plugin|>",
             Opener::ToolCallsTag => "<tool_calls>",
+            Opener::LlamaJson => "",
         }
     }
 
@@ -288,7 +292,11 @@ impl Opener {
     fn close(self) -> &'static str {
         match self {
             Opener::ToolCallTag => CLOSE_TAG,
-            Opener::MistralToken | Opener::PythonTag | Opener::Pythonic | Opener::GraniteTag => "",
+            Opener::MistralToken
+            | Opener::PythonTag
+            | Opener::Pythonic
+            | Opener::GraniteTag
+            | Opener::LlamaJson => "",
             Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
@@ -434,6 +442,9 @@ enum State {
         tagged: bool,
         /// Where a pythonic call list stands.
         py: pythonic::Lex,
+        /// Llama's markup so far ends a whole call here (its JSON closed); a `;` and
+        /// another object may still follow.
+        whole: Option<usize>,
     },
 }
 
@@ -476,6 +487,10 @@ pub struct Extractor {
     pending: String,
     /// Bytes of markup taken out of the text as calls so far.
     call_bytes: u64,
+    /// Whether a text that begins with `{` is Llama's JSON call (the family named).
+    bare_json: bool,
+    /// Whether text other than whitespace came (a bare JSON call must come first).
+    started: bool,
 }
 
 impl Extractor {
@@ -515,6 +530,8 @@ impl Extractor {
             state: State::Text,
             pending: String::new(),
             call_bytes: 0,
+            bare_json: family == Some(Family::Llama),
+            started: false,
         }
     }
 
@@ -522,7 +539,10 @@ impl Extractor {
     /// holds no marker's first byte): the caller may then pass it on itself instead of
     /// pushing it, which leaves the extractor as it is.
     pub fn passes(&self, delta: &str) -> bool {
-        matches!(self.state, State::Text) && self.pending.is_empty() && !has_marker_byte(delta)
+        matches!(self.state, State::Text)
+            && self.pending.is_empty()
+            && (self.started || !self.bare_json)
+            && !has_marker_byte(delta)
     }
 
     /// [`Extractor::push`] of a delta the caller owns: plain text (no marker's first byte,
@@ -573,6 +593,21 @@ impl Extractor {
     /// End of the text: what was held is handed over; a call cut off is a failure when its
     /// tool is declared, else text.
     pub fn finish(&mut self, out: &mut Vec<Piece>) {
+        if let State::Call {
+            opener,
+            whole: Some(end),
+            ..
+        } = self.state
+        {
+            // Llama's calls, whole, with only what could have continued them after: the
+            // calls, then that as text.
+            let rest = self.pending.split_off(end);
+            let raw = std::mem::take(&mut self.pending);
+            self.state = State::Text;
+            self.read_call(opener, raw, out);
+            text(out, rest);
+            return;
+        }
         if let State::Call { .. } = self.state {
             let raw = std::mem::take(&mut self.pending);
             match self.call_name(&raw) {
@@ -594,6 +629,30 @@ impl Extractor {
     /// In text: hand over what cannot begin a marker; enter a call at a whole opener.
     /// True when the state changed with input left to read.
     fn scan_text(&mut self, out: &mut Vec<Piece>) -> bool {
+        if self.bare_json && !self.started {
+            let t = self.pending.trim_start();
+            if t.is_empty() {
+                // Whitespace so far: out, and the text has still not begun.
+                let all = std::mem::take(&mut self.pending);
+                text(out, all);
+                return false;
+            }
+            self.started = true;
+            if t.starts_with('{') {
+                let ws = self.pending.len() - t.len();
+                text(out, self.pending[..ws].to_string());
+                self.pending.drain(..ws);
+                self.state = State::Call {
+                    opener: Opener::LlamaJson,
+                    searched: 0,
+                    json: None,
+                    tagged: false,
+                    py: pythonic::Lex::opened(),
+                    whole: None,
+                };
+                return true;
+            }
+        }
         let mut from = 0;
         loop {
             let bytes = self.pending.as_bytes();
@@ -636,6 +695,7 @@ impl Extractor {
                     json: None,
                     tagged: false,
                     py: pythonic::Lex::opened(),
+                    whole: None,
                 };
                 return true;
             }
@@ -663,6 +723,7 @@ impl Extractor {
             json,
             tagged,
             py,
+            whole,
         } = &mut self.state
         else {
             return false;
@@ -714,9 +775,8 @@ impl Extractor {
                     Some(_) => close_marker(&self.pending, CLOSE_TAG, searched),
                 }
             }
-            Opener::MistralToken | Opener::PythonTag | Opener::GraniteTag => {
-                json_end(*opener, &self.pending, json)
-            }
+            Opener::PythonTag | Opener::LlamaJson => llama_end(*opener, &self.pending, json, whole),
+            Opener::MistralToken | Opener::GraniteTag => json_end(*opener, &self.pending, json),
             o if o.json_then_close() && *tagged => close_marker(&self.pending, o.close(), searched),
             o if o.json_then_close() => match json_end(o, &self.pending, json) {
                 None => None,
@@ -790,7 +850,7 @@ impl Extractor {
                 json_call(body, "arguments").map(|c| vec![c])
             }
             Opener::ToolCallTag => glm_call(body, &self.tools).map(|c| vec![c]),
-            Opener::PythonTag => json_call(body, "parameters").map(|c| vec![c]),
+            Opener::PythonTag | Opener::LlamaJson => llama_calls(body),
             Opener::MistralToken => mistral_calls(inner.trim_start()),
             Opener::KimiSection => kimi_calls(body),
             Opener::DeepSeekSection => deepseek_calls(body),
@@ -969,6 +1029,86 @@ fn json_end(
     match r {
         Ok(()) => None,
         Err(e) => Some(Err(j.from + e.offset() as usize + 1)),
+    }
+}
+
+/// Where Llama's markup ends: its JSON object closes, and then either something other than
+/// whitespace and `;` follows (the markup ends with the object), or `;` and another object
+/// (Llama 3's parallel calls, `{...}; {...}`), read the same way. `whole` keeps where the
+/// last closed object ended while only whitespace or a `;` came after it (the next delta,
+/// or the end of the text, decides). Each byte of that whitespace is read once.
+fn llama_end(
+    opener: Opener,
+    call: &str,
+    json: &mut Option<Box<JsonEnd>>,
+    whole: &mut Option<usize>,
+) -> Option<Result<usize, usize>> {
+    loop {
+        let e = match json_end(opener, call, json)? {
+            Ok(e) => e,
+            Err(at) => return Some(Err(at)),
+        };
+        let j = json.as_mut().expect("set by json_end");
+        let from = j.ws.max(e);
+        let rest = &call[from..];
+        let ws = rest.len() - rest.trim_start().len();
+        j.ws = from + ws;
+        let after = &call[j.ws..];
+        let Some(next) = after.strip_prefix(';') else {
+            if after.is_empty() {
+                *whole = Some(e);
+                return None;
+            }
+            *whole = None;
+            return Some(Ok(e));
+        };
+        let lead = next.len() - next.trim_start().len();
+        // Bounded, as the whitespace after the marker is: past it, the calls end at `e`.
+        if lead > MAX_NAME_BYTES {
+            *whole = None;
+            return Some(Ok(e));
+        }
+        match next.as_bytes().get(lead) {
+            None => {
+                *whole = Some(e);
+                return None;
+            }
+            Some(b'{') => {
+                let from = call.len() - next.len() + lead;
+                **j = JsonEnd {
+                    splitter: Splitter::new(Mode::Any),
+                    from,
+                    fed: from,
+                    end: None,
+                    ws: 0,
+                };
+                *whole = None;
+            }
+            Some(_) => {
+                *whole = None;
+                return Some(Ok(e));
+            }
+        }
+    }
+}
+
+/// Llama's `{"name": ..., "parameters": {...}}` objects, one or several joined by `;`.
+fn llama_calls(body: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let mut calls = Vec::new();
+    let mut rest = body;
+    loop {
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
+        let one = values
+            .next()
+            .ok_or("the call is not one JSON object")?
+            .map_err(|_| "the call is not one JSON object")?;
+        calls.push(json_call(one.get(), "parameters")?);
+        rest = rest[values.byte_offset()..].trim_start();
+        match rest.strip_prefix(';') {
+            Some(r) => rest = r.trim_start(),
+            None if rest.is_empty() => return Ok(calls),
+            None => return Err("text after the calls"),
+        }
     }
 }
 
@@ -1354,12 +1494,18 @@ fn xml_call(body: &str, tools: &Tools) -> Result<(String, String), &'static str>
 
 /// A parameter's text as the schema's type says: a string stays a string; a number,
 /// boolean, null, object or array is read as JSON when it is one (else kept as a string).
+///
+/// Python's `True`, `False` and `None` stand for a declared boolean or null too: models
+/// trained on Python write them in the XML families' values.
 fn typed(value: &str, ty: Option<&str>) -> Value {
     match ty {
         None | Some("string") => Value::String(value.to_string()),
-        Some(_) => {
-            serde_json::from_str(value.trim()).unwrap_or_else(|_| Value::String(value.to_string()))
-        }
+        Some(t) => serde_json::from_str(value.trim()).unwrap_or_else(|_| match (t, value.trim()) {
+            ("boolean", "True") => Value::Bool(true),
+            ("boolean", "False") => Value::Bool(false),
+            ("null", "None") => Value::Null,
+            _ => Value::String(value.to_string()),
+        }),
     }
 }
 

@@ -1297,3 +1297,101 @@ fn family_names_and_the_peers_aliases() {
     assert_eq!(Family::from_name("minimax"), Some(Family::Jamba));
     assert_eq!(Family::from_name("nope"), None);
 }
+
+#[test]
+fn llama_parallel_calls_joined_by_semicolons() {
+    // Llama 3's JSON calls, several in one message: `{...}; {...}`.
+    let input = "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}; {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Rome\"}}";
+    check(
+        Some(Family::Llama),
+        &tools(),
+        input,
+        &[
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("get_weather", r#"{"city": "Rome"}"#),
+        ],
+    );
+    // Text after the last one; a `;` followed by text ends the calls before it.
+    check(
+        None,
+        &tools(),
+        &format!("{input} \nDone."),
+        &[
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("get_weather", r#"{"city": "Rome"}"#),
+            text(" \nDone."),
+        ],
+    );
+    let semicolon_text = "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {}}; and then";
+    check(
+        None,
+        &tools(),
+        semicolon_text,
+        &[call("get_weather", "{}"), text("; and then")],
+    );
+    // A `;` at the very end, or whitespace, is text after the call.
+    check(
+        None,
+        &tools(),
+        "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {}};  ",
+        &[call("get_weather", "{}"), text(";  ")],
+    );
+    // A broken second object: the markup fails whole (fail-closed), up to the bad byte.
+    let broken = "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {}};{\"name\": x}";
+    let got = run(None, &tools(), broken, &[]);
+    assert!(
+        matches!(&got[0], Piece::Failed { name, .. } if name == "get_weather"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn python_literals_stand_for_a_declared_boolean_or_null() {
+    let tools = Tools::from_request(&serde_json::json!({"tools": [
+        {"type": "function", "function": {"name": "set", "parameters": {"type": "object",
+            "properties": {"on": {"type": "boolean"}, "off": {"type": "boolean"},
+                "none": {"type": "null"}, "name": {"type": "string"}}}}}
+    ]}));
+    check(
+        Some(Family::MiniMax),
+        &tools,
+        "<minimax:tool_call><invoke name=\"set\"><parameter name=\"on\">True</parameter><parameter name=\"off\">false</parameter><parameter name=\"none\">None</parameter><parameter name=\"name\">True</parameter></invoke></minimax:tool_call>",
+        &[call("set", r#"{"on":true,"off":false,"none":null,"name":"True"}"#)],
+    );
+}
+
+#[test]
+fn llama_json_with_no_marker_when_the_family_is_named() {
+    // Llama 3.1-3.3's JSON tool calling: the message is the JSON object itself.
+    let input = "\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
+    check(
+        Some(Family::Llama),
+        &tools(),
+        input,
+        &[text("\n"), call("get_weather", r#"{"city": "Paris"}"#)],
+    );
+    let two = "{\"name\": \"get_weather\", \"parameters\": {}}; {\"name\": \"write_file\", \"parameters\": {\"path\": \"a\"}}";
+    check(
+        Some(Family::Llama),
+        &tools(),
+        two,
+        &[
+            call("get_weather", "{}"),
+            call("write_file", r#"{"path": "a"}"#),
+        ],
+    );
+    // `{` is no marker auto can tell from an answer written in JSON: auto leaves it.
+    check(None, &tools(), input, &[text(input)]);
+    // Only at the start of the message; JSON that is no call is text.
+    let later = "Here: {\"name\": \"get_weather\", \"parameters\": {}}";
+    check(Some(Family::Llama), &tools(), later, &[text(later)]);
+    let answer = "{\"city\": \"Paris\", \"temperature\": 21} is the answer";
+    check(Some(Family::Llama), &tools(), answer, &[text(answer)]);
+    let undeclared = "{\"name\": \"rm\", \"parameters\": {}}";
+    check(
+        Some(Family::Llama),
+        &tools(),
+        undeclared,
+        &[text(undeclared)],
+    );
+}
