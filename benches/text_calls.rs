@@ -10,6 +10,11 @@
 //!   regex over the text so far at every delta (what whole-text parsers run while
 //!   streaming). Items: calls found (each one checked to be a declared tool with an object
 //!   of arguments).
+//! * `text-calls-peer-plain-interleaved` and `text-calls-peer-markup-interleaved`: the
+//!   same texts in 16-byte deltas straight into the extractor (auto), beside the Rust peer,
+//!   the `tool-parser` crate's Qwen parser (`parse_incremental`, which reads the same
+//!   `<tool_call>` markup), each response driven in one `block_on`. Items: text bytes
+//!   handed back (plain) and calls found (markup).
 
 mod common;
 
@@ -254,5 +259,114 @@ fn bench(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench);
+/// `text` in 16-byte deltas, on character boundaries.
+fn deltas(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let mut j = (i + 16).min(text.len());
+        while !text.is_char_boundary(j) {
+            j += 1;
+        }
+        out.push(text[i..j].to_string());
+        i = j;
+    }
+    out
+}
+
+/// Ours on one response's deltas: text bytes handed back, calls found.
+fn extractor(deltas: &[String], tools: &Tools) -> (usize, usize) {
+    let mut x = toolstream::text_calls::Extractor::new(None, tools.clone());
+    let mut out = Vec::new();
+    let (mut text, mut calls) = (0, 0);
+    let mut count = |out: &mut Vec<toolstream::text_calls::Piece>| {
+        for p in out.drain(..) {
+            match p {
+                toolstream::text_calls::Piece::Text(t) => text += t.len(),
+                toolstream::text_calls::Piece::Call { .. } => calls += 1,
+                toolstream::text_calls::Piece::Failed { .. } => {}
+            }
+        }
+    };
+    for d in deltas {
+        x.push(d, &mut out);
+        count(&mut out);
+    }
+    x.finish(&mut out);
+    count(&mut out);
+    (text, calls)
+}
+
+/// The peer on one response's deltas: text bytes handed back, calls found (a call's first
+/// item names it).
+fn peer(
+    rt: &tokio::runtime::Runtime,
+    deltas: &[String],
+    tools: &[openai_protocol::common::Tool],
+) -> (usize, usize) {
+    use tool_parser::ToolParser;
+    rt.block_on(async {
+        let mut p = tool_parser::QwenParser::new();
+        let (mut text, mut calls) = (0, 0);
+        for d in deltas {
+            let r = p
+                .parse_incremental(d, tools)
+                .await
+                .expect("the peer's parse");
+            text += r.normal_text.len();
+            calls += r.calls.iter().filter(|c| c.name.is_some()).count();
+        }
+        (text, calls)
+    })
+}
+
+fn bench_peer(c: &mut Criterion) {
+    let total = common::corpus_bytes(16);
+    let mut rng = Rng(0x7e57_ca11);
+    let (mut plain, mut marked) = (Vec::new(), Vec::new());
+    let mut bytes = 0;
+    while bytes < total {
+        let text = prose(&mut rng, 8192);
+        bytes += text.len();
+        plain.push(deltas(&text));
+        let mut with = String::new();
+        for _ in 0..12 {
+            with.push_str(&prose(&mut rng, 600));
+            with.push_str(&call(&mut rng));
+        }
+        marked.push(deltas(&with));
+    }
+    let tools = tools();
+    let peer_tools: Vec<openai_protocol::common::Tool> = serde_json::from_value(serde_json::json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}
+    ]))
+    .expect("tools");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let (t, pt, rt) = (&tools, &peer_tools, &rt);
+    for (group, corpus, calls) in [
+        ("text-calls-peer-plain-interleaved", &plain, false),
+        ("text-calls-peer-markup-interleaved", &marked, true),
+    ] {
+        let text_bytes: usize = corpus.iter().flatten().map(String::len).sum();
+        let item = move |(text, n): (usize, usize)| if calls { n } else { text };
+        let expected: usize = corpus.iter().map(|d| item(extractor(d, t))).sum();
+        let sides: Vec<Side<'_>> = vec![
+            (
+                "toolstream-extractor",
+                Box::new(move |k| item(extractor(&corpus[k], t))),
+            ),
+            (
+                "tool-parser-qwen",
+                Box::new(move |k| item(peer(rt, &corpus[k], pt))),
+            ),
+        ];
+        interleaved::run(c, group, text_bytes, corpus.len(), expected, sides);
+    }
+}
+
+criterion_group!(benches, bench, bench_peer);
 criterion_main!(benches);

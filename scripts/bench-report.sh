@@ -107,6 +107,18 @@ pipeline_grid() {
   python3 scripts/interleaved-table.py grid target/criterion/text-calls-markup-interleaved/totals.txt \
     regex-at-end,regex-per-delta toolstream-text_calls regex-at-end regex-per-delta
   echo
+  echo "Beside the Rust peer, the \`tool-parser\` crate (1.10, the smg gateway's parsers): the same"
+  echo "texts in 16-byte deltas straight into each (ours: \`text_calls::Extractor\`, \`auto\`, every"
+  echo "family's markers; the peer: its Qwen parser's \`parse_incremental\`, which reads the same"
+  echo "\`<tool_call>\` markup, one \`block_on\` per response). Both hand back the same text bytes"
+  echo "(plain) and the same calls (with markup), checked on every pass."
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/text-calls-peer-plain-interleaved/totals.txt \
+    tool-parser-qwen toolstream-extractor tool-parser-qwen
+  echo
+  python3 scripts/interleaved-table.py grid target/criterion/text-calls-peer-markup-interleaved/totals.txt \
+    tool-parser-qwen toolstream-extractor tool-parser-qwen
+  echo
   echo "## Repair of broken arguments, beside the Rust ports of the repair libraries"
   echo
   echo "A file-writing tool's arguments (~850 bytes: a path, ~600 bytes of code with quotes and"
