@@ -46,6 +46,9 @@
 //! | `seed_oss` (Seed-OSS) | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
 //! | `internlm` (InternLM 2.5, 3) | `<\|action_start\|><\|plugin\|>{"name": "f", "parameters": {...}}<\|action_end\|>` |
 //! | `jamba` (Jamba 1.5, Hunyuan-A13B, MiniMax-M1) | `<tool_calls>[{"name": "f", "arguments": {...}}]</tool_calls>`, or one object a line |
+//! | `gemma4` (Gemma 4) | `<\|tool_call>call:f{k:<\|"\|>text<\|"\|>,n:1,o:{a:[1]}}<tool_call\|>` (its own notation: strings delimited, bare numbers, booleans and null) |
+//! | `json` (xLAM) | the message is `{"name": "f", "arguments": {...}}` or an array of them (named only: `{` and `[` tell no call from an answer in JSON) |
+//! | `phi4_mini` (Phi-4-mini) | `functools[{"name": "f", "arguments": {...}}]` at the start of the message (named only: `auto` looks for `<` and `[`) |
 //!
 //! Cohere's, LongCat's and InternLM's JSON ends where its value closes, then the closing
 //! marker must follow (a marker inside a string is the string's), as Hermes's does.
@@ -65,6 +68,7 @@ use serde_json::Value;
 
 use crate::assemble::FailureKind;
 
+mod gemma;
 mod pythonic;
 use crate::json::{Mode, Splitter};
 
@@ -123,6 +127,15 @@ pub enum Family {
     /// `<tool_calls>` and a JSON array of calls, or one JSON object per line, up to
     /// `</tool_calls>` (Jamba 1.5, Hunyuan-A13B, MiniMax-M1 and Text-01).
     Jamba,
+    /// A message that is a JSON call or array of calls, `{"name": ..., "arguments": ...}`,
+    /// with no marker (xLAM, and any model told to answer so). Only when named: `{` and `[`
+    /// are no markers `auto` can tell from an answer written in JSON.
+    Json,
+    /// `functools[` and a JSON array of calls, at the start of the message (Phi-4-mini).
+    /// Only when named: its marker begins with a letter, which `auto` does not look at.
+    Phi4Mini,
+    /// `<|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>` (Gemma 4).
+    Gemma4,
 }
 
 impl Family {
@@ -145,6 +158,9 @@ impl Family {
         Family::SeedOss,
         Family::InternLm,
         Family::Jamba,
+        Family::Json,
+        Family::Phi4Mini,
+        Family::Gemma4,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -167,6 +183,9 @@ impl Family {
             Family::SeedOss => "seed_oss",
             Family::InternLm => "internlm",
             Family::Jamba => "jamba",
+            Family::Json => "json",
+            Family::Phi4Mini => "phi4_mini",
+            Family::Gemma4 => "gemma4",
         }
     }
 
@@ -175,6 +194,8 @@ impl Family {
     pub fn from_name(name: &str) -> Option<Family> {
         let name = match name {
             "hunyuan_a13b" | "minimax" | "minimax_m1" => "jamba",
+            "xlam" => "json",
+            "phi4_mini_json" | "phi4mini" => "phi4_mini",
             n => n,
         };
         Family::ALL.iter().copied().find(|f| f.name() == name)
@@ -201,6 +222,9 @@ impl Family {
             Family::SeedOss => &[Opener::SeedTag],
             Family::InternLm => &[Opener::InternLmAction],
             Family::Jamba => &[Opener::ToolCallsTag],
+            // Read at the start of the message only (`Extractor::bare`).
+            Family::Json | Family::Phi4Mini => &[],
+            Family::Gemma4 => &[Opener::Gemma4Tag],
         }
     }
 }
@@ -249,6 +273,12 @@ enum Opener {
     /// Llama's JSON with no marker before it: a text whose first non-whitespace byte is
     /// `{` (only when the family is named: `{` is no marker `auto` can tell).
     LlamaJson,
+    /// A JSON call or array of calls that is the message (the `json` family).
+    BareJson,
+    /// Phi-4-mini's `functools` and a JSON array, at the start of the message.
+    Functools,
+    /// Gemma 4's `<|tool_call>`, ended where its arguments close.
+    Gemma4Tag,
 }
 
 impl Opener {
@@ -273,7 +303,20 @@ impl Opener {
             Opener::SeedTag => "<seed:tool_call>",
             Opener::InternLmAction => "<|action_start|><|plugin|>",
             Opener::ToolCallsTag => "<tool_calls>",
-            Opener::LlamaJson => "",
+            Opener::LlamaJson | Opener::BareJson => "",
+            Opener::Functools => "functools",
+            Opener::Gemma4Tag => "<|tool_call>",
+        }
+    }
+
+    /// For the openers read at the start of the message only: the bytes the value after
+    /// the marker may begin with.
+    fn bare_value(self) -> &'static [u8] {
+        match self {
+            Opener::LlamaJson => b"{",
+            Opener::BareJson => b"{[",
+            Opener::Functools => b"[",
+            _ => b"",
         }
     }
 
@@ -296,7 +339,10 @@ impl Opener {
             | Opener::PythonTag
             | Opener::Pythonic
             | Opener::GraniteTag
-            | Opener::LlamaJson => "",
+            | Opener::LlamaJson
+            | Opener::BareJson
+            | Opener::Functools
+            | Opener::Gemma4Tag => "",
             Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
@@ -443,8 +489,11 @@ enum State {
         /// Where a pythonic call list stands.
         py: pythonic::Lex,
         /// Llama's markup so far ends a whole call here (its JSON closed); a `;` and
-        /// another object may still follow.
+        /// another object may still follow. (Gemma 4's: its arguments closed; its closing
+        /// marker may still follow.)
         whole: Option<usize>,
+        /// Where Gemma 4's arguments stand.
+        gemma: gemma::Scan,
     },
 }
 
@@ -487,8 +536,9 @@ pub struct Extractor {
     pending: String,
     /// Bytes of markup taken out of the text as calls so far.
     call_bytes: u64,
-    /// Whether a text that begins with `{` is Llama's JSON call (the family named).
-    bare_json: bool,
+    /// The opener read at the start of the message only, for the family named (Llama's
+    /// JSON, `json`, Phi-4-mini's `functools`).
+    bare: Option<Opener>,
     /// Whether text other than whitespace came (a bare JSON call must come first).
     started: bool,
 }
@@ -530,7 +580,12 @@ impl Extractor {
             state: State::Text,
             pending: String::new(),
             call_bytes: 0,
-            bare_json: family == Some(Family::Llama),
+            bare: match family {
+                Some(Family::Llama) => Some(Opener::LlamaJson),
+                Some(Family::Json) => Some(Opener::BareJson),
+                Some(Family::Phi4Mini) => Some(Opener::Functools),
+                _ => None,
+            },
             started: false,
         }
     }
@@ -541,7 +596,7 @@ impl Extractor {
     pub fn passes(&self, delta: &str) -> bool {
         matches!(self.state, State::Text)
             && self.pending.is_empty()
-            && (self.started || !self.bare_json)
+            && (self.started || self.bare.is_none())
             && !has_marker_byte(delta)
     }
 
@@ -629,7 +684,7 @@ impl Extractor {
     /// In text: hand over what cannot begin a marker; enter a call at a whole opener.
     /// True when the state changed with input left to read.
     fn scan_text(&mut self, out: &mut Vec<Piece>) -> bool {
-        if self.bare_json && !self.started {
+        if let (Some(bare), false) = (self.bare, self.started) {
             let t = self.pending.trim_start();
             if t.is_empty() {
                 // Whitespace so far: out, and the text has still not begun.
@@ -637,18 +692,29 @@ impl Extractor {
                 text(out, all);
                 return false;
             }
+            let marker = bare.text();
+            if !marker.is_empty() && marker.starts_with(t) {
+                // What may still be the marker: held.
+                return false;
+            }
             self.started = true;
-            if t.starts_with('{') {
+            let opens = t.strip_prefix(marker).is_some_and(|v| {
+                v.as_bytes()
+                    .first()
+                    .is_some_and(|b| bare.bare_value().contains(b))
+            });
+            if opens {
                 let ws = self.pending.len() - t.len();
                 text(out, self.pending[..ws].to_string());
                 self.pending.drain(..ws);
                 self.state = State::Call {
-                    opener: Opener::LlamaJson,
+                    opener: bare,
                     searched: 0,
                     json: None,
                     tagged: false,
                     py: pythonic::Lex::opened(),
                     whole: None,
+                    gemma: gemma::Scan::default(),
                 };
                 return true;
             }
@@ -696,6 +762,7 @@ impl Extractor {
                     tagged: false,
                     py: pythonic::Lex::opened(),
                     whole: None,
+                    gemma: gemma::Scan::default(),
                 };
                 return true;
             }
@@ -724,6 +791,7 @@ impl Extractor {
             tagged,
             py,
             whole,
+            gemma,
         } = &mut self.state
         else {
             return false;
@@ -776,7 +844,10 @@ impl Extractor {
                 }
             }
             Opener::PythonTag | Opener::LlamaJson => llama_end(*opener, &self.pending, json, whole),
-            Opener::MistralToken | Opener::GraniteTag => json_end(*opener, &self.pending, json),
+            Opener::Gemma4Tag => gemma.end(&self.pending, opener.text().len(), whole),
+            Opener::MistralToken | Opener::GraniteTag | Opener::BareJson | Opener::Functools => {
+                json_end(*opener, &self.pending, json)
+            }
             o if o.json_then_close() && *tagged => close_marker(&self.pending, o.close(), searched),
             o if o.json_then_close() => match json_end(o, &self.pending, json) {
                 None => None,
@@ -868,6 +939,13 @@ impl Extractor {
             Opener::SeedTag => xml_call(body, &self.tools).map(|c| vec![c]),
             Opener::InternLmAction => json_calls(body, &["name"], &["parameters"]),
             Opener::ToolCallsTag => json_lines_calls(body),
+            Opener::BareJson | Opener::Functools => {
+                json_calls(inner.trim(), &["name"], &["arguments", "parameters"])
+            }
+            Opener::Gemma4Tag => {
+                let body = body.strip_suffix(gemma::CLOSE).unwrap_or(body).trim();
+                gemma::call(body, &self.tools).map(|c| vec![c])
+            }
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -915,6 +993,8 @@ impl Extractor {
         pythonic::call_name(raw)
             .or_else(|| after("<function="))
             .or_else(|| after("\"tool_name\":"))
+            .or_else(|| after("<|tool_call>call:"))
+            .or_else(|| after("<|tool_call>:"))
             .or_else(|| after("\"name\":"))
             .or_else(|| after("name=\""))
             .or_else(|| after("functions."))

@@ -375,6 +375,8 @@ proptest! {
             Just("<|action_start|><|plugin|>{\"name\": \"get_weather\", \"parameters\": {}}<|action_end|>".to_string()),
             Just("<tool_calls>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_calls>".to_string()),
             Just("<tool_calls".to_string()),
+            Just("<|tool_call>call:get_weather{city:<|\"|>x}<tool_call|><|\"|>,days:2}<tool_call|>".to_string()),
+            Just("<|tool_call>call:get_weather{".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -881,7 +883,7 @@ fn every_family_has_a_name_and_is_found_by_it() {
     for f in Family::ALL {
         assert_eq!(Family::from_name(f.name()), Some(*f));
     }
-    assert_eq!(Family::ALL.len(), 17);
+    assert_eq!(Family::ALL.len(), 20);
 }
 
 /// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
@@ -1393,5 +1395,118 @@ fn llama_json_with_no_marker_when_the_family_is_named() {
         &tools(),
         undeclared,
         &[text(undeclared)],
+    );
+}
+
+#[test]
+fn json_and_phi4_mini_messages_when_named() {
+    let t = tools();
+    // xLAM and any model told to answer in JSON: one call, or an array.
+    let one = " {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}";
+    check(
+        Some(Family::Json),
+        &t,
+        one,
+        &[text(" "), call("get_weather", r#"{"city": "Oslo"}"#)],
+    );
+    let many = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"write_file\", \"parameters\": {\"path\": \"x\"}}]\nDone.";
+    check(
+        Some(Family::Json),
+        &t,
+        many,
+        &[
+            call("get_weather", r#"{"city": "Oslo"}"#),
+            call("write_file", r#"{"path": "x"}"#),
+            text("\nDone."),
+        ],
+    );
+    // Phi-4-mini: `functools` and the array.
+    let phi = "functools[{\"name\": \"get_weather\", \"arguments\": {\"days\": 2}}]";
+    check(
+        Some(Family::Phi4Mini),
+        &t,
+        phi,
+        &[call("get_weather", r#"{"days": 2}"#)],
+    );
+    // Neither is read by auto, nor later in a message, nor for an undeclared tool; an
+    // answer that only looks like the start stays text.
+    for (family, input) in [
+        (None, one),
+        (None, many),
+        (None, phi),
+        (
+            Some(Family::Json),
+            "Sure: [{\"name\": \"get_weather\", \"arguments\": {}}]",
+        ),
+        (
+            Some(Family::Json),
+            "[{\"name\": \"rm\", \"arguments\": {}}]",
+        ),
+        (Some(Family::Json), "[1, 2, 3] are the numbers"),
+        (Some(Family::Phi4Mini), "functional programming"),
+        (Some(Family::Phi4Mini), "functools"),
+    ] {
+        check(family, &t, input, &[text(input)]);
+    }
+}
+
+#[test]
+fn gemma4_calls_in_its_own_notation() {
+    let t = Tools::from_request(&serde_json::json!({"tools": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "count": {"type": "integer"},
+                "as_string": {"type": "string"}, "enabled": {"type": "boolean"}}}}}
+    ]}));
+    let weather = "<|tool_call>call:get_weather{city:<|\"|>San Francisco<|\"|>}<tool_call|>";
+    check(
+        Some(Family::Gemma4),
+        &t,
+        &format!("Checking. {weather}Done."),
+        &[
+            text("Checking. "),
+            call("get_weather", r#"{"city":"San Francisco"}"#),
+            text("Done."),
+        ],
+    );
+    // Strings hold anything but their delimiter (the closing marker, brackets); bare
+    // values typed by the schema; nested objects and arrays.
+    let rich = "<|tool_call>call:get_weather{city:<|\"|>\"Paris\" {x}, [y] \\ <tool_call|> 杭州<|\"|>,count:42,enabled:true,as_string:42,metadata:{labels:[1,2]},extra:[<|\"|>a,b<|\"|>,{key:<|\"|>value<|\"|>},false]}<tool_call|>";
+    check(
+        None,
+        &t,
+        rich,
+        &[call(
+            "get_weather",
+            r#"{"city":"\"Paris\" {x}, [y] \\ <tool_call|> 杭州","count":42,"enabled":true,"as_string":"42","metadata":{"labels":[1,2]},"extra":["a,b",{"key":"value"},false]}"#,
+        )],
+    );
+    // `:NAME` without `call`, parentheses, and no closing marker at the end of the text.
+    for input in [
+        "<|tool_call>:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
+        "<|tool_call>call:get_weather(city:<|\"|>Paris<|\"|>)<tool_call|>",
+        "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}",
+    ] {
+        check(
+            None,
+            &t,
+            input,
+            &[call("get_weather", r#"{"city":"Paris"}"#)],
+        );
+    }
+    // Another marker after the arguments is text; an undeclared tool is text; a cut call
+    // of a declared one is a failure.
+    check(
+        None,
+        &t,
+        "<|tool_call>call:get_weather{count:1}<turn|>",
+        &[call("get_weather", r#"{"count":1}"#), text("<turn|>")],
+    );
+    let rm = "<|tool_call>call:rm{path:<|\"|>/<|\"|>}<tool_call|>";
+    check(None, &t, rm, &[text(rm)]);
+    let cut = "<|tool_call>call:get_weather{city:<|\"|>Par";
+    let got = run(None, &t, cut, &[]);
+    assert!(
+        matches!(&got[..], [Piece::Failed { name, kind: FailureKind::Truncated, .. }] if name == "get_weather"),
+        "{got:?}"
     );
 }
