@@ -48,6 +48,10 @@
 //! | `jamba` (Jamba 1.5, Hunyuan-A13B, MiniMax-M1) | `<tool_calls>[{"name": "f", "arguments": {...}}]</tool_calls>`, or one object a line |
 //! | `gemma4` (Gemma 4) | `<\|tool_call>call:f{k:<\|"\|>text<\|"\|>,n:1,o:{a:[1]}}<tool_call\|>` (its own notation: strings delimited, bare numbers, booleans and null) |
 //! | `json` (xLAM) | the message is `{"name": "f", "arguments": {...}}` or an array of them (named only: `{` and `[` tell no call from an answer in JSON) |
+//! | `sarashina` (Sarashina 2) | `<\|tool_calls\|>[{'name': 'f', 'arguments': {...}}]`, Python literals; with the family named, also the list alone at the start |
+//! | `inkling` | `<\|content_invoke_tool_json\|>{"name": "f", "args": {...}}<\|end_message\|>` |
+//! | `olmo3` (OLMo 3) | `<function_calls>` and one Python call a line, `f(a=1)`, then `</function_calls>` |
+//! | `granite_20b_fc` | `<function_call> {"name": "f", "arguments": {...}}`, repeated |
 //! | `phi4_mini` (Phi-4-mini) | `functools[{"name": "f", "arguments": {...}}]` at the start of the message (named only: `auto` looks for `<` and `[`) |
 //!
 //! Cohere's, LongCat's and InternLM's JSON ends where its value closes, then the closing
@@ -136,6 +140,17 @@ pub enum Family {
     Phi4Mini,
     /// `<|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|>` (Gemma 4).
     Gemma4,
+    /// `<|tool_calls|>` and a Python list of dicts, `[{'name': 'f', 'arguments': {...}}]`
+    /// (Sarashina); with the family named, also the list alone at the start of the message
+    /// (the marker is a special token some servers strip).
+    Sarashina,
+    /// `<|content_invoke_tool_json|>{"name": ..., "args": {...}}<|end_message|>` (Inkling).
+    Inkling,
+    /// `<function_calls>` and one Python call a line, `f(a=1)`, up to `</function_calls>`
+    /// (OLMo 3).
+    Olmo3,
+    /// `<function_call>` and a JSON object, repeated (Granite 20B function calling).
+    Granite20bFc,
 }
 
 impl Family {
@@ -161,6 +176,10 @@ impl Family {
         Family::Json,
         Family::Phi4Mini,
         Family::Gemma4,
+        Family::Sarashina,
+        Family::Inkling,
+        Family::Olmo3,
+        Family::Granite20bFc,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -186,6 +205,10 @@ impl Family {
             Family::Json => "json",
             Family::Phi4Mini => "phi4_mini",
             Family::Gemma4 => "gemma4",
+            Family::Sarashina => "sarashina",
+            Family::Inkling => "inkling",
+            Family::Olmo3 => "olmo3",
+            Family::Granite20bFc => "granite_20b_fc",
         }
     }
 
@@ -196,6 +219,7 @@ impl Family {
             "hunyuan_a13b" | "minimax" | "minimax_m1" => "jamba",
             "xlam" => "json",
             "phi4_mini_json" | "phi4mini" => "phi4_mini",
+            "granite-20b-fc" => "granite_20b_fc",
             n => n,
         };
         Family::ALL.iter().copied().find(|f| f.name() == name)
@@ -225,6 +249,10 @@ impl Family {
             // Read at the start of the message only (`Extractor::bare`).
             Family::Json | Family::Phi4Mini => &[],
             Family::Gemma4 => &[Opener::Gemma4Tag],
+            Family::Sarashina => &[Opener::SarashinaTag],
+            Family::Inkling => &[Opener::InklingJson],
+            Family::Olmo3 => &[Opener::FunctionCallsTag],
+            Family::Granite20bFc => &[Opener::FunctionCallTag],
         }
     }
 }
@@ -279,6 +307,16 @@ enum Opener {
     Functools,
     /// Gemma 4's `<|tool_call>`, ended where its arguments close.
     Gemma4Tag,
+    /// Sarashina's `<|tool_calls|>`, ended where its list's brackets close.
+    SarashinaTag,
+    /// Sarashina's list alone at the start of the message.
+    SarashinaList,
+    /// Inkling's tool message: JSON, then its closing marker.
+    InklingJson,
+    /// OLMo 3's `<function_calls>`.
+    FunctionCallsTag,
+    /// Granite 20B's `<function_call>`, ended where its JSON closes.
+    FunctionCallTag,
 }
 
 impl Opener {
@@ -306,6 +344,11 @@ impl Opener {
             Opener::LlamaJson | Opener::BareJson => "",
             Opener::Functools => "functools",
             Opener::Gemma4Tag => "<|tool_call>",
+            Opener::SarashinaTag => "<|tool_calls|>",
+            Opener::SarashinaList => "",
+            Opener::InklingJson => "<|content_invoke_tool_json|>",
+            Opener::FunctionCallsTag => "<function_calls>",
+            Opener::FunctionCallTag => "<function_call>",
         }
     }
 
@@ -315,7 +358,7 @@ impl Opener {
         match self {
             Opener::LlamaJson => b"{",
             Opener::BareJson => b"{[",
-            Opener::Functools => b"[",
+            Opener::Functools | Opener::SarashinaList => b"[",
             _ => b"",
         }
     }
@@ -326,7 +369,10 @@ impl Opener {
     fn json_then_close(self) -> bool {
         matches!(
             self,
-            Opener::CohereAction | Opener::LongCatTag | Opener::InternLmAction
+            Opener::CohereAction
+                | Opener::LongCatTag
+                | Opener::InternLmAction
+                | Opener::InklingJson
         )
     }
 
@@ -342,7 +388,12 @@ impl Opener {
             | Opener::LlamaJson
             | Opener::BareJson
             | Opener::Functools
-            | Opener::Gemma4Tag => "",
+            | Opener::Gemma4Tag
+            | Opener::SarashinaTag
+            | Opener::SarashinaList
+            | Opener::FunctionCallTag => "",
+            Opener::InklingJson => "<|end_message|>",
+            Opener::FunctionCallsTag => "</function_calls>",
             Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
@@ -584,6 +635,7 @@ impl Extractor {
                 Some(Family::Llama) => Some(Opener::LlamaJson),
                 Some(Family::Json) => Some(Opener::BareJson),
                 Some(Family::Phi4Mini) => Some(Opener::Functools),
+                Some(Family::Sarashina) => Some(Opener::SarashinaList),
                 _ => None,
             },
             started: false,
@@ -845,8 +897,33 @@ impl Extractor {
             }
             Opener::PythonTag | Opener::LlamaJson => llama_end(*opener, &self.pending, json, whole),
             Opener::Gemma4Tag => gemma.end(&self.pending, opener.text().len(), whole),
-            Opener::MistralToken | Opener::GraniteTag | Opener::BareJson | Opener::Functools => {
-                json_end(*opener, &self.pending, json)
+            Opener::MistralToken
+            | Opener::GraniteTag
+            | Opener::BareJson
+            | Opener::Functools
+            | Opener::FunctionCallTag => json_end(*opener, &self.pending, json),
+            Opener::SarashinaTag | Opener::SarashinaList => {
+                if *tagged {
+                    py.end(&self.pending, searched).map(Ok)
+                } else {
+                    // The list's `[` after the marker (whitespace between, bounded as after
+                    // every marker): the brackets are counted from after it.
+                    let rest = &self.pending[*searched..];
+                    let lead = leading_space(rest, MAX_NAME_BYTES);
+                    if lead > MAX_NAME_BYTES {
+                        Some(Err(*searched + MAX_NAME_BYTES + 1))
+                    } else {
+                        match rest.as_bytes().get(lead) {
+                            None => None,
+                            Some(b'[') => {
+                                *searched += lead + 1;
+                                *tagged = true;
+                                py.end(&self.pending, searched).map(Ok)
+                            }
+                            Some(_) => Some(Err(*searched + lead + 1)),
+                        }
+                    }
+                }
             }
             o if o.json_then_close() && *tagged => close_marker(&self.pending, o.close(), searched),
             o if o.json_then_close() => match json_end(o, &self.pending, json) {
@@ -946,6 +1023,18 @@ impl Extractor {
                 let body = body.strip_suffix(gemma::CLOSE).unwrap_or(body).trim();
                 gemma::call(body, &self.tools).map(|c| vec![c])
             }
+            Opener::SarashinaTag | Opener::SarashinaList => pythonic::dict_calls(body),
+            Opener::InklingJson => object_call(body, &["name"], &["args"]).map(|c| vec![c]),
+            Opener::FunctionCallsTag => {
+                // One call a line: read as the list they would make.
+                let lines: Vec<&str> = body
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                pythonic::calls(&format!("[{}]", lines.join(", ")))
+            }
+            Opener::FunctionCallTag => json_call(body, "arguments").map(|c| vec![c]),
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -977,7 +1066,7 @@ impl Extractor {
         let after = |marker: &str| -> Option<String> {
             let at = raw.find(marker)? + marker.len();
             let rest = raw[at..].trim_start();
-            let rest = rest.strip_prefix('"').unwrap_or(rest);
+            let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
             let end = rest.find(|c: char| !(c.is_alphanumeric() || "_-.".contains(c)))?;
             (end > 0).then(|| rest[..end].to_string())
         };
@@ -993,6 +1082,7 @@ impl Extractor {
         pythonic::call_name(raw)
             .or_else(|| after("<function="))
             .or_else(|| after("\"tool_name\":"))
+            .or_else(|| after("'name':"))
             .or_else(|| after("<|tool_call>call:"))
             .or_else(|| after("<|tool_call>:"))
             .or_else(|| after("\"name\":"))

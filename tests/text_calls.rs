@@ -377,6 +377,10 @@ proptest! {
             Just("<tool_calls".to_string()),
             Just("<|tool_call>call:get_weather{city:<|\"|>x}<tool_call|><|\"|>,days:2}<tool_call|>".to_string()),
             Just("<|tool_call>call:get_weather{".to_string()),
+            Just("<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': ']'}}]".to_string()),
+            Just("<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{}}<|end_message|>".to_string()),
+            Just("<function_calls>\nget_weather(days=2)\n</function_calls>".to_string()),
+            Just("<function_call> {\"name\": \"get_weather\", \"arguments\": {}}".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -883,7 +887,7 @@ fn every_family_has_a_name_and_is_found_by_it() {
     for f in Family::ALL {
         assert_eq!(Family::from_name(f.name()), Some(*f));
     }
-    assert_eq!(Family::ALL.len(), 20);
+    assert_eq!(Family::ALL.len(), 24);
 }
 
 /// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
@@ -1509,4 +1513,62 @@ fn gemma4_calls_in_its_own_notation() {
         matches!(&got[..], [Piece::Failed { name, kind: FailureKind::Truncated, .. }] if name == "get_weather"),
         "{got:?}"
     );
+}
+
+#[test]
+fn sarashina_inkling_olmo3_and_granite_20b() {
+    let t = tools();
+    // Sarashina: a Python list of dicts after its marker, or alone when named.
+    let sarashina = "<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo', 'days': 2}}, {'name': 'write_file', 'arguments': {'path': 'a]b', 'content': None}}]";
+    let want = [
+        call("get_weather", r#"{"city":"Tokyo","days":2}"#),
+        call("write_file", r#"{"path":"a]b","content":null}"#),
+    ];
+    check(None, &t, sarashina, &want);
+    check(
+        Some(Family::Sarashina),
+        &t,
+        &format!("Sure.{sarashina}"),
+        &[&[text("Sure.")][..], &want].concat(),
+    );
+    let bare = &sarashina["<|tool_calls|>".len()..];
+    check(Some(Family::Sarashina), &t, bare, &want);
+    check(None, &t, bare, &[text(bare)]);
+    // Inkling: JSON with `args`, then the message's end marker.
+    check(
+        None,
+        &t,
+        "<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Rust {language}\"}}<|end_message|>ok",
+        &[call("get_weather", r#"{"city":"Rust {language}"}"#), text("ok")],
+    );
+    // OLMo 3: one Python call a line.
+    check(
+        Some(Family::Olmo3),
+        &t,
+        "<function_calls>\nget_weather(city=\"Paris\", days=3)\nwrite_file(path='x')\n</function_calls>",
+        &[
+            call("get_weather", r#"{"city":"Paris","days":3}"#),
+            call("write_file", r#"{"path":"x"}"#),
+        ],
+    );
+    // Granite 20B: `<function_call>` and JSON, repeated.
+    check(
+        None,
+        &t,
+        "<function_call> {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}} <function_call> {\"name\": \"write_file\", \"arguments\": {}}",
+        &[
+            call("get_weather", r#"{"city": "Lima"}"#),
+            text(" "),
+            call("write_file", "{}"),
+        ],
+    );
+    // Undeclared names stay text in each.
+    for input in [
+        "<|tool_calls|>[{'name': 'rm', 'arguments': {}}]",
+        "<|content_invoke_tool_json|>{\"name\":\"rm\",\"args\":{}}<|end_message|>",
+        "<function_calls>\nrm(path='/')\n</function_calls>",
+        "<function_call> {\"name\": \"rm\", \"arguments\": {}}",
+    ] {
+        check(None, &t, input, &[text(input)]);
+    }
 }

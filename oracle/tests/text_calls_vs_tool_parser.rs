@@ -278,6 +278,30 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
                 out.push_str(&format!("[{}]", items.join(", ")));
             }
         }
+        "sarashina" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|(n, a)| {
+                    let args: Vec<String> = a
+                        .iter()
+                        .map(|(k, v)| match v {
+                            Value::String(s) => format!("'{k}': {}", py_str(s)),
+                            v => format!("'{k}': {v}"),
+                        })
+                        .collect();
+                    format!("{{'name': '{n}', 'arguments': {{{}}}}}", args.join(", "))
+                })
+                .collect();
+            out.push_str(&format!("<|tool_calls|>[{}]", items.join(", ")));
+        }
+        "inkling" => {
+            for (n, a) in calls {
+                out.push_str(&format!(
+                    "<|content_invoke_tool_json|>{{\"name\":\"{n}\",\"args\":{}}}<|end_message|>",
+                    object(a)
+                ));
+            }
+        }
         f => unreachable!("{f}"),
     }
     out
@@ -299,7 +323,7 @@ fn py_str(s: &str) -> String {
 }
 
 /// Our family, and the peer's parser, for each generator.
-const PAIRS: [(&str, Family, &str); 15] = [
+const PAIRS: [(&str, Family, &str); 17] = [
     ("hermes", Family::Hermes, "qwen"),
     ("qwen3_coder", Family::Qwen3Coder, "qwen_xml"),
     ("glm45", Family::Glm45, "glm45_moe"),
@@ -315,6 +339,8 @@ const PAIRS: [(&str, Family, &str); 15] = [
     ("step3", Family::Step3, "step3"),
     ("gemma4", Family::Gemma4, "gemma4"),
     ("json", Family::Json, "json"),
+    ("sarashina", Family::Sarashina, "sarashina"),
+    ("inkling", Family::Inkling, "inkling"),
 ];
 
 /// What a reader made of a text: the text left, and the calls (arguments as values).

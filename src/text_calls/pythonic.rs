@@ -129,6 +129,26 @@ pub(super) fn calls(list: &str) -> Result<Vec<(String, String)>, &'static str> {
     Ok(calls)
 }
 
+/// A Python list of dicts, `[{'name': 'f', 'arguments': {'k': 1}}, ...]` (Sarashina's
+/// calls): each dict one call, read as JSON's (see [`super::json_calls`]).
+pub(super) fn dict_calls(list: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let mut r = Reader {
+        s: list.as_bytes(),
+        at: 0,
+    };
+    r.ws();
+    if r.peek() != Some(b'[') {
+        return Err("no list of calls");
+    }
+    let mut json = String::new();
+    r.value(&mut json, 0)?;
+    r.ws();
+    if r.at != r.s.len() {
+        return Err("text after the call list");
+    }
+    super::json_calls(&json, &["name"], &["arguments"])
+}
+
 struct Reader<'a> {
     s: &'a [u8],
     at: usize,
