@@ -52,6 +52,8 @@
 //! | `inkling` | `<\|content_invoke_tool_json\|>{"name": "f", "args": {...}}<\|end_message\|>` |
 //! | `olmo3` (OLMo 3) | `<function_calls>` and one Python call a line, `f(a=1)`, then `</function_calls>` |
 //! | `granite_20b_fc` | `<function_call> {"name": "f", "arguments": {...}}`, repeated |
+//! | `kimi_k3` (Kimi K3) | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="0"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|><\|close\|>call<\|sep\|><\|close\|>tools<\|sep\|>` |
+//! | `hy_v4` (Hunyuan v4) | `<tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>`, every tag with the checkpoint's suffix (`<tool_calls:6124c78e>`) or none; a `<tool_calls>` section holding JSON is `jamba`'s |
 //! | `phi4_mini` (Phi-4-mini) | `functools[{"name": "f", "arguments": {...}}]` at the start of the message (named only: `auto` looks for `<` and `[`) |
 //!
 //! Cohere's, LongCat's and InternLM's JSON ends where its value closes, then the closing
@@ -151,6 +153,14 @@ pub enum Family {
     Olmo3,
     /// `<function_call>` and a JSON object, repeated (Granite 20B function calling).
     Granite20bFc,
+    /// XTML's `tools` channel: `<|open|>tools<|sep|>` and `<|open|>call tool="NAME"<|sep|>`
+    /// blocks of `<|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>`
+    /// (Kimi K3).
+    KimiK3,
+    /// `<tool_calls>` sections of `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>
+    /// </tool_call>` calls, every tag optionally carrying the checkpoint's suffix
+    /// (`<tool_calls:6124c78e>`, learned from the section's tag) (Hunyuan v4).
+    HunyuanV4,
 }
 
 impl Family {
@@ -180,6 +190,8 @@ impl Family {
         Family::Inkling,
         Family::Olmo3,
         Family::Granite20bFc,
+        Family::KimiK3,
+        Family::HunyuanV4,
     ];
 
     /// The family's name (`hermes`, `qwen3_coder`, `mistral`, `llama`).
@@ -209,6 +221,8 @@ impl Family {
             Family::Inkling => "inkling",
             Family::Olmo3 => "olmo3",
             Family::Granite20bFc => "granite_20b_fc",
+            Family::KimiK3 => "kimi_k3",
+            Family::HunyuanV4 => "hy_v4",
         }
     }
 
@@ -253,6 +267,8 @@ impl Family {
             Family::Inkling => &[Opener::InklingJson],
             Family::Olmo3 => &[Opener::FunctionCallsTag],
             Family::Granite20bFc => &[Opener::FunctionCallTag],
+            Family::KimiK3 => &[Opener::XtmlTools],
+            Family::HunyuanV4 => &[Opener::ToolCallsTag, Opener::SuffixedToolCalls],
         }
     }
 }
@@ -317,6 +333,11 @@ enum Opener {
     FunctionCallsTag,
     /// Granite 20B's `<function_call>`, ended where its JSON closes.
     FunctionCallTag,
+    /// Kimi K3's XTML `tools` channel.
+    XtmlTools,
+    /// Hunyuan v4's section with the checkpoint's suffix, `<tool_calls:SUFFIX>`, ended by
+    /// `</tool_calls:SUFFIX>`.
+    SuffixedToolCalls,
 }
 
 impl Opener {
@@ -349,6 +370,8 @@ impl Opener {
             Opener::InklingJson => "<|content_invoke_tool_json|>",
             Opener::FunctionCallsTag => "<function_calls>",
             Opener::FunctionCallTag => "<function_call>",
+            Opener::XtmlTools => "<|open|>tools<|sep|>",
+            Opener::SuffixedToolCalls => "<tool_calls:",
         }
     }
 
@@ -391,9 +414,11 @@ impl Opener {
             | Opener::Gemma4Tag
             | Opener::SarashinaTag
             | Opener::SarashinaList
-            | Opener::FunctionCallTag => "",
+            | Opener::FunctionCallTag
+            | Opener::SuffixedToolCalls => "",
             Opener::InklingJson => "<|end_message|>",
             Opener::FunctionCallsTag => "</function_calls>",
+            Opener::XtmlTools => "<|close|>tools<|sep|>",
             Opener::PythonStart => "<|python_end|>",
             Opener::KimiSection => "<|tool_calls_section_end|>",
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
@@ -947,6 +972,23 @@ impl Extractor {
                 },
             },
             Opener::Pythonic => py.end(&self.pending, searched).map(Ok),
+            Opener::SuffixedToolCalls => {
+                // The suffix, up to the tag's `>`, names the closing tag.
+                let from = Opener::SuffixedToolCalls.text().len();
+                let window = &self.pending[from..self.pending.len().min(from + MAX_NAME_BYTES)];
+                match window.find('>') {
+                    None if window.len() == MAX_NAME_BYTES => Some(Err(from + MAX_NAME_BYTES)),
+                    None => None,
+                    Some(k) if !window[..k].bytes().all(is_suffix_byte) || k == 0 => {
+                        Some(Err(from + k + 1))
+                    }
+                    Some(k) => {
+                        let close = format!("</tool_calls:{}>", &window[..k]);
+                        *searched = (*searched).max(from + k + 1);
+                        close_marker(&self.pending, &close, searched)
+                    }
+                }
+            }
             o => close_marker(&self.pending, o.close(), searched),
         };
         let end = match end {
@@ -1015,7 +1057,11 @@ impl Extractor {
             Opener::LongCatTag => json_call(body, "arguments").map(|c| vec![c]),
             Opener::SeedTag => xml_call(body, &self.tools).map(|c| vec![c]),
             Opener::InternLmAction => json_calls(body, &["name"], &["parameters"]),
+            Opener::ToolCallsTag if body.starts_with("<tool_call>") => {
+                hy_calls(body, "", &self.tools)
+            }
             Opener::ToolCallsTag => json_lines_calls(body),
+            Opener::SuffixedToolCalls => suffixed_calls(inner, &self.tools),
             Opener::BareJson | Opener::Functools => {
                 json_calls(inner.trim(), &["name"], &["arguments", "parameters"])
             }
@@ -1035,6 +1081,7 @@ impl Extractor {
                 pythonic::calls(&format!("[{}]", lines.join(", ")))
             }
             Opener::FunctionCallTag => json_call(body, "arguments").map(|c| vec![c]),
+            Opener::XtmlTools => xtml_calls(body, &self.tools),
         };
         match calls {
             Ok(calls) if !calls.is_empty() && calls.iter().all(|(n, _)| self.tools.contains(n)) => {
@@ -1083,6 +1130,7 @@ impl Extractor {
             .or_else(|| after("<function="))
             .or_else(|| after("\"tool_name\":"))
             .or_else(|| after("'name':"))
+            .or_else(|| after("<|open|>call tool="))
             .or_else(|| after("<|tool_call>call:"))
             .or_else(|| after("<|tool_call>:"))
             .or_else(|| after("\"name\":"))
@@ -1628,6 +1676,129 @@ fn harmony_call(body: &str) -> Result<(String, String), &'static str> {
         .split_once("<|message|>")
         .ok_or("no <|message|> before the arguments")?;
     Ok((name.to_string(), checked_object(args.trim())?))
+}
+
+/// Kimi K3's calls in its XTML `tools` channel: `<|open|>call tool="NAME" index="N"<|sep|>`
+/// blocks up to `<|close|>call<|sep|>`, each of `<|open|>argument key="K" type="T"<|sep|>`
+/// values up to `<|close|>argument<|sep|>`. A value of type `string` is its text as it
+/// stands; of another type, JSON (its text as a string when it is not); with no type,
+/// typed by the tool's schema. Attribute values unescape `&quot;` and `&amp;`.
+fn xtml_calls(body: &str, tools: &Tools) -> Result<Vec<(String, String)>, &'static str> {
+    const CALL_END: &str = "<|close|>call<|sep|>";
+    const ARG_END: &str = "<|close|>argument<|sep|>";
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim_start().is_empty() {
+        let r = rest
+            .trim_start()
+            .strip_prefix("<|open|>call ")
+            .ok_or("expected <|open|>call")?;
+        let (attrs, r) = r.split_once("<|sep|>").ok_or("no <|sep|> after the call")?;
+        let name = xtml_attr(attrs, "tool").ok_or("the call has no name")?;
+        let (mut inner, r) = r.split_once(CALL_END).ok_or("a call not closed")?;
+        let mut args = Args::default();
+        while !inner.trim_start().is_empty() {
+            let a = inner
+                .trim_start()
+                .strip_prefix("<|open|>argument ")
+                .ok_or("expected <|open|>argument")?;
+            let (attrs, a) = a
+                .split_once("<|sep|>")
+                .ok_or("no <|sep|> after the argument")?;
+            let (value, a) = a.split_once(ARG_END).ok_or("an argument not closed")?;
+            let key = xtml_attr(attrs, "key").ok_or("an argument without its key")?;
+            let value = match xtml_attr(attrs, "type").as_deref() {
+                Some("string") => Value::String(value.to_string()),
+                Some(_) => typed(value, Some("json")),
+                None => typed(value, tools.param_type(&name, &key)),
+            };
+            args.add(&key, value)?;
+            inner = a;
+        }
+        calls.push((name, args.finish()?));
+        rest = r;
+    }
+    Ok(calls)
+}
+
+/// A Hunyuan v4 section with its checkpoint's suffix: `SUFFIX>`, the calls, then
+/// `</tool_calls:SUFFIX>` (what follows `<tool_calls:`).
+fn suffixed_calls(inner: &str, tools: &Tools) -> Result<Vec<(String, String)>, &'static str> {
+    let (suffix, rest) = inner.split_once('>').ok_or("no > after the suffix")?;
+    let close = format!("</tool_calls:{suffix}>");
+    let body = rest
+        .strip_suffix(close.as_str())
+        .ok_or("the section not closed")?;
+    hy_calls(body.trim(), &format!(":{suffix}"), tools)
+}
+
+/// A byte a Hunyuan v4 checkpoint suffix may hold.
+fn is_suffix_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')
+}
+
+/// Hunyuan v4's `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>`
+/// calls, each tag with `suffix` (`:6124c78e`, or none). A value is read up to its own
+/// closing tag (it may hold `</tool_call>`), typed by the tool's schema.
+fn hy_calls(
+    body: &str,
+    suffix: &str,
+    tools: &Tools,
+) -> Result<Vec<(String, String)>, &'static str> {
+    let (call, call_end) = (
+        format!("<tool_call{suffix}>"),
+        format!("</tool_call{suffix}>"),
+    );
+    let (key, key_end) = (format!("<arg_key{suffix}>"), format!("</arg_key{suffix}>"));
+    let (val, val_end) = (
+        format!("<arg_value{suffix}>"),
+        format!("</arg_value{suffix}>"),
+    );
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.trim_start().is_empty() {
+        let r = rest
+            .trim_start()
+            .strip_prefix(call.as_str())
+            .ok_or("expected <tool_call>")?;
+        let end = r.find('<').ok_or("a call not closed")?;
+        let name = r[..end].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err("the call has no name");
+        }
+        let mut r = &r[end..];
+        let mut args = Args::default();
+        loop {
+            r = r.trim_start();
+            if let Some(after) = r.strip_prefix(call_end.as_str()) {
+                r = after;
+                break;
+            }
+            let (k, after) = between(r, &key, &key_end).ok_or("expected <arg_key>")?;
+            let (v, after) =
+                between(after, &val, &val_end).ok_or("an <arg_key> without <arg_value>")?;
+            let k = k.trim();
+            args.add(k, typed(v, tools.param_type(name, k)))?;
+            r = after;
+        }
+        calls.push((name.to_string(), args.finish()?));
+        rest = r;
+    }
+    Ok(calls)
+}
+
+/// The value of attribute `name` in XTML attributes (`a="x" b="y"`), unescaped.
+fn xtml_attr(attrs: &str, name: &str) -> Option<String> {
+    let mut rest = attrs;
+    loop {
+        let t = rest.trim_start();
+        let (k, r) = t.split_once("=\"")?;
+        let (v, r) = r.split_once('"')?;
+        if k.trim() == name {
+            return Some(v.replace("&quot;", "\"").replace("&amp;", "&"));
+        }
+        rest = r;
+    }
 }
 
 /// `<function=NAME>` and its `<parameter=K>V</parameter>` pairs, each value typed by the tool's

@@ -381,6 +381,8 @@ proptest! {
             Just("<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{}}<|end_message|>".to_string()),
             Just("<function_calls>\nget_weather(days=2)\n</function_calls>".to_string()),
             Just("<function_call> {\"name\": \"get_weather\", \"arguments\": {}}".to_string()),
+            Just("<|open|>tools<|sep|><|open|>call tool=\"get_weather\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>".to_string()),
+            Just("<tool_calls:ab><tool_call:ab>get_weather<arg_key:ab>days</arg_key:ab><arg_value:ab>1</arg_value:ab></tool_call:ab></tool_calls:ab>".to_string()),
         ], 0..8),
         cuts in prop::collection::vec(0usize..400, 0..12),
     ) {
@@ -887,7 +889,7 @@ fn every_family_has_a_name_and_is_found_by_it() {
     for f in Family::ALL {
         assert_eq!(Family::from_name(f.name()), Some(*f));
     }
-    assert_eq!(Family::ALL.len(), 24);
+    assert_eq!(Family::ALL.len(), 26);
 }
 
 /// The cheapest hostile calls the extractor meets: a call of many parameters (one check per
@@ -1571,4 +1573,47 @@ fn sarashina_inkling_olmo3_and_granite_20b() {
     ] {
         check(None, &t, input, &[text(input)]);
     }
+}
+
+#[test]
+fn kimi_k3_xtml_tools_channel() {
+    let t = tools();
+    let input = "Checking.<|open|>tools<|sep|>\n<|open|>call tool=\"get_weather\" index=\"0\"<|sep|>\n<|open|>argument key=\"city\" type=\"string\"<|sep|>Rome, \"IT\" {x}<|close|>argument<|sep|>\n<|open|>argument key=\"days\" type=\"integer\"<|sep|>4<|close|>argument<|sep|>\n<|close|>call<|sep|>\n<|open|>call tool=\"write_file\" index=\"1\"<|sep|><|open|>argument key=\"path\"<|sep|>7<|close|>argument<|sep|><|close|>call<|sep|>\n<|close|>tools<|sep|>";
+    check(
+        None,
+        &t,
+        input,
+        &[
+            text("Checking."),
+            call("get_weather", r#"{"city":"Rome, \"IT\" {x}","days":4}"#),
+            // No type: the schema's (a string).
+            call("write_file", r#"{"path":"7"}"#),
+        ],
+    );
+    let rm = "<|open|>tools<|sep|><|open|>call tool=\"rm\" index=\"0\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>";
+    check(Some(Family::KimiK3), &t, rm, &[text(rm)]);
+}
+
+#[test]
+fn hunyuan_v4_sections_with_and_without_a_checkpoint_suffix() {
+    let t = tools();
+    for suffix in ["", ":6124c78e", ":another-checkpoint"] {
+        let input = format!(
+            "hello<tool_calls{suffix}><tool_call{suffix}>write_file<arg_key{suffix}>content</arg_key{suffix}><arg_value{suffix}>  a </tool_call{suffix}> b </arg_value{suffix}><arg_key{suffix}>path</arg_key{suffix}><arg_value{suffix}>42</arg_value{suffix}></tool_call{suffix}><tool_call{suffix}>get_weather<arg_key{suffix}>days</arg_key{suffix}><arg_value{suffix}>3</arg_value{suffix}></tool_call{suffix}></tool_calls{suffix}>tail"
+        );
+        let want = [
+            text("hello"),
+            call(
+                "write_file",
+                &format!(r#"{{"content":"  a </tool_call{suffix}> b ","path":"42"}}"#),
+            ),
+            call("get_weather", r#"{"days":3}"#),
+            text("tail"),
+        ];
+        check(Some(Family::HunyuanV4), &t, &input, &want);
+        check(None, &t, &input, &want);
+    }
+    // A suffix that is no suffix: the tag is text.
+    let odd = "<tool_calls: x>y";
+    check(Some(Family::HunyuanV4), &t, odd, &[text(odd)]);
 }

@@ -302,6 +302,36 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
                 ));
             }
         }
+        "kimi_k3" => {
+            out.push_str("<|open|>tools<|sep|>\n");
+            for (i, (n, a)) in calls.iter().enumerate() {
+                out.push_str(&format!("<|open|>call tool=\"{n}\" index=\"{i}\"<|sep|>\n"));
+                for (k, v) in a {
+                    let ty = if v.is_string() { "string" } else { "integer" };
+                    out.push_str(&format!(
+                        "<|open|>argument key=\"{k}\" type=\"{ty}\"<|sep|>{}<|close|>argument<|sep|>\n",
+                        plain(v)
+                    ));
+                }
+                out.push_str("<|close|>call<|sep|>\n");
+            }
+            out.push_str("<|close|>tools<|sep|>");
+        }
+        "hy_v4" => {
+            let s = *r.pick(&["", ":6124c78e"]);
+            out.push_str(&format!("<tool_calls{s}>"));
+            for (n, a) in calls {
+                out.push_str(&format!("<tool_call{s}>{n}"));
+                for (k, v) in a {
+                    out.push_str(&format!(
+                        "<arg_key{s}>{k}</arg_key{s}><arg_value{s}>{}</arg_value{s}>",
+                        plain(v)
+                    ));
+                }
+                out.push_str(&format!("</tool_call{s}>"));
+            }
+            out.push_str(&format!("</tool_calls{s}>"));
+        }
         f => unreachable!("{f}"),
     }
     out
@@ -323,7 +353,7 @@ fn py_str(s: &str) -> String {
 }
 
 /// Our family, and the peer's parser, for each generator.
-const PAIRS: [(&str, Family, &str); 17] = [
+const PAIRS: [(&str, Family, &str); 19] = [
     ("hermes", Family::Hermes, "qwen"),
     ("qwen3_coder", Family::Qwen3Coder, "qwen_xml"),
     ("glm45", Family::Glm45, "glm45_moe"),
@@ -341,6 +371,8 @@ const PAIRS: [(&str, Family, &str); 17] = [
     ("json", Family::Json, "json"),
     ("sarashina", Family::Sarashina, "sarashina"),
     ("inkling", Family::Inkling, "inkling"),
+    ("kimi_k3", Family::KimiK3, "kimi_k3"),
+    ("hy_v4", Family::HunyuanV4, "hy_v4"),
 ];
 
 /// What a reader made of a text: the text left, and the calls (arguments as values).

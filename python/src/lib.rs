@@ -146,7 +146,7 @@ impl Stream {
     /// `text_calls` (`"auto"` or a family: `hermes`, `qwen3_coder`, `glm45`, `mistral`,
     /// `llama`, `kimi_k2`, `deepseek`, `minimax_m2`, `gpt_oss`, `pythonic`, `cohere`, `step3`,
     /// `granite`, `longcat`, `seed_oss`, `internlm`, `jamba`, `gemma4`, `json`, `phi4_mini`,
-    /// `sarashina`, `inkling`, `olmo3`, `granite_20b_fc`)
+    /// `sarashina`, `inkling`, `olmo3`, `granite_20b_fc`, `kimi_k3`, `hy_v4`)
     /// takes the calls a model wrote into its text out of it, for the tools `tools` declares
     /// (the request body, or its tools list): required with it, since only declared tools
     /// are taken. With

@@ -63,8 +63,8 @@ Reads SSE, NDJSON (Ollama) and the binary AWS event stream framing (Bedrock).
                    calls (ids made in the API's shape): F is hermes, qwen3_coder, glm45, mistral,
                    llama, kimi_k2, deepseek, minimax_m2, gpt_oss, pythonic, cohere, step3,
                    granite, longcat, seed_oss, internlm, jamba, gemma4, json, phi4_mini,
-                   sarashina, inkling, olmo3, granite_20b_fc, or auto (any of them by its
-                   marker; json and phi4_mini only when named). Only calls to the tools --tools declares are taken;
+                   sarashina, inkling, olmo3, granite_20b_fc, kimi_k3, hy_v4, or auto (any
+                   of them by its marker; json and phi4_mini only when named). Only calls to the tools --tools declares are taken;
                    any other markup stays text
 
 Exit status: 0 when the stream was read (even with failed calls), 1 on unreadable input,
