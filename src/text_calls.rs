@@ -35,6 +35,7 @@
 //! | `glm45` (GLM-4.5, 4.6) | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
 //! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{...}<\|tool_call_end\|><\|tool_calls_section_end\|>` |
 //! | `deepseek` (V3, V3.1) | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` (V3: `function<｜tool▁sep｜>f` and a fenced JSON block) |
+//! | `deepseek` (V4.1) | `<｜DSML｜ calls>` and the same invokes, every tag spaced after `｜DSML｜` |
 //! | `deepseek` (V3.2, V4) | `<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>` (V3.2: `function_calls`) |
 //! | `minimax_m2` | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>` |
 //! | `gpt_oss` (harmony) | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{...}<\|call\|>`, or `<\|start\|>assistant to=functions.f<\|channel\|>...` |
@@ -231,6 +232,12 @@ impl Family {
     pub fn from_name(name: &str) -> Option<Family> {
         let name = match name {
             "hunyuan_a13b" | "minimax" | "minimax_m1" => "jamba",
+            "ernie45" => "hermes",
+            "glm47" => "glm45",
+            "llama3_json" | "llama4_json" => "llama",
+            "deepseek_v3" | "deepseek_v31" | "deepseek_v32" | "deepseek_v4" | "deepseek_v41" => {
+                "deepseek"
+            }
             "xlam" => "json",
             "phi4_mini_json" | "phi4mini" => "phi4_mini",
             "granite-20b-fc" => "granite_20b_fc",
@@ -249,6 +256,7 @@ impl Family {
                 Opener::DeepSeekSection,
                 Opener::DsmlToolCalls,
                 Opener::DsmlFunctionCalls,
+                Opener::DsmlCalls,
             ],
             Family::MiniMax => &[Opener::MiniMaxTag],
             Family::GptOss => &[Opener::HarmonyChannel, Opener::HarmonyStart],
@@ -290,6 +298,8 @@ enum Opener {
     DsmlToolCalls,
     /// DeepSeek V3.2's DSML block.
     DsmlFunctionCalls,
+    /// DeepSeek V4.1's DSML block, its tags spaced (`<｜DSML｜ calls>`).
+    DsmlCalls,
     /// MiniMax M2's block.
     MiniMaxTag,
     /// A harmony message on the commentary channel to a function.
@@ -350,6 +360,7 @@ impl Opener {
             Opener::DeepSeekSection => "<｜tool▁calls▁begin｜>",
             Opener::DsmlToolCalls => "<｜DSML｜tool_calls>",
             Opener::DsmlFunctionCalls => "<｜DSML｜function_calls>",
+            Opener::DsmlCalls => "<｜DSML｜ calls>",
             Opener::MiniMaxTag => "<minimax:tool_call>",
             Opener::HarmonyChannel => "<|channel|>commentary to=functions.",
             Opener::HarmonyStart => "<|start|>assistant to=functions.",
@@ -424,6 +435,7 @@ impl Opener {
             Opener::DeepSeekSection => "<｜tool▁calls▁end｜>",
             Opener::DsmlToolCalls => "</｜DSML｜tool_calls>",
             Opener::DsmlFunctionCalls => "</｜DSML｜function_calls>",
+            Opener::DsmlCalls => "</｜DSML｜ calls>",
             Opener::MiniMaxTag => "</minimax:tool_call>",
             Opener::HarmonyChannel | Opener::HarmonyStart => "<|call|>",
             Opener::CohereAction => "<|END_ACTION|>",
@@ -974,16 +986,18 @@ impl Extractor {
             Opener::Pythonic => py.end(&self.pending, searched).map(Ok),
             Opener::SuffixedToolCalls => {
                 // The suffix, up to the tag's `>`, names the closing tag.
+                // Bytes: the window's end may fall inside a character.
                 let from = Opener::SuffixedToolCalls.text().len();
-                let window = &self.pending[from..self.pending.len().min(from + MAX_NAME_BYTES)];
-                match window.find('>') {
+                let bytes = self.pending.as_bytes();
+                let window = &bytes[from..bytes.len().min(from + MAX_NAME_BYTES)];
+                // The first byte no suffix holds ends it: the tag's `>`, or the markup.
+                match window.iter().position(|&b| !is_suffix_byte(b)) {
                     None if window.len() == MAX_NAME_BYTES => Some(Err(from + MAX_NAME_BYTES)),
                     None => None,
-                    Some(k) if !window[..k].bytes().all(is_suffix_byte) || k == 0 => {
-                        Some(Err(from + k + 1))
-                    }
+                    Some(k) if k == 0 || window[k] != b'>' => Some(Err(from + k + 1)),
                     Some(k) => {
-                        let close = format!("</tool_calls:{}>", &window[..k]);
+                        // ASCII, checked above: a slice of whole characters.
+                        let close = format!("</tool_calls:{}>", &self.pending[from..from + k]);
                         *searched = (*searched).max(from + k + 1);
                         close_marker(&self.pending, &close, searched)
                     }
@@ -1047,6 +1061,7 @@ impl Extractor {
             Opener::DsmlToolCalls | Opener::DsmlFunctionCalls => {
                 invoke_calls(body, "｜DSML｜", &self.tools)
             }
+            Opener::DsmlCalls => invoke_calls(body, "｜DSML｜ ", &self.tools),
             Opener::MiniMaxTag => invoke_calls(body, "", &self.tools),
             Opener::HarmonyChannel | Opener::HarmonyStart => harmony_call(body).map(|c| vec![c]),
             Opener::Pythonic => pythonic::calls(&raw),

@@ -1617,3 +1617,58 @@ fn hunyuan_v4_sections_with_and_without_a_checkpoint_suffix() {
     let odd = "<tool_calls: x>y";
     check(Some(Family::HunyuanV4), &t, odd, &[text(odd)]);
 }
+
+#[test]
+fn deepseek_v41_spaced_dsml_tags_and_the_peers_names() {
+    let input = "Checking.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">杭州</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">42</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
+    for family in [None, Some(Family::DeepSeek)] {
+        check(
+            family,
+            &tools(),
+            input,
+            &[
+                text("Checking.\n\n"),
+                call("get_weather", r#"{"city":"杭州","days":42}"#),
+            ],
+        );
+    }
+    for (name, family) in [
+        ("ernie45", Family::Hermes),
+        ("glm47", Family::Glm45),
+        ("llama3_json", Family::Llama),
+        ("llama4_json", Family::Llama),
+        ("deepseek_v41", Family::DeepSeek),
+        ("xlam", Family::Json),
+        ("phi4_mini_json", Family::Phi4Mini),
+        ("granite-20b-fc", Family::Granite20bFc),
+    ] {
+        assert_eq!(Family::from_name(name), Some(family), "{name}");
+    }
+    // GLM-4.7 writes no line break after the name.
+    check(
+        Some(Family::Glm45),
+        &tools(),
+        "<tool_call>get_weather<arg_key>days</arg_key><arg_value>2</arg_value></tool_call>",
+        &[call("get_weather", r#"{"days":2}"#)],
+    );
+}
+
+/// A suffixed section tag that is none: it ends at its first byte no suffix holds, even
+/// one inside a character (found by the property test: the suffix's window was cut inside
+/// a character).
+#[test]
+fn a_suffix_tag_ends_at_its_first_byte_no_suffix_holds() {
+    let t = tools();
+    for input in [
+        format!("<tool_calls:ab{}", "日本".repeat(100)),
+        format!("<tool_calls:{}日 then text", "a".repeat(255)),
+        format!("<tool_calls:{}", "a".repeat(300)),
+        "<tool_calls:>x".to_string(),
+    ] {
+        let n = input.chars().count();
+        for k in [0, 1, 12, 13, n / 2, n.saturating_sub(1)] {
+            let got = run(Some(Family::HunyuanV4), &t, &input, &[k]);
+            assert_eq!(got, vec![text(&input)], "cut at {k}");
+        }
+    }
+}

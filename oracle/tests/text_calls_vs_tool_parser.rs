@@ -208,6 +208,21 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
             }
             out.push_str("</｜DSML｜tool_calls>");
         }
+        "deepseek_v41" => {
+            out.push_str("<｜DSML｜ calls>\n");
+            for (n, a) in calls {
+                out.push_str(&format!("<｜DSML｜ invoke name=\"{n}\">\n"));
+                for (k, v) in a {
+                    let s = v.is_string();
+                    out.push_str(&format!(
+                        "<｜DSML｜ parameter name=\"{k}\" string=\"{s}\">{}</｜DSML｜ parameter>\n",
+                        plain(v)
+                    ));
+                }
+                out.push_str("</｜DSML｜ invoke>\n");
+            }
+            out.push_str("</｜DSML｜ calls>");
+        }
         "minimax_m2" => {
             out.push_str("<minimax:tool_call>\n");
             for (n, a) in calls {
@@ -353,7 +368,7 @@ fn py_str(s: &str) -> String {
 }
 
 /// Our family, and the peer's parser, for each generator.
-const PAIRS: [(&str, Family, &str); 19] = [
+const PAIRS: [(&str, Family, &str); 20] = [
     ("hermes", Family::Hermes, "qwen"),
     ("qwen3_coder", Family::Qwen3Coder, "qwen_xml"),
     ("glm45", Family::Glm45, "glm45_moe"),
@@ -364,6 +379,7 @@ const PAIRS: [(&str, Family, &str); 19] = [
     ("deepseek_v31", Family::DeepSeek, "deepseek31"),
     ("deepseek_v3", Family::DeepSeek, "deepseek"),
     ("deepseek_v4", Family::DeepSeek, "deepseek_v4"),
+    ("deepseek_v41", Family::DeepSeek, "deepseek_v41"),
     ("minimax_m2", Family::MiniMax, "minimax_m2"),
     ("cohere", Family::Cohere, "cohere"),
     ("step3", Family::Step3, "step3"),
