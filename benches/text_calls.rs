@@ -14,7 +14,8 @@
 //!   same texts in 16-byte deltas straight into the extractor (auto), beside the Rust peer,
 //!   the `tool-parser` crate's Qwen parser (`parse_incremental`, which reads the same
 //!   `<tool_call>` markup), each response driven in one `block_on`. Items: text bytes
-//!   handed back (plain) and calls found (markup).
+//!   handed back (plain) and calls found (markup). With `--features tool-parser` only:
+//!   `cargo bench -p toolstream-benches --features tool-parser --bench text_calls -- peer`.
 
 mod common;
 
@@ -259,6 +260,7 @@ fn bench(c: &mut Criterion) {
     );
 }
 
+#[cfg(feature = "tool-parser")]
 /// `text` in 16-byte deltas, on character boundaries.
 fn deltas(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -274,6 +276,7 @@ fn deltas(text: &str) -> Vec<String> {
     out
 }
 
+#[cfg(feature = "tool-parser")]
 /// Ours on one response's deltas: text bytes handed back, calls found.
 fn extractor(deltas: &[String], tools: &Tools) -> (usize, usize) {
     let mut x = toolstream::text_calls::Extractor::new(None, tools.clone());
@@ -297,6 +300,7 @@ fn extractor(deltas: &[String], tools: &Tools) -> (usize, usize) {
     (text, calls)
 }
 
+#[cfg(feature = "tool-parser")]
 /// The peer on one response's deltas: text bytes handed back, calls found (a call's first
 /// item names it).
 fn peer(
@@ -320,6 +324,7 @@ fn peer(
     })
 }
 
+#[cfg(feature = "tool-parser")]
 fn bench_peer(c: &mut Criterion) {
     let total = common::corpus_bytes(16);
     let mut rng = Rng(0x7e57_ca11);
@@ -368,5 +373,8 @@ fn bench_peer(c: &mut Criterion) {
     }
 }
 
+#[cfg(feature = "tool-parser")]
 criterion_group!(benches, bench, bench_peer);
+#[cfg(not(feature = "tool-parser"))]
+criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -111,7 +111,8 @@ pipeline_grid() {
   echo "texts in 16-byte deltas straight into each (ours: \`text_calls::Extractor\`, \`auto\`, every"
   echo "family's markers; the peer: its Qwen parser's \`parse_incremental\`, which reads the same"
   echo "\`<tool_call>\` markup, one \`block_on\` per response). Both hand back the same text bytes"
-  echo "(plain) and the same calls (with markup), checked on every pass."
+  echo "(plain) and the same calls (with markup), checked on every pass. \`cargo bench -p"
+  echo "toolstream-benches --features tool-parser --bench text_calls -- peer\`."
   echo
   python3 scripts/interleaved-table.py grid target/criterion/text-calls-peer-plain-interleaved/totals.txt \
     tool-parser-qwen toolstream-extractor tool-parser-qwen

@@ -9,7 +9,7 @@ cargo bench -p toolstream-benches --bench splitter
 cargo bench -p toolstream-benches --bench sse
 cargo bench -p toolstream-benches --bench pipeline
 cargo bench -p toolstream-benches --bench hostile
-cargo bench -p toolstream-benches --bench text_calls
+cargo bench -p toolstream-benches --features tool-parser --bench text_calls
 cargo bench -p toolstream-benches --bench repair
 # The gateway groups built with link-time optimization (their totals set aside), then every
 # conditions group in the default build, which writes the usual totals.
