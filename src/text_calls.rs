@@ -232,7 +232,14 @@ impl Family {
     pub fn from_name(name: &str) -> Option<Family> {
         let name = match name {
             "hunyuan_a13b" | "minimax" | "minimax_m1" => "jamba",
-            "ernie45" => "hermes",
+            "ernie45" | "qwen" | "qwen25" => "hermes",
+            "qwen3_xml" | "qwen_xml" | "qwen_coder" | "nemotron" | "nemotron_v3" => "qwen3_coder",
+            "glm45_moe" | "glm47_moe" => "glm45",
+            "kimik2" => "kimi_k2",
+            "openai" | "harmony" => "gpt_oss",
+            "llama4_pythonic" => "pythonic",
+            "cohere_command" => "cohere",
+            "internlm2" => "internlm",
             "glm47" => "glm45",
             "llama3_json" | "llama4_json" => "llama",
             "deepseek_v3" | "deepseek_v31" | "deepseek_v32" | "deepseek_v4" | "deepseek_v41" => {

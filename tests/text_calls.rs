@@ -1641,6 +1641,13 @@ fn deepseek_v41_spaced_dsml_tags_and_the_peers_names() {
         ("xlam", Family::Json),
         ("phi4_mini_json", Family::Phi4Mini),
         ("granite-20b-fc", Family::Granite20bFc),
+        ("qwen3_xml", Family::Qwen3Coder),
+        ("nemotron_v3", Family::Qwen3Coder),
+        ("openai", Family::GptOss),
+        ("llama4_pythonic", Family::Pythonic),
+        ("cohere_command", Family::Cohere),
+        ("internlm2", Family::InternLm),
+        ("kimik2", Family::Kimi),
     ] {
         assert_eq!(Family::from_name(name), Some(family), "{name}");
     }
