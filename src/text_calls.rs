@@ -592,6 +592,21 @@ enum State {
     },
 }
 
+impl State {
+    /// Inside a call's markup, its opener (if it has one) just read.
+    fn opened(opener: Opener) -> State {
+        State::Call {
+            opener,
+            searched: opener.text().len(),
+            json: None,
+            tagged: false,
+            py: pythonic::Lex::opened(),
+            whole: None,
+            gemma: gemma::Scan::default(),
+        }
+    }
+}
+
 /// A JSON value after a marker, followed by the strict splitter to where it closes.
 #[derive(Clone, Debug)]
 struct JsonEnd {
@@ -803,15 +818,7 @@ impl Extractor {
                 let ws = self.pending.len() - t.len();
                 text(out, self.pending[..ws].to_string());
                 self.pending.drain(..ws);
-                self.state = State::Call {
-                    opener: bare,
-                    searched: 0,
-                    json: None,
-                    tagged: false,
-                    py: pythonic::Lex::opened(),
-                    whole: None,
-                    gemma: gemma::Scan::default(),
-                };
+                self.state = State::opened(bare);
                 return true;
             }
         }
@@ -851,15 +858,7 @@ impl Extractor {
             if let Some(opener) = opener {
                 text(out, self.pending[..p].to_string());
                 self.pending.drain(..p);
-                self.state = State::Call {
-                    opener,
-                    searched: opener.text().len(),
-                    json: None,
-                    tagged: false,
-                    py: pythonic::Lex::opened(),
-                    whole: None,
-                    gemma: gemma::Scan::default(),
-                };
+                self.state = State::opened(opener);
                 return true;
             }
             if pythonic == pythonic::Open::Maybe

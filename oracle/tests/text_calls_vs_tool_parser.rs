@@ -193,36 +193,9 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
             }
             out.push_str("<｜tool▁calls▁end｜>");
         }
-        "deepseek_v4" => {
-            out.push_str("<｜DSML｜tool_calls>\n");
-            for (n, a) in calls {
-                out.push_str(&format!("<｜DSML｜invoke name=\"{n}\">\n"));
-                for (k, v) in a {
-                    let s = v.is_string();
-                    out.push_str(&format!(
-                        "<｜DSML｜parameter name=\"{k}\" string=\"{s}\">{}</｜DSML｜parameter>\n",
-                        plain(v)
-                    ));
-                }
-                out.push_str("</｜DSML｜invoke>\n");
-            }
-            out.push_str("</｜DSML｜tool_calls>");
-        }
-        "deepseek_v41" => {
-            out.push_str("<｜DSML｜ calls>\n");
-            for (n, a) in calls {
-                out.push_str(&format!("<｜DSML｜ invoke name=\"{n}\">\n"));
-                for (k, v) in a {
-                    let s = v.is_string();
-                    out.push_str(&format!(
-                        "<｜DSML｜ parameter name=\"{k}\" string=\"{s}\">{}</｜DSML｜ parameter>\n",
-                        plain(v)
-                    ));
-                }
-                out.push_str("</｜DSML｜ invoke>\n");
-            }
-            out.push_str("</｜DSML｜ calls>");
-        }
+        // V4's DSML, and V4.1's with every tag spaced after `｜DSML｜`.
+        "deepseek_v4" => dsml(&mut out, "｜DSML｜", "tool_calls", calls),
+        "deepseek_v41" => dsml(&mut out, "｜DSML｜ ", "calls", calls),
         "minimax_m2" => {
             out.push_str("<minimax:tool_call>\n");
             for (n, a) in calls {
@@ -350,6 +323,24 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
         f => unreachable!("{f}"),
     }
     out
+}
+
+/// DeepSeek's DSML block `<{p}{block}>` of invokes, each parameter marked a string or
+/// not.
+fn dsml(out: &mut String, p: &str, block: &str, calls: &[Call]) {
+    out.push_str(&format!("<{p}{block}>\n"));
+    for (n, a) in calls {
+        out.push_str(&format!("<{p}invoke name=\"{n}\">\n"));
+        for (k, v) in a {
+            let s = v.is_string();
+            out.push_str(&format!(
+                "<{p}parameter name=\"{k}\" string=\"{s}\">{}</{p}parameter>\n",
+                plain(v)
+            ));
+        }
+        out.push_str(&format!("</{p}invoke>\n"));
+    }
+    out.push_str(&format!("</{p}{block}>"));
 }
 
 /// A Python string literal (single quotes, escapes for what needs them).
