@@ -948,6 +948,34 @@ fn hostile_markup_is_handled_whole() {
         "{:?}",
         &out.first()
     );
+    // Gemma 4: a value nested past the reader's depth (a failure, not a deep recursion),
+    // and 30 000 parameters (one check each).
+    let deep = format!(
+        "<|tool_call>call:write_file{{content:{}{}}}<tool_call|>",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let out = run(None, &tools(), &deep, &[]);
+    assert!(
+        matches!(
+            &out[..],
+            [Piece::Failed {
+                kind: FailureKind::Syntax,
+                ..
+            }]
+        ),
+        "{:?}",
+        &out.first()
+    );
+    let mut wide = String::from("<|tool_call>call:write_file{");
+    for k in 0..30_000 {
+        wide.push_str(&format!("p{k}:<|\"|>x<|\"|>,"));
+    }
+    wide.push_str("last:1}<tool_call|>");
+    let out = run(None, &tools(), &wide, &[]);
+    assert!(
+        matches!(&out[..], [Piece::Call { arguments, .. }] if arguments.matches("\"x\"").count() == 30_000)
+    );
     let prefixes = "[get_weathe ".repeat(3_000);
     let cuts: Vec<usize> = (1..prefixes.len()).collect();
     assert_eq!(run(None, &tools(), &prefixes, &cuts), [text(&prefixes)]);

@@ -15,6 +15,9 @@ const QUOTE: &str = "<|\"|>";
 /// The closing marker.
 pub(super) const CLOSE: &str = "<tool_call|>";
 
+/// The deepest a value may nest (deeper is a failure, not a deep recursion).
+const MAX_DEPTH: usize = 64;
+
 /// How far the end of a call's markup has been looked for, each byte once.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Scan {
@@ -122,7 +125,7 @@ pub(super) fn call(body: &str, tools: &Tools) -> Result<(String, String), &'stat
     if !r.eat(close) {
         loop {
             let key = r.key()?;
-            let value = match r.value()? {
+            let value = match r.value(0)? {
                 Raw::Str(s) => Value::String(s),
                 Raw::Bare(t) => super::typed(&t, tools.param_type(name, &key).or(Some("json"))),
                 Raw::Value(v) => v,
@@ -196,7 +199,10 @@ impl Reader<'_> {
         Ok(key)
     }
 
-    fn value(&mut self) -> Result<Raw, &'static str> {
+    fn value(&mut self, depth: usize) -> Result<Raw, &'static str> {
+        if depth > MAX_DEPTH {
+            return Err("values nested too deep");
+        }
         self.ws();
         if let Some(r) = self.s.strip_prefix(QUOTE) {
             let (v, r) = r.split_once(QUOTE).ok_or("a string not closed")?;
@@ -209,7 +215,7 @@ impl Reader<'_> {
             if !self.eat('}') {
                 loop {
                     let k = self.key()?;
-                    let v = self.nested()?;
+                    let v = self.nested(depth + 1)?;
                     if m.insert(k, v).is_some() {
                         return Err("a key given twice");
                     }
@@ -229,7 +235,7 @@ impl Reader<'_> {
             let mut a = Vec::new();
             if !self.eat(']') {
                 loop {
-                    a.push(self.nested()?);
+                    a.push(self.nested(depth + 1)?);
                     if self.eat(',') {
                         continue;
                     }
@@ -255,8 +261,8 @@ impl Reader<'_> {
 
     /// A value inside a container: a bare scalar must be JSON's (a number, `true`,
     /// `false`, `null`).
-    fn nested(&mut self) -> Result<Value, &'static str> {
-        Ok(match self.value()? {
+    fn nested(&mut self, depth: usize) -> Result<Value, &'static str> {
+        Ok(match self.value(depth)? {
             Raw::Str(s) => Value::String(s),
             Raw::Value(v) => v,
             Raw::Bare(t) => serde_json::from_str::<Value>(&t)
