@@ -486,7 +486,8 @@ impl<'a> Writer<'a> {
         if fenced {
             let t = rest.trim_start_matches(is_ws_char);
             if let Some(after) = t.strip_prefix("```") {
-                let fence_at = end + (rest.len() - t.len());
+                // Counted from where `rest` starts (past a comma taken above).
+                let fence_at = rest_at + (rest.len() - t.len());
                 self.note(RepairKind::Fence, fence_at, "```", "")
                     .map_err(|r| (r, fence_at))?;
                 rest_at = fence_at + 3;
@@ -1173,6 +1174,13 @@ mod tests {
                 &[(Fence, 0), (Fence, 14)],
             ),
             (r#"{"a":2},"#, r#"{"a":2}"#, &[(TrailingComma, 7)]),
+            // A comma then the closing fence: the fence's offset counts the comma (found
+            // by the `repair` fuzz target: it named the line break before the fence).
+            (
+                "```json\n{\"a\":2},\n```",
+                r#"{"a":2}"#,
+                &[(Fence, 0), (TrailingComma, 15), (Fence, 17)],
+            ),
             (
                 r#"{2: "b", 10: 1}"#,
                 r#"{"2": "b", "10": 1}"#,
