@@ -150,16 +150,7 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
         "pythonic" => {
             let items: Vec<String> = calls
                 .iter()
-                .map(|(n, a)| {
-                    let args: Vec<String> = a
-                        .iter()
-                        .map(|(k, v)| match v {
-                            Value::String(s) => format!("{k}={}", py_str(s)),
-                            v => format!("{k}={v}"),
-                        })
-                        .collect();
-                    format!("{n}({})", args.join(", "))
-                })
+                .map(|(n, a)| format!("{n}({})", py_args(a, "", "=")))
                 .collect();
             out.push_str(&format!("[{}]", items.join(", ")));
         }
@@ -270,14 +261,10 @@ fn markup(family: &str, calls: &[Call], r: &mut Rng) -> String {
             let items: Vec<String> = calls
                 .iter()
                 .map(|(n, a)| {
-                    let args: Vec<String> = a
-                        .iter()
-                        .map(|(k, v)| match v {
-                            Value::String(s) => format!("'{k}': {}", py_str(s)),
-                            v => format!("'{k}': {v}"),
-                        })
-                        .collect();
-                    format!("{{'name': '{n}', 'arguments': {{{}}}}}", args.join(", "))
+                    format!(
+                        "{{'name': '{n}', 'arguments': {{{}}}}}",
+                        py_args(a, "'", "': ")
+                    )
                 })
                 .collect();
             out.push_str(&format!("<|tool_calls|>[{}]", items.join(", ")));
@@ -341,6 +328,19 @@ fn dsml(out: &mut String, p: &str, block: &str, calls: &[Call]) {
         out.push_str(&format!("</{p}invoke>\n"));
     }
     out.push_str(&format!("</{p}{block}>"));
+}
+
+/// Arguments written in Python: each key between `quote`s, then `sep`, then the value
+/// (keyword arguments `k=v`, or a dict's `'k': v`).
+fn py_args(args: &[(&str, Value)], quote: &str, sep: &str) -> String {
+    let items: Vec<String> = args
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{quote}{k}{sep}{}", py_str(s)),
+            v => format!("{quote}{k}{sep}{v}"),
+        })
+        .collect();
+    items.join(", ")
 }
 
 /// A Python string literal (single quotes, escapes for what needs them).
