@@ -851,10 +851,26 @@ impl ToolCallAssembler {
             self.slots[s].name = name;
         }
         if let Some(args) = arguments {
-            self.feed(s, args, out);
+            self.feed(s, &args, out);
         }
         if complete {
             self.close(s, true, out);
+        }
+    }
+
+    /// [`ToolCallAssembler::push`] of a call's argument fragment and nothing else (no id,
+    /// no name, not complete), borrowed: what a decoder's template read
+    /// ([`crate::provider::Fragment`]) goes here without a [`Delta`] made for it.
+    pub(crate) fn push_fragment(
+        &mut self,
+        choice: u32,
+        index: Option<u32>,
+        args: &str,
+        out: &mut Vec<Event>,
+    ) {
+        // `call_delta` with no id and no name: the check of a repeated call needs an id.
+        if let Some(s) = self.slot_for(choice, index, None, None, out) {
+            self.feed(s, args, out);
         }
     }
 
@@ -1101,7 +1117,7 @@ impl ToolCallAssembler {
                 if let Some(s) = self.open_slot(choice, None, &id, &name, true, out) {
                     self.slots[s].id = id;
                     self.slots[s].name = name;
-                    self.feed(s, arguments, out);
+                    self.feed(s, &arguments, out);
                     self.close(s, true, out);
                 }
             }
@@ -1211,7 +1227,7 @@ impl ToolCallAssembler {
     }
 
     /// Push an argument fragment into a slot's splitter (or into its failure).
-    fn feed(&mut self, s: usize, args: String, out: &mut Vec<Event>) {
+    fn feed(&mut self, s: usize, args: &str, out: &mut Vec<Event>) {
         let limit = self.policy.json.max_value_bytes;
         let slot = &mut self.slots[s];
         if let Some(f) = slot.failed.as_mut() {

@@ -47,6 +47,17 @@ impl<'a> Str<'a> {
         }
     }
 
+    /// The decoded string, into `out` (cleared first).
+    #[inline]
+    pub(crate) fn decode_into(self, out: &mut String) {
+        out.clear();
+        if self.escaped {
+            unescape_into(self.raw, out);
+        } else {
+            out.push_str(self.raw);
+        }
+    }
+
     /// Whether the decoded string equals `want`.
     #[inline]
     pub(crate) fn is(self, want: &str) -> bool {
@@ -438,6 +449,13 @@ fn lenient_string_end(b: &[u8], from: usize) -> Option<usize> {
 /// Decode the escapes of string content that [`Cursor::string`] accepted (so every escape
 /// is complete and every `\u` high surrogate has its low half).
 pub(crate) fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    unescape_into(raw, &mut out);
+    out
+}
+
+/// [`unescape`], appended to `out`.
+pub(crate) fn unescape_into(raw: &str, out: &mut String) {
     let b = raw.as_bytes();
     let hex = |at: usize| {
         raw.get(at..at + 4)
@@ -448,7 +466,7 @@ pub(crate) fn unescape(raw: &str) -> String {
     // ASCII) and each escape pushed as its character, so the result is text as it is
     // built and needs no second check. The search is a plain loop: runs are a few bytes
     // long in argument fragments, shorter than a vector search pays off.
-    let mut out = String::with_capacity(b.len());
+    out.reserve(b.len());
     let mut i = 0;
     while let Some(p) = b[i..].iter().position(|&c| c == b'\\') {
         let at = i + p;
@@ -482,7 +500,6 @@ pub(crate) fn unescape(raw: &str) -> String {
         i = at + len;
     }
     out.push_str(&raw[i..]);
-    out
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::template::Templates;
-use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
+use super::template::{Lane, Templates};
+use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason, Fragment};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -100,16 +100,36 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let mut args = String::new();
+        if let Some(f) = self.decode_lane(event, payload, out, &mut args) {
+            out.push(f.into_delta(args));
+        }
+    }
+
+    /// [`Decoder::decode`], a call's argument fragment read by the template given as a
+    /// [`Fragment`] and its text in `args` ([`super::Decoder::decode_lane`]).
+    pub(crate) fn decode_lane(
+        &mut self,
+        event: Option<&[u8]>,
+        payload: &[u8],
+        out: &mut Vec<Delta>,
+        args: &mut String,
+    ) -> Option<Fragment> {
         let key = event.unwrap_or_default();
-        if let Some(d) = self.templates.read(key, payload) {
-            out.push(d);
-            return;
+        match self.templates.read_lane(key, payload, args) {
+            Some(Lane::Fragment { choice, index, .. }) => return Some(Fragment { choice, index }),
+            Some(Lane::Delta(d, _)) => {
+                out.push(d);
+                return None;
+            }
+            None => {}
         }
         let mark = out.len();
         self.decode_whole(event, payload, out);
         // Only a `content_block_delta` gives one text or call delta with its string, and
         // what it gives does not depend on the decoder's state.
         self.templates.learn_by_value(key, payload, &out[mark..]);
+        None
     }
 
     /// Drop the payload template (the tests' way to have the whole reader decode the next

@@ -479,6 +479,53 @@ impl Decoder {
             Decoder::Bedrock(d) => d.decode(event, payload, out),
         }
     }
+
+    /// [`Decoder::decode`], except that a payload that is a call's argument fragment and
+    /// nothing else, read by the decoder's template (the most frequent payload of a stream
+    /// of calls), gives no [`Delta`]: its arguments are decoded into `args` (cleared
+    /// first) and the [`Fragment`] returned says whose they are — what the delta would
+    /// have said, without the delta's allocation.
+    pub(crate) fn decode_lane(
+        &mut self,
+        event: Option<&[u8]>,
+        payload: &[u8],
+        out: &mut Vec<Delta>,
+        args: &mut String,
+    ) -> Option<Fragment> {
+        match self {
+            Decoder::OpenAiChat(d) => d.decode_lane(payload, out, args),
+            Decoder::OpenAiResponses(d) => d.decode_lane(event, payload, out, args),
+            Decoder::Anthropic(d) => d.decode_lane(event, payload, out, args),
+            _ => {
+                self.decode(event, payload, out);
+                None
+            }
+        }
+    }
+}
+
+/// A call's argument fragment with nothing else, read by a decoder's template
+/// ([`Decoder::decode_lane`]): whose it is (its text went to the buffer given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fragment {
+    /// The call's choice.
+    pub(crate) choice: u32,
+    /// The call's index.
+    pub(crate) index: Option<u32>,
+}
+
+impl Fragment {
+    /// The delta [`Decoder::decode`] gives for it.
+    pub(crate) fn into_delta(self, arguments: String) -> Delta {
+        Delta::Call {
+            choice: self.choice,
+            index: self.index,
+            id: None,
+            name: None,
+            arguments: Some(arguments),
+            complete: false,
+        }
+    }
 }
 
 /// How many tool blocks (or function-call items) a decoder follows at once. Past it, a new

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use super::template::{Templates, GAPS};
-use super::{error_delta, non_empty, utf8, Delta, FinishReason};
+use super::template::{Lane, Templates, GAPS};
+use super::{error_delta, non_empty, utf8, Delta, FinishReason, Fragment};
 use crate::json::cursor::{Cursor, CursorError, Str};
 
 mod reference;
@@ -73,14 +73,32 @@ impl Decoder {
     /// [`decode_reference`] is the same decoder written with serde, kept as the oracle the
     /// tests compare it with.
     pub fn decode(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
+        let mut args = String::new();
+        if let Some(f) = self.decode_lane(payload, out, &mut args) {
+            out.push(f.into_delta(args));
+        }
+    }
+
+    /// [`Decoder::decode`], a call's argument fragment read by the template given as a
+    /// [`Fragment`] and its text in `args` ([`super::Decoder::decode_lane`]).
+    pub(crate) fn decode_lane(
+        &mut self,
+        payload: &[u8],
+        out: &mut Vec<Delta>,
+        args: &mut String,
+    ) -> Option<Fragment> {
         let trimmed = payload.trim_ascii();
         if trimmed == b"[DONE]" {
             out.push(Delta::Done);
-            return;
+            return None;
         }
-        if let Some(d) = self.templates.read(b"", trimmed) {
-            out.push(d);
-            return;
+        match self.templates.read_lane(b"", trimmed, args) {
+            Some(Lane::Fragment { choice, index, .. }) => return Some(Fragment { choice, index }),
+            Some(Lane::Delta(d, _)) => {
+                out.push(d);
+                return None;
+            }
+            None => {}
         }
         // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
         let known = !self.prefix.is_empty()
@@ -91,7 +109,7 @@ impl Decoder {
             Ok(t) => t,
             Err(e) => {
                 out.push(undecodable(trimmed, &e));
-                return;
+                return None;
             }
         };
         let mark = out.len();
@@ -126,6 +144,7 @@ impl Decoder {
                 ));
             }
         }
+        None
     }
 }
 
@@ -613,6 +632,51 @@ mod tests {
         out.clear();
         d.decode(&next, &mut out);
         assert_eq!(out, reference(&next));
+    }
+
+    #[test]
+    fn an_argument_fragment_read_by_the_template_takes_the_lane() {
+        // A call's fragment with nothing else: no delta made, its text in the buffer, and
+        // whose it is, as the reference reads it. A text read by a template stays a delta.
+        let call = |args: &str| {
+            format!("{{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":1,\"delta\":{{\"tool_calls\":[{{\"index\":3,\"function\":{{\"arguments\":{args}}}}}]}},\"finish_reason\":null}}]}}").into_bytes()
+        };
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        let mut args = String::from("left over");
+        assert_eq!(
+            d.decode_lane(&call("\"{\\\"a\""), &mut out, &mut args),
+            None
+        );
+        assert_eq!(d.decode_lane(&call("\"\\\":\""), &mut out, &mut args), None);
+        assert_eq!(
+            out,
+            [
+                reference(&call("\"{\\\"a\"")),
+                reference(&call("\"\\\":\""))
+            ]
+            .concat()
+        );
+        out.clear();
+        let next = call("\"\\u00e9\\n1}\"");
+        let f = d.decode_lane(&next, &mut out, &mut args);
+        assert_eq!(
+            f,
+            Some(Fragment {
+                choice: 1,
+                index: Some(3)
+            })
+        );
+        assert!(out.is_empty());
+        assert_eq!(vec![f.unwrap().into_delta(args.clone())], reference(&next));
+        assert_eq!(args, "\u{e9}\n1}");
+        let mut t = Decoder::default();
+        t.decode(&payload("\" Hi\"", "\"x\""), &mut out);
+        t.decode(&payload("\" there\"", "\"y\""), &mut out);
+        out.clear();
+        let text = payload("\" you\"", "\"z\"");
+        assert_eq!(t.decode_lane(&text, &mut out, &mut args), None);
+        assert_eq!(out, reference(&text));
     }
 
     #[test]

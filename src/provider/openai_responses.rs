@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::template::Templates;
-use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason};
+use super::template::{Lane, Templates};
+use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason, Fragment};
 use crate::json::cursor::{string_token, Cursor, CursorError, Str};
 
 #[derive(Deserialize)]
@@ -250,26 +250,51 @@ const CHANGING: [&str; 2] = ["sequence_number", "obfuscation"];
 impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
+        let mut args = String::new();
+        if let Some(f) = self.decode_lane(event, payload, out, &mut args) {
+            out.push(f.into_delta(args));
+        }
+    }
+
+    /// [`Decoder::decode`], a call's argument fragment read by the template given as a
+    /// [`Fragment`] and its text in `args` ([`super::Decoder::decode_lane`]).
+    pub(crate) fn decode_lane(
+        &mut self,
+        event: Option<&[u8]>,
+        payload: &[u8],
+        out: &mut Vec<Delta>,
+        args: &mut String,
+    ) -> Option<Fragment> {
         let key = event.unwrap_or_default();
-        if let Some((d, raw)) = self.templates.read_raw(key, payload) {
-            // What the whole reader does for a call's delta: its arguments streamed.
-            if let Delta::Call {
-                index: Some(i),
-                arguments,
-                ..
-            } = &d
-            {
-                if let Some(streamed) = self.calls.get_mut(i) {
-                    streamed.add(arguments.as_deref().unwrap_or(""), Some(raw));
+        match self.templates.read_lane(key, payload, args) {
+            Some(Lane::Fragment { choice, index, raw }) => {
+                // What the whole reader does for a call's delta: its arguments streamed.
+                if let Some(streamed) = index.and_then(|i| self.calls.get_mut(&i)) {
+                    streamed.add(args, Some(raw));
                 }
+                return Some(Fragment { choice, index });
             }
-            out.push(d);
-            return;
+            Some(Lane::Delta(d, raw)) => {
+                if let Delta::Call {
+                    index: Some(i),
+                    arguments,
+                    ..
+                } = &d
+                {
+                    if let Some(streamed) = self.calls.get_mut(i) {
+                        streamed.add(arguments.as_deref().unwrap_or(""), Some(raw));
+                    }
+                }
+                out.push(d);
+                return None;
+            }
+            None => {}
         }
         let mark = out.len();
         self.decode_whole(event, payload, out);
         self.templates
             .learn_members(key, payload, "delta", &CHANGING, &out[mark..]);
+        None
     }
 
     /// Drop the payload template (the tests' way to have the whole reader decode the next

@@ -14,7 +14,22 @@
 //! whole reader. The bytes are compared, never assumed.
 
 use super::Delta;
-use crate::json::cursor::{string_token, Cursor};
+use crate::json::cursor::{string_token, Cursor, Str};
+
+/// What [`Templates::read_lane`] read.
+pub(crate) enum Lane<'p> {
+    /// A call's argument fragment and nothing else: its text went to the buffer given.
+    Fragment {
+        /// The call's choice.
+        choice: u32,
+        /// The call's index, as the delta would have it.
+        index: Option<u32>,
+        /// The fragment as it stands in the payload (escaped).
+        raw: &'p str,
+    },
+    /// Any other delta, with its string as it stands in the payload.
+    Delta(Delta, &'p str),
+}
 
 /// After this many payloads in a row that decoded to one text, reasoning or call delta but did not
 /// fit the template, a decoder keeps no more templates for the stream (a provider that
@@ -69,25 +84,55 @@ struct Template {
 }
 
 impl Templates {
-    /// The delta of `payload` (given with `key`) if it fits the template.
-    pub(crate) fn read(&mut self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        self.read_raw(key, payload).map(|(d, _)| d)
-    }
-
-    /// [`Templates::read`], with the new string's content as it stands in the payload
-    /// (escaped).
-    pub(crate) fn read_raw<'p>(
+    /// The delta of `payload` (given with `key`) if it fits the template, with the new
+    /// string's content as it stands in the payload (escaped) — but a call's argument
+    /// fragment with nothing else (no id, no name, not the call's end: the most frequent
+    /// payload of a stream of calls) is not made a [`Delta`]: its arguments are decoded
+    /// into `args` (cleared first), and [`Lane::Fragment`] says whose they are, as the
+    /// delta would.
+    pub(crate) fn read_lane<'p>(
         &mut self,
         key: &[u8],
         payload: &'p [u8],
-    ) -> Option<(Delta, &'p str)> {
-        let t = self.template.as_ref()?;
-        let d = t.read(key, payload);
-        self.tried = d.is_none();
-        if d.is_some() {
+        args: &mut String,
+    ) -> Option<Lane<'p>> {
+        let (t, s) = self.token(key, payload)?;
+        Some(match t.delta {
+            Delta::Call {
+                choice,
+                index,
+                id: None,
+                name: None,
+                complete: false,
+                ..
+            } => {
+                s.decode_into(args);
+                Lane::Fragment {
+                    choice,
+                    index,
+                    raw: s.raw,
+                }
+            }
+            ref d => Lane::Delta(with_string(d, Some(s.cow().into_owned())), s.raw),
+        })
+    }
+
+    /// The delta of `payload` (given with `key`) if it fits the template, as a decoder
+    /// would have it (for tests).
+    #[cfg(test)]
+    pub(crate) fn read(&mut self, key: &[u8], payload: &[u8]) -> Option<Delta> {
+        let (t, s) = self.token(key, payload)?;
+        Some(with_string(&t.delta, Some(s.cow().into_owned())))
+    }
+
+    /// The template and the new string of `payload` if it fits, the count of misses kept.
+    fn token<'p>(&mut self, key: &[u8], payload: &'p [u8]) -> Option<(&Template, Str<'p>)> {
+        let s = self.template.as_ref()?.token(key, payload);
+        self.tried = s.is_none();
+        if s.is_some() {
             self.misses = 0;
         }
-        d
+        Some((self.template.as_ref()?, s?))
     }
 
     /// Whether there is a template (for tests).
@@ -100,7 +145,9 @@ impl Templates {
     /// tests).
     #[cfg(test)]
     pub(crate) fn peek(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        self.template.as_ref()?.read(key, payload).map(|(d, _)| d)
+        let t = self.template.as_ref()?;
+        let s = t.token(key, payload)?;
+        Some(with_string(&t.delta, Some(s.cow().into_owned())))
     }
 
     /// After the whole reader decoded `payload` (given with `key`) to `deltas`: keep its
@@ -354,8 +401,8 @@ impl Template {
         Some(())
     }
 
-    /// The delta of `payload` if it is this template around new tokens.
-    fn read<'p>(&self, key: &[u8], payload: &'p [u8]) -> Option<(Delta, &'p str)> {
+    /// The hole's new string if `payload` is this template around new tokens.
+    fn token<'p>(&self, key: &[u8], payload: &'p [u8]) -> Option<Str<'p>> {
         if !same(key, &self.bytes[..self.key]) {
             return None;
         }
@@ -388,11 +435,7 @@ impl Template {
         if !same(&payload[at..], &self.bytes[from..]) {
             return None;
         }
-        let new = new?;
-        Some((
-            with_string(&self.delta, Some(new.cow().into_owned())),
-            new.raw,
-        ))
+        new
     }
 }
 

@@ -107,6 +107,9 @@ struct Core {
     decoder: Decoder,
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
+    /// A call's argument fragment read by the decoder's template ([`Decoder::decode_lane`]):
+    /// one buffer for them all.
+    args: String,
     provider: Provider,
     /// Calls written into the text, when taken out.
     text: Option<Box<Extraction>>,
@@ -137,6 +140,7 @@ impl Core {
             decoder: Decoder::new(format),
             assembler: ToolCallAssembler::new(Policy::default()),
             deltas: Vec::new(),
+            args: String::new(),
             provider,
             text: None,
             format,
@@ -229,22 +233,35 @@ impl Core {
         self.arg_bytes = 0;
         self.call_index = None;
         self.call_named = false;
-        self.decoder.decode(ty, data, &mut self.deltas);
-        self.only_fragment = matches!(
-            self.deltas.as_slice(),
-            [Delta::Call {
-                arguments: Some(_),
-                id: None,
-                name: None,
-                complete: false,
-                ..
-            }]
-        );
+        let lane = self
+            .decoder
+            .decode_lane(ty, data, &mut self.deltas, &mut self.args);
+        self.only_fragment = lane.is_some()
+            || matches!(
+                self.deltas.as_slice(),
+                [Delta::Call {
+                    arguments: Some(_),
+                    id: None,
+                    name: None,
+                    complete: false,
+                    ..
+                }]
+            );
         let mut seen = Seen::default();
         if let Some(x) = self.text.as_deref_mut() {
             x.start();
         }
         let mut produced = Vec::new();
+        if let Some(f) = lane {
+            // A call's argument fragment, as the loop below takes its delta.
+            self.arg_bytes = self.args.len();
+            self.call_index = f.index;
+            seen.calls = true;
+            self.assembler
+                .push_fragment(f.choice, f.index, &self.args, &mut produced);
+            events.extend(produced.drain(..).map(|e| (f.choice, e)));
+            return seen;
+        }
         for d in self.deltas.drain(..) {
             match &d {
                 Delta::CallEnd { index: Some(i), .. } => {
