@@ -427,6 +427,41 @@ impl Decoder {
                 self.pos = end + 2;
                 break;
             }
+            // The next most common, `event: ...\ndata: ...\n\n` (Anthropic's and the
+            // Responses API's every event), whole in the chunk with nothing pending: the
+            // same one step.
+            if !self.in_line
+                && self.skipping.is_none()
+                && chunk[end] == b'\n'
+                && matches!(self.data, Data::Empty)
+                && chunk[pos..end].starts_with(b"event:")
+                && chunk[end + 1..].starts_with(b"data:")
+            {
+                let d = end + 1;
+                if let Some(k2) = memchr::memchr2(b'\n', b'\r', &chunk[d..]) {
+                    let dend = d + k2;
+                    if dend + 1 < n
+                        && chunk[dend] == b'\n'
+                        && chunk[dend + 1] == b'\n'
+                        && k as u64 <= self.limits.max_line
+                        && k2 as u64 <= self.limits.max_line
+                        && self.event_bytes + (k + k2) as u64 <= self.limits.max_event
+                    {
+                        let field = |at: usize, name: usize| {
+                            if chunk.get(at + name) == Some(&b' ') {
+                                at + name + 1
+                            } else {
+                                at + name
+                            }
+                        };
+                        self.event = chunk.slice(field(pos, 6)..end);
+                        let data = chunk.slice(field(d, 5)..dend);
+                        out = Some(self.event_out(data, base + dend as u64 + 1));
+                        self.pos = dend + 2;
+                        break;
+                    }
+                }
+            }
             if self.in_line {
                 self.partial_line(&chunk[pos..end], base + pos as u64);
                 self.in_line = false;

@@ -334,6 +334,12 @@ data: ok
         b"event: abc\ndata:12345\n\n",
         &["E abc|12345|", "END ok"],
     );
+    // The one-step path for `event:` + `data:` keeps each line's limit too.
+    check_with(
+        l,
+        b"event: a\ndata: 0123456789abcdef\n\ndata:ok\n\n",
+        &["S line@25+32", "E message|ok|", "END ok"],
+    );
 }
 
 #[test]
