@@ -16,6 +16,7 @@
 
 pub(crate) mod cursor;
 mod error;
+pub(crate) mod escape;
 mod machine;
 pub(crate) mod preview;
 #[doc(hidden)]

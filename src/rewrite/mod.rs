@@ -752,8 +752,8 @@ impl OpenAiRewriter {
         if let Some(note) = note {
             comment(out, &note);
         }
-        // Written as bytes, the strings through serde_json's escaper: the most frequent
-        // chunk the proxy writes, and the largest (the arguments).
+        // Written as bytes, the arguments through the block escaper, the other strings
+        // through serde_json's: the most frequent chunk the proxy writes, and the largest.
         let mut c = Vec::with_capacity(call.arguments.len() + call.name.len() + 160);
         let _ = write!(c, "[{{\"index\":{choice},\"delta\":{{");
         if self.opened.insert(choice) {
@@ -764,7 +764,7 @@ impl OpenAiRewriter {
         c.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
         let _ = serde_json::to_writer(&mut c, &call.name);
         c.extend_from_slice(b",\"arguments\":");
-        let _ = serde_json::to_writer(&mut c, &call.arguments);
+        crate::json::escape::write_str(&mut c, &call.arguments);
         c.push(b'}');
         if let Some(s) = self.signatures.remove(&choice) {
             c.extend_from_slice(b",\"extra_content\":{\"google\":{\"thought_signature\":");
@@ -1651,7 +1651,7 @@ fn call_entry(out: &mut Vec<u8>, id: &str, name: &str, arguments: &str, sig: Opt
     out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
     let _ = serde_json::to_writer(&mut *out, name);
     out.extend_from_slice(b",\"arguments\":");
-    let _ = serde_json::to_writer(&mut *out, arguments);
+    crate::json::escape::write_str(out, arguments);
     out.push(b'}');
     if let Some(s) = sig {
         out.extend_from_slice(b",\"extra_content\":{\"google\":{\"thought_signature\":");
