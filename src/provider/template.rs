@@ -14,7 +14,7 @@
 //! whole reader. The bytes are compared, never assumed.
 
 use super::Delta;
-use crate::json::cursor::{string_token, Cursor, Str};
+use crate::json::cursor::{simple_string, string_token, Cursor, Str};
 
 /// What [`Templates::read_lane`] read.
 pub(crate) enum Lane<'p> {
@@ -96,7 +96,7 @@ impl Templates {
         payload: &'p [u8],
         args: &mut String,
     ) -> Option<Lane<'p>> {
-        let (t, s) = self.token(key, payload)?;
+        let (t, (s, decoded)) = self.token(key, payload, Some(&mut *args))?;
         Some(match t.delta {
             Delta::Call {
                 choice,
@@ -106,14 +106,23 @@ impl Templates {
                 complete: false,
                 ..
             } => {
-                s.decode_into(args);
+                if !decoded {
+                    s.decode_into(args);
+                }
                 Lane::Fragment {
                     choice,
                     index,
                     raw: s.raw,
                 }
             }
-            ref d => Lane::Delta(with_string(d, Some(s.cow().into_owned())), s.raw),
+            ref d => {
+                let string = if decoded {
+                    args.clone()
+                } else {
+                    s.cow().into_owned()
+                };
+                Lane::Delta(with_string(d, Some(string)), s.raw)
+            }
         })
     }
 
@@ -121,13 +130,18 @@ impl Templates {
     /// would have it (for tests).
     #[cfg(test)]
     pub(crate) fn read(&mut self, key: &[u8], payload: &[u8]) -> Option<Delta> {
-        let (t, s) = self.token(key, payload)?;
+        let (t, (s, _)) = self.token(key, payload, None)?;
         Some(with_string(&t.delta, Some(s.cow().into_owned())))
     }
 
     /// The template and the new string of `payload` if it fits, the count of misses kept.
-    fn token<'p>(&mut self, key: &[u8], payload: &'p [u8]) -> Option<(&Template, Str<'p>)> {
-        let s = self.template.as_ref()?.token(key, payload);
+    fn token<'p>(
+        &mut self,
+        key: &[u8],
+        payload: &'p [u8],
+        args: Option<&mut String>,
+    ) -> Option<(&Template, (Str<'p>, bool))> {
+        let s = self.template.as_ref()?.token(key, payload, args);
         self.tried = s.is_none();
         if s.is_some() {
             self.misses = 0;
@@ -146,7 +160,7 @@ impl Templates {
     #[cfg(test)]
     pub(crate) fn peek(&self, key: &[u8], payload: &[u8]) -> Option<Delta> {
         let t = self.template.as_ref()?;
-        let s = t.token(key, payload)?;
+        let (s, _) = t.token(key, payload, None)?;
         Some(with_string(&t.delta, Some(s.cow().into_owned())))
     }
 
@@ -402,12 +416,20 @@ impl Template {
     }
 
     /// The hole's new string if `payload` is this template around new tokens.
-    fn token<'p>(&self, key: &[u8], payload: &'p [u8]) -> Option<Str<'p>> {
+    /// With `args`, the hole's string is decoded into it where it is of the simple kind
+    /// ([`simple_string`]), and the flag returned says so.
+    fn token<'p>(
+        &self,
+        key: &[u8],
+        payload: &'p [u8],
+        args: Option<&mut String>,
+    ) -> Option<(Str<'p>, bool)> {
         if !same(key, &self.bytes[..self.key]) {
             return None;
         }
         // The template's bytes are UTF-8 and end or start at a quote or a digit, so the
         // payload is UTF-8 when the new strings are (`string_token` checks them).
+        let mut args = args;
         let mut new = None;
         let mut at = 0;
         let mut from = self.key;
@@ -419,12 +441,27 @@ impl Template {
             at += lit.len();
             at = match slot {
                 Slot::Hole => {
-                    let (end, s) = string_token(payload, at)?;
+                    // Read once: the loop has one hole.
+                    let simple = match args.take() {
+                        Some(a) => simple_string(payload, at, a),
+                        None => None,
+                    };
+                    let (end, s, decoded) = match simple {
+                        Some((end, escaped)) => {
+                            // ASCII, so always text.
+                            let raw = crate::scan::text(&payload[at + 1..end - 1])?;
+                            (end, Str { raw, escaped }, true)
+                        }
+                        None => {
+                            let (end, s) = string_token(payload, at)?;
+                            (end, s, false)
+                        }
+                    };
                     // An empty text is no delta at all: the whole reader decides that one.
                     if s.raw.is_empty() {
                         return None;
                     }
-                    new = Some(s);
+                    new = Some((s, decoded));
                     end
                 }
                 Slot::Str => string_token(payload, at)?.0,
