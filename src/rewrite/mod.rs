@@ -259,7 +259,7 @@ impl Core {
             seen.calls = true;
             self.assembler
                 .push_fragment(f.choice, f.index, &self.args, &mut produced);
-            events.extend(produced.drain(..).map(|e| (f.choice, e)));
+            events.extend(produced.into_iter().map(|e| (f.choice, e)));
             return seen;
         }
         for d in self.deltas.drain(..) {
@@ -692,6 +692,10 @@ impl OpenAiRewriter {
     /// reasons corrected per choice, usage, errors (`errors`: the provider's, not an
     /// undecodable payload's).
     fn write(&mut self, events: &mut Vec<(u32, Event)>, errors: bool, out: &mut BytesMut) {
+        if events.is_empty() {
+            // (Most payloads of a stream of calls: a held call's fragment.)
+            return;
+        }
         for (c, e) in events.drain(..) {
             match e {
                 Event::Text { choice, text } => self.delta(choice, json!({"content": text}), out),
