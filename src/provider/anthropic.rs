@@ -275,7 +275,7 @@ fn whole_message(ev: Event<'_>, out: &mut Vec<Delta>) {
             _ => {}
         }
     }
-    super::whole_end(ev.stop_reason, ev.usage, out);
+    super::whole_end(ev.stop_reason, ev.usage.map(|u| u.get()), out);
 }
 
 /// `content_block_delta`: text, thinking, a signature or, in a `tool_use` block (`tool`), a

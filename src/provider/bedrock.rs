@@ -200,7 +200,7 @@ fn whole_converse(ev: Event<'_>, out: &mut Vec<Delta>) {
             });
         }
     }
-    super::whole_end(ev.stop_reason, ev.usage, out);
+    super::whole_end(ev.stop_reason, ev.usage.map(|u| u.get()), out);
 }
 
 impl Decoder {

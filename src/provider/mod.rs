@@ -574,7 +574,7 @@ pub(crate) fn reasoning_delta(t: Option<std::borrow::Cow<'_, str>>) -> Option<De
 /// usage, and the terminal marker (a body that was read whole is complete).
 pub(crate) fn whole_end(
     reason: Option<std::borrow::Cow<'_, str>>,
-    usage: Option<&serde_json::value::RawValue>,
+    usage: Option<&str>,
     out: &mut Vec<Delta>,
 ) {
     if let Some(raw) = reason {
@@ -584,10 +584,8 @@ pub(crate) fn whole_end(
             raw: raw.into_owned(),
         });
     }
-    if let Some(u) = usage.filter(|u| u.get() != "null") {
-        out.push(Delta::Usage {
-            raw: u.get().to_string(),
-        });
+    if let Some(u) = usage.filter(|&u| u != "null") {
+        out.push(Delta::Usage { raw: u.to_string() });
     }
     out.push(Delta::Done);
 }

@@ -15,7 +15,7 @@ use super::template::{Lane, Templates};
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason, Fragment};
 use crate::json::cursor::{string_token, Cursor, CursorError, Str};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug)]
 struct Event<'a> {
     #[serde(borrow, rename = "type", default)]
     kind: Option<Cow<'a, str>>,
@@ -26,17 +26,17 @@ struct Event<'a> {
     /// Read as JSON text (escaped), and as a string only by the events that have one
     /// there: the escaped form is what a call's `done` event is compared with.
     #[serde(borrow, default)]
-    delta: Option<&'a RawValue>,
+    delta: Option<Raw<'a>>,
     /// Read as JSON text (escaped), unescaped only when needed: most `done` events repeat
     /// the streamed arguments byte for byte, and are compared as they stand.
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<Raw<'a>>,
     #[serde(borrow, default)]
     response: Option<Response<'a>>,
     #[serde(borrow, default)]
     message: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     /// A non-streaming body's `"object": "response"`.
     #[serde(borrow, default)]
     object: Option<Cow<'a, str>>,
@@ -45,10 +45,214 @@ struct Event<'a> {
     status: Option<Cow<'a, str>>,
     /// A non-streaming body's output items, each read on its own.
     #[serde(borrow, default)]
-    output: Option<Vec<&'a RawValue>>,
+    output: Option<Vec<Raw<'a>>>,
     /// A non-streaming body's usage.
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
+    /// The item's text, when the cursor read the event (serde reads it again with
+    /// [`ItemText`], for the rare item passed on whole).
+    #[serde(skip)]
+    item_raw: Option<Raw<'a>>,
+}
+
+/// A JSON value's text as it stands in the payload (serde_json's `RawValue`, which only
+/// serde can make; the event's own reader makes these from its cursor).
+#[derive(Clone, Copy, Debug)]
+struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| Raw(r.get()))
+    }
+}
+
+/// An event as serde reads it into [`Event`], read with the strict cursor (one pass, long
+/// strings found 64 bytes at a time, no tree): the `done` events repeat a call's whole
+/// arguments, which serde's reader walks an escape at a time. Where the cursor cannot
+/// answer as serde would — not an object, a member twice, a value of another type than its
+/// field's, anything the cursor refuses — serde reads the event, and its error is the one
+/// reported; so the two agree wherever the cursor answers. One difference is kept: the
+/// cursor reads nesting deeper than serde's recursion limit of 128 (JSON has none), as the
+/// chat decoder does.
+fn read_event(payload: &[u8]) -> Result<Event<'_>, Delta> {
+    if let Some(ev) = super::utf8(payload).ok().and_then(cursor_event) {
+        return Ok(ev);
+    }
+    parse(payload)
+}
+
+/// [`read_event`]'s cursor.
+fn cursor_event(text: &str) -> Option<Event<'_>> {
+    let mut c = Cursor::new(text);
+    let mut ev = Event::default();
+    let mut m = c.object().ok()?;
+    let mut seen = 0u16;
+    while let Some(k) = c.key(&mut m).ok()? {
+        let field = match &*k.cow() {
+            "type" => 0,
+            "output_index" => 1,
+            "item" => 2,
+            "delta" => 3,
+            "arguments" => 4,
+            "response" => 5,
+            "message" => 6,
+            "error" => 7,
+            "object" => 8,
+            "status" => 9,
+            "output" => 10,
+            "usage" => 11,
+            _ => {
+                c.skip().ok()?;
+                continue;
+            }
+        };
+        // serde refuses a member twice.
+        if seen & (1 << field) != 0 {
+            return None;
+        }
+        seen |= 1 << field;
+        match field {
+            0 => ev.kind = opt_str(&mut c)?,
+            1 => ev.output_index = opt_u32(&mut c)?,
+            2 => {
+                if c.peek() == Some(b'{') {
+                    let start = c.offset();
+                    ev.item = Some(cursor_item(&mut c)?);
+                    ev.item_raw = Some(Raw(&text[start..c.offset()]));
+                } else {
+                    opt_null(&mut c)?;
+                }
+            }
+            3 => ev.delta = opt_raw(&mut c)?,
+            4 => ev.arguments = opt_raw(&mut c)?,
+            5 => {
+                if c.peek() == Some(b'{') {
+                    ev.response = Some(cursor_response(&mut c)?);
+                } else {
+                    opt_null(&mut c)?;
+                }
+            }
+            6 => ev.message = opt_str(&mut c)?,
+            7 => ev.error = opt_raw(&mut c)?,
+            8 => ev.object = opt_str(&mut c)?,
+            9 => ev.status = opt_str(&mut c)?,
+            10 => {
+                if c.peek() == Some(b'[') {
+                    let mut items = Vec::new();
+                    let mut e = c.array().ok()?;
+                    while c.element(&mut e).ok()? {
+                        items.push(Raw(c.skip().ok()?));
+                    }
+                    ev.output = Some(items);
+                } else {
+                    opt_null(&mut c)?;
+                }
+            }
+            _ => ev.usage = opt_raw(&mut c)?,
+        }
+    }
+    c.end().ok()?;
+    Some(ev)
+}
+
+/// An [`Item`] object at the cursor, as serde reads it.
+fn cursor_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
+    let mut item = Item::default();
+    let mut m = c.object().ok()?;
+    let mut seen = 0u8;
+    while let Some(k) = c.key(&mut m).ok()? {
+        let field = match &*k.cow() {
+            "type" => 0,
+            "call_id" => 1,
+            "name" => 2,
+            "arguments" => 3,
+            _ => {
+                c.skip().ok()?;
+                continue;
+            }
+        };
+        if seen & (1 << field) != 0 {
+            return None;
+        }
+        seen |= 1 << field;
+        match field {
+            0 => item.kind = opt_str(c)?,
+            1 => item.call_id = opt_str(c)?,
+            2 => item.name = opt_str(c)?,
+            _ => item.arguments = opt_raw(c)?,
+        }
+    }
+    Some(item)
+}
+
+/// A [`Response`] object at the cursor, as serde reads it.
+fn cursor_response<'a>(c: &mut Cursor<'a>) -> Option<Response<'a>> {
+    let mut r = Response::default();
+    let mut m = c.object().ok()?;
+    let mut seen = 0u8;
+    while let Some(k) = c.key(&mut m).ok()? {
+        let field = match &*k.cow() {
+            "usage" => 0,
+            "error" => 1,
+            "incomplete_details" => 2,
+            _ => {
+                c.skip().ok()?;
+                continue;
+            }
+        };
+        if seen & (1 << field) != 0 {
+            return None;
+        }
+        seen |= 1 << field;
+        let v = opt_raw(c)?;
+        match field {
+            0 => r.usage = v,
+            1 => r.error = v,
+            _ => r.incomplete_details = v,
+        }
+    }
+    Some(r)
+}
+
+/// A `null` at the cursor (an absent optional member); `None` for anything else.
+fn opt_null(c: &mut Cursor<'_>) -> Option<()> {
+    (c.peek() == Some(b'n') && c.skip().ok()? == "null").then_some(())
+}
+
+/// An optional string member: `null` or a string (`None` for anything else).
+fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Cow<'a, str>>> {
+    if c.peek() == Some(b'"') {
+        return Some(Some(c.string().ok()?.cow()));
+    }
+    opt_null(c).map(|()| None)
+}
+
+/// An optional `u32` member: `null` or a non-negative integer token in range (`None` for
+/// anything else: serde refuses a fraction, an exponent or a sign there).
+fn opt_u32(c: &mut Cursor<'_>) -> Option<Option<u32>> {
+    if c.peek().is_some_and(|b| b.is_ascii_digit()) {
+        let t = c.skip().ok()?;
+        if !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        return Some(Some(t.parse().ok()?));
+    }
+    opt_null(c).map(|()| None)
+}
+
+/// An optional member read as JSON text: `null` (absent, as serde's `Option` reads it) or
+/// any value's text.
+fn opt_raw<'a>(c: &mut Cursor<'a>) -> Option<Option<Raw<'a>>> {
+    if c.peek() == Some(b'n') {
+        return opt_null(c).map(|()| None);
+    }
+    Some(Some(Raw(c.skip().ok()?)))
 }
 
 /// One output item of a whole response.
@@ -75,7 +279,7 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug)]
 struct Item<'a> {
     #[serde(borrow, rename = "type", default)]
     kind: Option<Cow<'a, str>>,
@@ -87,7 +291,7 @@ struct Item<'a> {
     /// text: read (unescaped) only when no deltas or `arguments.done` brought them, which
     /// is rare; the text is still checked as JSON here, as every event's is.
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<Raw<'a>>,
 }
 
 /// An event's item as its text: read again, after the event was read with the item typed,
@@ -99,14 +303,14 @@ struct ItemText<'a> {
     item: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug)]
 struct Response<'a> {
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    incomplete_details: Option<&'a RawValue>,
+    incomplete_details: Option<Raw<'a>>,
 }
 
 /// Which output items are function calls, whether their arguments streamed, and the
@@ -223,7 +427,7 @@ impl WordHash {
 /// string checks it (escapes, surrogate pairs, control bytes), or `None` when it is not
 /// there; `Err` (the event undecodable, said in `out`) when it is something else.
 fn string_member<'a>(
-    raw: Option<&'a RawValue>,
+    raw: Option<Raw<'a>>,
     name: &str,
     out: &mut Vec<Delta>,
 ) -> Result<Option<Str<'a>>, ()> {
@@ -306,7 +510,7 @@ impl Decoder {
 
     /// [`Decoder::decode`] without the template.
     fn decode_whole(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
-        let ev: Event<'_> = match parse(payload) {
+        let ev: Event<'_> = match read_event(payload) {
             Ok(e) => e,
             Err(d) => {
                 out.push(d);
@@ -329,7 +533,11 @@ impl Decoder {
                     return;
                 }
                 // The payload was read once already: this cannot fail.
-                let raw = parse::<ItemText<'_>>(payload).ok().and_then(|t| t.item);
+                let raw = ev.item_raw.or_else(|| {
+                    parse::<ItemText<'_>>(payload)
+                        .ok()
+                        .and_then(|t| t.item.map(|r| Raw(r.get())))
+                });
                 // serde takes an array for the item's members in order: an item passed on
                 // whole must be an object.
                 if let Some(raw) = raw.filter(|r| r.get().starts_with('{')) {
@@ -447,7 +655,7 @@ impl Decoder {
             Some("incomplete") => "incomplete",
             _ => "failed",
         };
-        super::whole_end(Some(Cow::Borrowed(raw)), ev.usage, out);
+        super::whole_end(Some(Cow::Borrowed(raw)), ev.usage.map(Raw::get), out);
     }
 
     /// `response.output_item.added`: a function call begins.
@@ -685,6 +893,90 @@ fn is_function_call(c: &mut Cursor<'_>) -> Result<bool, CursorError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whatever the cursor reads, serde reads the same (the item's text besides, which
+    /// serde leaves to `ItemText`), on events of every kind and on each of them edited the
+    /// ways serde and the cursor might part: a member twice, `null`s, other types, numbers
+    /// out of range or signed, escaped keys, arrays for objects, nesting, whitespace, bytes
+    /// after the end. Where serde refuses, the cursor must refuse too — but for nesting past
+    /// serde's recursion limit.
+    #[test]
+    fn the_cursor_reads_events_as_serde_does() {
+        let args = r#""{\"path\":\"a\\\\b\\\"c\",\"n\":[1,{\"x\":null}]}""#;
+        let base = [
+            r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"f"}}"#.to_string(),
+            r#"{"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_1","output_index":0,"delta":"{\"a","obfuscation":"xy"}"#.to_string(),
+            format!(r#"{{"type":"response.function_call_arguments.done","sequence_number":3,"item_id":"fc_1","output_index":0,"arguments":{args}}}"#),
+            format!(r#"{{"type":"response.output_item.done","sequence_number":4,"output_index":0,"item":{{"id":"fc_1","type":"function_call","status":"completed","arguments":{args},"call_id":"call_1","name":"f"}}}}"#),
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"}}"#.to_string(),
+            r#"{"type":"response.completed","response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":1},"error":null,"incomplete_details":null}}"#.to_string(),
+            r#"{"type":"error","message":"over \u00e9 capacity","code":"x","error":{"type":"server_error"}}"#.to_string(),
+            r#"{"object":"response","status":"completed","output":[{"type":"message","content":[]},null,3],"usage":null}"#.to_string(),
+        ];
+        let edits: [(&str, &str); 26] = [
+            (
+                "\"output_index\":0",
+                "\"output_index\":0,\"output_index\":0",
+            ),
+            ("\"output_index\":0", "\"output_index\":null"),
+            ("\"output_index\":0", "\"output_index\":-0"),
+            ("\"output_index\":0", "\"output_index\":0.0"),
+            ("\"output_index\":0", "\"output_index\":1e2"),
+            ("\"output_index\":0", "\"output_index\":4294967295"),
+            ("\"output_index\":0", "\"output_index\":4294967296"),
+            ("\"output_index\":0", "\"output_index\":\"0\""),
+            ("\"type\":\"response.", "\"typ\\u0065\":\"response."),
+            ("\"type\":\"response.", "\"type\":null,\"x\":\"response."),
+            ("\"type\":\"response.", "\"type\":1,\"x\":\"response."),
+            ("\"item\":{", "\"item\":[{"),
+            ("\"item\":{", "\"item\":null,\"x\":{"),
+            ("\"name\":\"f\"", "\"name\":\"f\",\"name\":\"g\""),
+            ("\"name\":\"f\"", "\"name\":true"),
+            ("\"arguments\":", "\"arguments\":null,\"x\":"),
+            ("\"delta\":", "\"delta\":null,\"x\":"),
+            ("\"delta\":", "\"delta\" : [[[[1]]]],\"x\":"),
+            ("\"response\":{", "\"response\":{\"usage\":1,"),
+            ("\"response\":{", "\"response\":[{"),
+            ("\"output\":[", "\"output\":null,\"x\":["),
+            ("\"sequence_number\":", "\"sequence_number\":1e400,\"y\":"),
+            ("\"sequence_number\":", "\"s\":\"\\ud800\",\"y\":"),
+            ("\"sequence_number\":", "\"s\":\"\u{1}\",\"y\":"),
+            ("{\"type\"", " \t{\"type\""),
+            ("{\"type\"", "[{\"type\""),
+        ];
+        let mut cases: Vec<String> = Vec::new();
+        for b in &base {
+            cases.push(b.clone());
+            cases.push(format!("{b} "));
+            cases.push(format!("{b},"));
+            cases.push(format!("{b}}}"));
+            for (from, to) in edits {
+                if b.contains(from) {
+                    cases.push(b.replacen(from, to, 1));
+                }
+            }
+            for depth in [126, 127, 128, 129, 200] {
+                let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+                cases.push(b.replacen('{', &format!("{{\"deep\":{deep},"), 1));
+            }
+        }
+        let mut read = 0;
+        for case in &cases {
+            let theirs = serde_json::from_str::<Event<'_>>(case);
+            match (cursor_event(case), &theirs) {
+                (Some(mut ours), Ok(theirs)) => {
+                    read += 1;
+                    ours.item_raw = None;
+                    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{case}");
+                }
+                (Some(_), Err(e)) => {
+                    assert!(e.to_string().contains("recursion limit"), "{case}: {e}")
+                }
+                (None, _) => {}
+            }
+        }
+        assert!(read > 60, "{read} of {}", cases.len());
+    }
 
     #[test]
     fn the_word_hash_does_not_depend_on_the_cuts_and_tells_bytes_apart() {
