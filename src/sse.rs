@@ -247,6 +247,24 @@ struct Skipping {
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
+/// The event types a stream repeats on most of its events, as static bytes: an event's type
+/// is then no slice of the chunk, whose count of owners every slice raises and lowers
+/// again (an atomic operation each, twice an event).
+fn common_type(ty: &[u8]) -> Option<Bytes> {
+    const COMMON: [&[u8]; 6] = [
+        b"response.function_call_arguments.delta",
+        b"response.output_text.delta",
+        b"response.reasoning_summary_text.delta",
+        b"response.reasoning_text.delta",
+        b"content_block_delta",
+        b"ping",
+    ];
+    COMMON
+        .iter()
+        .find(|&&c| c == ty)
+        .map(|&c| Bytes::from_static(c))
+}
+
 /// Size of the arena that assembles lines spanning chunks.
 const ARENA: usize = 16 << 10;
 
@@ -454,7 +472,9 @@ impl Decoder {
                                 at + name
                             }
                         };
-                        self.event = chunk.slice(field(pos, 6)..end);
+                        let ty = field(pos, 6)..end;
+                        self.event =
+                            common_type(&chunk[ty.clone()]).unwrap_or_else(|| chunk.slice(ty));
                         let data = chunk.slice(field(d, 5)..dend);
                         out = Some(self.event_out(data, base + dend as u64 + 1));
                         self.pos = dend + 2;
