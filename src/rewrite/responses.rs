@@ -121,13 +121,13 @@ pub struct Continuation {
 pub struct ResponsesRewriter {
     pub(super) core: Core,
     /// By upstream `output_index`.
-    items: HashMap<u32, CallItem>,
+    items: BTreeMap<u32, CallItem>,
     /// The assembler's events for each slot, until its call ends.
-    pending: HashMap<u32, Vec<Event>>,
+    pending: BTreeMap<u32, Vec<Event>>,
     /// Upstream `output_index` → the client's, once the indices changed (an item was
     /// added): each upstream index is given the next free one when first seen after that,
     /// so the client's indices stay unique whatever order the upstream's come in.
-    places: HashMap<u32, u64>,
+    places: BTreeMap<u32, u64>,
     /// Where indices start to change (the first call written anew): below it, indices
     /// not yet placed stay as they are.
     moved_from: Option<u32>,
@@ -240,9 +240,9 @@ impl ResponsesRewriter {
     pub fn new() -> Self {
         ResponsesRewriter {
             core: Core::new(Format::OpenAiResponses, Provider::Openai),
-            items: HashMap::new(),
-            pending: HashMap::new(),
-            places: HashMap::new(),
+            items: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            places: BTreeMap::new(),
             moved_from: None,
             next_out: 0,
             seq_offset: 0,
@@ -1096,9 +1096,8 @@ impl ResponsesRewriter {
         self.end_all(out);
         // What no item holds (a call whose item was replaced, a call refused past the
         // limit) is written after everything, never dropped.
-        let mut rest: Vec<(u32, Vec<Event>)> = self.pending.drain().collect();
-        rest.sort_by_key(|(slot, _)| *slot);
-        for (_, events) in rest {
+        // (In slot order: the map is ordered.)
+        for (_, events) in std::mem::take(&mut self.pending) {
             for e in events {
                 if let Some(call) = super::outgoing(&mut self.counts, e, out) {
                     self.moved_from.get_or_insert(self.max_index);
