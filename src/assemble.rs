@@ -507,6 +507,9 @@ struct Details {
     held: u64,
 }
 
+/// The buffer a call's splitter starts with, in bytes: most calls' arguments fit.
+const ARGS_START: usize = 512;
+
 /// What a choice's details are counted as holding beyond their fragments' bytes.
 const DETAILS_OVERHEAD: u64 = 64;
 /// What a new merged detail is counted as holding (its map), beyond its bytes.
@@ -1085,7 +1088,13 @@ impl ToolCallAssembler {
             choice,
             key,
             ordinal,
-            splitter: Some(Splitter::with_limits(Mode::Objects, self.policy.json)),
+            splitter: Some({
+                let mut s = Splitter::with_limits(Mode::Objects, self.policy.json);
+                // Room for a usual call's arguments at once, not a growth by doubling
+                // from a few bytes (a reallocation and a copy each time).
+                s.reserve(ARGS_START);
+                s
+            }),
             preview: self.policy.preview.then(Box::default),
             text,
             ..Slot::default()

@@ -541,7 +541,14 @@ impl Decoder {
             }
             self.pos = next;
         }
-        self.pending = chunk;
+        if self.pos >= n && n > 0 {
+            // Used up: the chunk is let go of here, not when the next one comes, so that
+            // whoever read it (hyper's read buffer, say) may reuse its memory meanwhile.
+            self.offset += n as u64;
+            self.pos = 0;
+        } else {
+            self.pending = chunk;
+        }
         out
     }
 

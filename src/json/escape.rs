@@ -8,7 +8,8 @@
 /// `s` as a JSON string token, quotes included, appended to `out`.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
-    out.reserve(b.len() + 2);
+    // Room for an escape every four bytes (arguments that hold code come near that).
+    out.reserve(b.len() + b.len() / 4 + 2);
     out.push(b'"');
     // The first byte not yet written.
     let mut from = 0;

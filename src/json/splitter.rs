@@ -189,6 +189,11 @@ impl Splitter {
         }
     }
 
+    /// Room for `n` more bytes of values in the buffer (a hint: the buffer grows as needed).
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.buf.reserve(n);
+    }
+
     /// Feed the next chunk. Every value whose last byte is in `chunk` is appended to `out`
     /// (in order) before this returns — including the values that precede an error in the
     /// same chunk.
