@@ -112,6 +112,9 @@ limits + 16 MiB of a non-streaming body or of Responses call events held) + 4 x 
 for the work done 4 at once (request repairs on the bytes; non-streaming rewrites, still
 on a tree) + 4 x 64 KiB x 1024 for declared tools' schemas.
 
+Connections are served by one thread a core (TOOLSTREAM_WORKERS=N sets how many), each
+connection on one of them with its upstream connection, as nginx's workers.
+
 Logs go to stderr, one line per request (RUST_LOG=debug for more); credentials and bodies
 are never logged.";
 
