@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::template::{Lane, Templates};
+use super::template::Templates;
 use super::{error_delta, event_kind, non_empty, parse, Delta, FinishReason, Fragment};
 
 #[derive(Deserialize)]
@@ -100,10 +100,7 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
-        let mut args = String::new();
-        if let Some(f) = self.decode_lane(event, payload, out, &mut args) {
-            out.push(f.into_delta(args));
-        }
+        super::through_lane(out, |out, args| self.decode_lane(event, payload, out, args));
     }
 
     /// [`Decoder::decode`], a call's argument fragment read by the template given as a
@@ -116,13 +113,8 @@ impl Decoder {
         args: &mut String,
     ) -> Option<Fragment> {
         let key = event.unwrap_or_default();
-        match self.templates.read_lane(key, payload, args) {
-            Some(Lane::Fragment { choice, index, .. }) => return Some(Fragment { choice, index }),
-            Some(Lane::Delta(d, _)) => {
-                out.push(d);
-                return None;
-            }
-            None => {}
+        if let Some(f) = self.templates.lane(key, payload, out, args) {
+            return f;
         }
         let mark = out.len();
         self.decode_whole(event, payload, out);

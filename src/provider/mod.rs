@@ -528,6 +528,18 @@ impl Fragment {
     }
 }
 
+/// A decoder's `decode` from its `decode_lane`: the fragment, if the lane gave one, made
+/// the delta it stands for.
+pub(crate) fn through_lane(
+    out: &mut Vec<Delta>,
+    lane: impl FnOnce(&mut Vec<Delta>, &mut String) -> Option<Fragment>,
+) {
+    let mut args = String::new();
+    if let Some(f) = lane(out, &mut args) {
+        out.push(f.into_delta(args));
+    }
+}
+
 /// How many tool blocks (or function-call items) a decoder follows at once. Past it, a new
 /// block's deltas still reach the assembler (whose own limit, `Policy::max_calls`, is far
 /// lower by default) but its end is not tracked: a stream cannot grow the decoder's sets

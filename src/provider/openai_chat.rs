@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::template::{Lane, Templates, GAPS};
+use super::template::{Templates, GAPS};
 use super::{error_delta, non_empty, utf8, Delta, FinishReason, Fragment};
 use crate::json::cursor::{Cursor, CursorError, Str};
 
@@ -73,10 +73,7 @@ impl Decoder {
     /// [`decode_reference`] is the same decoder written with serde, kept as the oracle the
     /// tests compare it with.
     pub fn decode(&mut self, payload: &[u8], out: &mut Vec<Delta>) {
-        let mut args = String::new();
-        if let Some(f) = self.decode_lane(payload, out, &mut args) {
-            out.push(f.into_delta(args));
-        }
+        super::through_lane(out, |out, args| self.decode_lane(payload, out, args));
     }
 
     /// [`Decoder::decode`], a call's argument fragment read by the template given as a
@@ -92,13 +89,8 @@ impl Decoder {
             out.push(Delta::Done);
             return None;
         }
-        match self.templates.read_lane(b"", trimmed, args) {
-            Some(Lane::Fragment { choice, index, .. }) => return Some(Fragment { choice, index }),
-            Some(Lane::Delta(d, _)) => {
-                out.push(d);
-                return None;
-            }
-            None => {}
+        if let Some(f) = self.templates.lane(b"", trimmed, out, args) {
+            return f;
         }
         // The byte after the prefix must end its last value (`17` is a prefix of `1741`).
         let known = !self.prefix.is_empty()

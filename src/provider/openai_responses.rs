@@ -89,59 +89,48 @@ fn read_event(payload: &[u8]) -> Result<Event<'_>, Delta> {
 
 /// [`read_event`]'s cursor.
 fn cursor_event(text: &str) -> Option<Event<'_>> {
+    const NAMES: [&str; 12] = [
+        "type",
+        "output_index",
+        "item",
+        "delta",
+        "arguments",
+        "response",
+        "message",
+        "error",
+        "object",
+        "status",
+        "output",
+        "usage",
+    ];
     let mut c = Cursor::new(text);
     let mut ev = Event::default();
-    let mut m = c.object().ok()?;
-    let mut seen = 0u16;
-    while let Some(k) = c.key(&mut m).ok()? {
-        let field = match &*k.cow() {
-            "type" => 0,
-            "output_index" => 1,
-            "item" => 2,
-            "delta" => 3,
-            "arguments" => 4,
-            "response" => 5,
-            "message" => 6,
-            "error" => 7,
-            "object" => 8,
-            "status" => 9,
-            "output" => 10,
-            "usage" => 11,
-            _ => {
-                c.skip().ok()?;
-                continue;
-            }
-        };
-        // serde refuses a member twice.
-        if seen & (1 << field) != 0 {
-            return None;
-        }
-        seen |= 1 << field;
+    members(&mut c, &NAMES, |c, field| {
         match field {
-            0 => ev.kind = opt_str(&mut c)?,
-            1 => ev.output_index = opt_u32(&mut c)?,
+            0 => ev.kind = opt_str(c)?,
+            1 => ev.output_index = opt_u32(c)?,
             2 => {
                 if c.peek() == Some(b'{') {
                     let start = c.offset();
-                    ev.item = Some(cursor_item(&mut c)?);
+                    ev.item = Some(cursor_item(c)?);
                     ev.item_raw = Some(Raw(&text[start..c.offset()]));
                 } else {
-                    opt_null(&mut c)?;
+                    opt_null(c)?;
                 }
             }
-            3 => ev.delta = opt_raw(&mut c)?,
-            4 => ev.arguments = opt_raw(&mut c)?,
+            3 => ev.delta = opt_raw(c)?,
+            4 => ev.arguments = opt_raw(c)?,
             5 => {
                 if c.peek() == Some(b'{') {
-                    ev.response = Some(cursor_response(&mut c)?);
+                    ev.response = Some(cursor_response(c)?);
                 } else {
-                    opt_null(&mut c)?;
+                    opt_null(c)?;
                 }
             }
-            6 => ev.message = opt_str(&mut c)?,
-            7 => ev.error = opt_raw(&mut c)?,
-            8 => ev.object = opt_str(&mut c)?,
-            9 => ev.status = opt_str(&mut c)?,
+            6 => ev.message = opt_str(c)?,
+            7 => ev.error = opt_raw(c)?,
+            8 => ev.object = opt_str(c)?,
+            9 => ev.status = opt_str(c)?,
             10 => {
                 if c.peek() == Some(b'[') {
                     let mut items = Vec::new();
@@ -151,72 +140,70 @@ fn cursor_event(text: &str) -> Option<Event<'_>> {
                     }
                     ev.output = Some(items);
                 } else {
-                    opt_null(&mut c)?;
+                    opt_null(c)?;
                 }
             }
-            _ => ev.usage = opt_raw(&mut c)?,
+            _ => ev.usage = opt_raw(c)?,
         }
-    }
+        Some(())
+    })?;
     c.end().ok()?;
     Some(ev)
 }
 
-/// An [`Item`] object at the cursor, as serde reads it.
-fn cursor_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
-    let mut item = Item::default();
+/// The members of the object at the cursor, as serde reads a struct with fields `names`:
+/// `read` takes the value of each (with the field's place in `names`); any other member is
+/// skipped (checked as JSON). `None` for a member named twice (serde refuses one), or
+/// when `read` cannot answer.
+fn members<'a>(
+    c: &mut Cursor<'a>,
+    names: &[&str],
+    mut read: impl FnMut(&mut Cursor<'a>, usize) -> Option<()>,
+) -> Option<()> {
     let mut m = c.object().ok()?;
-    let mut seen = 0u8;
+    let mut seen = 0u32;
     while let Some(k) = c.key(&mut m).ok()? {
-        let field = match &*k.cow() {
-            "type" => 0,
-            "call_id" => 1,
-            "name" => 2,
-            "arguments" => 3,
-            _ => {
-                c.skip().ok()?;
-                continue;
-            }
+        let k = k.cow();
+        let Some(field) = names.iter().position(|&n| n == k) else {
+            c.skip().ok()?;
+            continue;
         };
         if seen & (1 << field) != 0 {
             return None;
         }
         seen |= 1 << field;
+        read(c, field)?;
+    }
+    Some(())
+}
+
+/// An [`Item`] object at the cursor, as serde reads it.
+fn cursor_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
+    let mut item = Item::default();
+    members(c, &["type", "call_id", "name", "arguments"], |c, field| {
         match field {
             0 => item.kind = opt_str(c)?,
             1 => item.call_id = opt_str(c)?,
             2 => item.name = opt_str(c)?,
             _ => item.arguments = opt_raw(c)?,
         }
-    }
+        Some(())
+    })?;
     Some(item)
 }
 
 /// A [`Response`] object at the cursor, as serde reads it.
 fn cursor_response<'a>(c: &mut Cursor<'a>) -> Option<Response<'a>> {
     let mut r = Response::default();
-    let mut m = c.object().ok()?;
-    let mut seen = 0u8;
-    while let Some(k) = c.key(&mut m).ok()? {
-        let field = match &*k.cow() {
-            "usage" => 0,
-            "error" => 1,
-            "incomplete_details" => 2,
-            _ => {
-                c.skip().ok()?;
-                continue;
-            }
-        };
-        if seen & (1 << field) != 0 {
-            return None;
-        }
-        seen |= 1 << field;
+    members(c, &["usage", "error", "incomplete_details"], |c, field| {
         let v = opt_raw(c)?;
         match field {
             0 => r.usage = v,
             1 => r.error = v,
             _ => r.incomplete_details = v,
         }
-    }
+        Some(())
+    })?;
     Some(r)
 }
 
@@ -454,10 +441,7 @@ const CHANGING: [&str; 2] = ["sequence_number", "obfuscation"];
 impl Decoder {
     /// Decode one event (`event` is the SSE event type; the payload's `type` wins).
     pub fn decode(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
-        let mut args = String::new();
-        if let Some(f) = self.decode_lane(event, payload, out, &mut args) {
-            out.push(f.into_delta(args));
-        }
+        super::through_lane(out, |out, args| self.decode_lane(event, payload, out, args));
     }
 
     /// [`Decoder::decode`], a call's argument fragment read by the template given as a

@@ -126,6 +126,25 @@ impl Templates {
         })
     }
 
+    /// [`Templates::read_lane`] as a decoder's `decode_lane` answers: `None` when the
+    /// template does not fit; else any delta pushed to `out`, and the fragment, if it was
+    /// one.
+    pub(crate) fn lane(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        out: &mut Vec<Delta>,
+        args: &mut String,
+    ) -> Option<Option<super::Fragment>> {
+        Some(match self.read_lane(key, payload, args)? {
+            Lane::Fragment { choice, index, .. } => Some(super::Fragment { choice, index }),
+            Lane::Delta(d, _) => {
+                out.push(d);
+                None
+            }
+        })
+    }
+
     /// The delta of `payload` (given with `key`) if it fits the template, as a decoder
     /// would have it (for tests).
     #[cfg(test)]
