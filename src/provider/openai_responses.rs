@@ -78,8 +78,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
 /// answer as serde would — not an object, a member twice, a value of another type than its
 /// field's, anything the cursor refuses — serde reads the event, and its error is the one
 /// reported; so the two agree wherever the cursor answers. One difference is kept: the
-/// cursor reads nesting deeper than serde's recursion limit of 128 (JSON has none), as the
-/// chat decoder does.
+/// cursor counts its limit of 128 levels of nesting from each member's value, serde its
+/// recursion limit of 128 from the event's top, so a value nested 127 or 128 deep inside a
+/// member is read (JSON sets no limit), as the chat decoder reads it.
 fn read_event(payload: &[u8]) -> Result<Event<'_>, Delta> {
     if let Some(ev) = super::utf8(payload).ok().and_then(cursor_event) {
         return Ok(ev);
@@ -882,8 +883,8 @@ mod tests {
     /// serde leaves to `ItemText`), on events of every kind and on each of them edited the
     /// ways serde and the cursor might part: a member twice, `null`s, other types, numbers
     /// out of range or signed, escaped keys, arrays for objects, nesting, whitespace, bytes
-    /// after the end. Where serde refuses, the cursor must refuse too — but for nesting past
-    /// serde's recursion limit.
+    /// after the end. Where serde refuses, the cursor must refuse too — but for nesting that
+    /// passes serde's recursion limit only by the levels above the member.
     #[test]
     fn the_cursor_reads_events_as_serde_does() {
         let args = r#""{\"path\":\"a\\\\b\\\"c\",\"n\":[1,{\"x\":null}]}""#;
