@@ -931,23 +931,27 @@ fn hostile_markup_is_handled_whole() {
     assert!(
         matches!(&out[..], [Piece::Call { arguments, .. }] if arguments.matches(":1").count() == 30_000)
     );
+    // A value nested past the reader's depth: one syntax failure, not a deep recursion.
+    let fails_by_depth = |text: &str| {
+        let out = run(None, &tools(), text, &[]);
+        assert!(
+            matches!(
+                &out[..],
+                [Piece::Failed {
+                    kind: FailureKind::Syntax,
+                    ..
+                }]
+            ),
+            "{:?}",
+            &out.first()
+        );
+    };
     let deep = format!(
         "[write_file(content={}{})]",
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
-    let out = run(None, &tools(), &deep, &[]);
-    assert!(
-        matches!(
-            &out[..],
-            [Piece::Failed {
-                kind: FailureKind::Syntax,
-                ..
-            }]
-        ),
-        "{:?}",
-        &out.first()
-    );
+    fails_by_depth(&deep);
     // Gemma 4: a value nested past the reader's depth (a failure, not a deep recursion),
     // and 30 000 parameters (one check each).
     let deep = format!(
@@ -955,18 +959,7 @@ fn hostile_markup_is_handled_whole() {
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
-    let out = run(None, &tools(), &deep, &[]);
-    assert!(
-        matches!(
-            &out[..],
-            [Piece::Failed {
-                kind: FailureKind::Syntax,
-                ..
-            }]
-        ),
-        "{:?}",
-        &out.first()
-    );
+    fails_by_depth(&deep);
     let mut wide = String::from("<|tool_call>call:write_file{");
     for k in 0..30_000 {
         wide.push_str(&format!("p{k}:<|\"|>x<|\"|>,"));
