@@ -81,16 +81,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
 /// cursor counts its limit of 128 levels of nesting from each member's value, serde its
 /// recursion limit of 128 from the event's top, so a value nested 127 or 128 deep inside a
 /// member is read (JSON sets no limit), as the chat decoder reads it.
-fn read_event(payload: &[u8]) -> Result<Event<'_>, Delta> {
-    if let Some(ev) = super::utf8(payload).ok().and_then(cursor_event) {
-        return Ok(ev);
+///
+/// With `layout`, the event's [`EventLayout`] is read in the same pass, when the cursor
+/// reads the event (`None` when serde does).
+fn read_event<'a>(
+    payload: &'a [u8],
+    layout: Option<&mut Option<EventLayout>>,
+) -> Result<Event<'a>, Delta> {
+    if let Ok(text) = super::utf8(payload) {
+        let mut l = layout.is_some().then(EventLayout::default);
+        if let Some(ev) = cursor_event(text, l.as_mut()) {
+            if let Some(layout) = layout {
+                *layout = l;
+            }
+            return Ok(ev);
+        }
     }
     parse(payload)
 }
 
-/// [`read_event`]'s cursor.
-fn cursor_event(text: &str) -> Option<Event<'_>> {
-    const NAMES: [&str; 12] = [
+/// [`read_event`]'s cursor; with `layout`, what [`event_layout`] reads is written there
+/// (the members it reads that the event's fields do not are read as it reads them: the
+/// last one counts).
+fn cursor_event<'a>(text: &'a str, mut layout: Option<&mut EventLayout>) -> Option<Event<'a>> {
+    const NAMES: [&str; 13] = [
         "type",
         "output_index",
         "item",
@@ -103,27 +117,42 @@ fn cursor_event(text: &str) -> Option<Event<'_>> {
         "status",
         "output",
         "usage",
+        "sequence_number",
     ];
     let mut c = Cursor::new(text);
     let mut ev = Event::default();
-    members(&mut c, &NAMES, |c, field| {
+    members(&mut c, &NAMES, 1 << 12, |c, field| {
         match field {
             0 => ev.kind = opt_str(c)?,
-            1 => ev.output_index = opt_u32(c)?,
+            1 => {
+                let start = value_start(c);
+                ev.output_index = opt_u32(c)?;
+                if let Some(l) = layout.as_deref_mut() {
+                    l.output_index = ev.output_index.map(|n| (start..c.offset(), n));
+                }
+            }
             2 => {
                 if c.peek() == Some(b'{') {
                     let start = c.offset();
-                    ev.item = Some(cursor_item(c)?);
+                    let id = layout.as_deref_mut().map(|l| &mut l.item_id);
+                    ev.item = Some(cursor_item(c, id)?);
                     ev.item_raw = Some(Raw(&text[start..c.offset()]));
                 } else {
                     opt_null(c)?;
                 }
             }
             3 => ev.delta = opt_raw(c)?,
-            4 => ev.arguments = opt_raw(c)?,
+            4 => {
+                let start = value_start(c);
+                ev.arguments = opt_raw(c)?;
+                if let Some(l) = layout.as_deref_mut() {
+                    let string = ev.arguments.is_some_and(|a| a.get().starts_with('"'));
+                    l.arguments = string.then(|| start..c.offset());
+                }
+            }
             5 => {
                 if c.peek() == Some(b'{') {
-                    ev.response = Some(cursor_response(c)?);
+                    ev.response = Some(cursor_response(c, layout.as_deref_mut())?);
                 } else {
                     opt_null(c)?;
                 }
@@ -144,21 +173,40 @@ fn cursor_event(text: &str) -> Option<Event<'_>> {
                     opt_null(c)?;
                 }
             }
-            _ => ev.usage = opt_raw(c)?,
+            11 => ev.usage = opt_raw(c)?,
+            // Not a field of the event's (serde skips it, however often it comes): read
+            // only for the layout.
+            _ => {
+                let (range, raw) = span(c).ok()?;
+                if let Some(l) = layout.as_deref_mut() {
+                    l.sequence_number = raw.parse().ok().map(|n| (range, n));
+                }
+            }
         }
         Some(())
     })?;
     c.end().ok()?;
+    if let Some(l) = layout {
+        l.kind = ev.kind.as_deref().map(str::to_owned);
+    }
     Some(ev)
+}
+
+/// Where the value at the cursor starts.
+fn value_start(c: &mut Cursor<'_>) -> usize {
+    let _ = c.peek();
+    c.offset()
 }
 
 /// The members of the object at the cursor, as serde reads a struct with fields `names`:
 /// `read` takes the value of each (with the field's place in `names`); any other member is
-/// skipped (checked as JSON). `None` for a member named twice (serde refuses one), or
+/// skipped (checked as JSON). `None` for a member named twice (serde refuses one) unless
+/// its bit is set in `repeatable` (a name read beside the fields, which serde skips), or
 /// when `read` cannot answer.
 fn members<'a>(
     c: &mut Cursor<'a>,
     names: &[&str],
+    repeatable: u32,
     mut read: impl FnMut(&mut Cursor<'a>, usize) -> Option<()>,
 ) -> Option<()> {
     let mut m = c.object().ok()?;
@@ -169,7 +217,7 @@ fn members<'a>(
             c.skip().ok()?;
             continue;
         };
-        if seen & (1 << field) != 0 {
+        if seen & (1 << field) & !repeatable != 0 {
             return None;
         }
         seen |= 1 << field;
@@ -178,30 +226,75 @@ fn members<'a>(
     Some(())
 }
 
-/// An [`Item`] object at the cursor, as serde reads it.
-fn cursor_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
+/// An [`Item`] object at the cursor, as serde reads it; with `id`, the item's `id` is
+/// written there as [`event_layout`] reads it.
+fn cursor_item<'a>(c: &mut Cursor<'a>, mut id: Option<&mut Option<String>>) -> Option<Item<'a>> {
     let mut item = Item::default();
-    members(c, &["type", "call_id", "name", "arguments"], |c, field| {
-        match field {
-            0 => item.kind = opt_str(c)?,
-            1 => item.call_id = opt_str(c)?,
-            2 => item.name = opt_str(c)?,
-            _ => item.arguments = opt_raw(c)?,
-        }
-        Some(())
-    })?;
+    if let Some(id) = id.as_deref_mut() {
+        *id = None;
+    }
+    members(
+        c,
+        &["type", "call_id", "name", "arguments", "id"],
+        1 << 4,
+        |c, field| {
+            match field {
+                0 => item.kind = opt_str(c)?,
+                1 => item.call_id = opt_str(c)?,
+                2 => item.name = opt_str(c)?,
+                3 => item.arguments = opt_raw(c)?,
+                _ => match id.as_deref_mut() {
+                    Some(id) if c.peek() == Some(b'"') => {
+                        *id = Some(c.string().ok()?.cow().into_owned());
+                    }
+                    _ => {
+                        c.skip().ok()?;
+                    }
+                },
+            }
+            Some(())
+        },
+    )?;
     Some(item)
 }
 
-/// A [`Response`] object at the cursor, as serde reads it.
-fn cursor_response<'a>(c: &mut Cursor<'a>) -> Option<Response<'a>> {
+/// A [`Response`] object at the cursor, as serde reads it; with `layout`, its `id` and
+/// `output` are written there as [`event_layout`] reads them.
+fn cursor_response<'a>(
+    c: &mut Cursor<'a>,
+    mut layout: Option<&mut EventLayout>,
+) -> Option<Response<'a>> {
     let mut r = Response::default();
-    members(c, &["usage", "error", "incomplete_details"], |c, field| {
-        let v = opt_raw(c)?;
-        match field {
-            0 => r.usage = v,
-            1 => r.error = v,
-            _ => r.incomplete_details = v,
+    if let Some(l) = layout.as_deref_mut() {
+        l.output = None;
+    }
+    let names = ["usage", "error", "incomplete_details", "id", "output"];
+    members(c, &names, 0b11000, |c, field| {
+        let Some(l) = layout.as_deref_mut().filter(|_| field >= 3) else {
+            let v = opt_raw(c)?;
+            match field {
+                0 => r.usage = v,
+                1 => r.error = v,
+                2 => r.incomplete_details = v,
+                _ => {}
+            }
+            return Some(());
+        };
+        match c.peek() {
+            Some(b'"') if field == 3 => l.response_id = Some(c.string().ok()?.cow().into_owned()),
+            Some(b'[') if field == 4 => {
+                let mut items = Vec::new();
+                let mut e = c.array().ok()?;
+                while c.element(&mut e).ok()? {
+                    let start = value_start(c);
+                    let call = is_function_call(c).ok()?;
+                    items.push((start..c.offset(), call));
+                }
+                l.output = Some(items);
+            }
+            _ => {
+                c.skip().ok()?;
+            }
         }
         Some(())
     })?;
@@ -313,6 +406,10 @@ pub struct Decoder {
     saw_call: bool,
     saw_error: bool,
     templates: Templates,
+    /// Whether the layout of each event read whole is kept ([`Decoder::keep_layouts`]).
+    layouts: bool,
+    /// The layout of the last event, when it was read whole by the cursor.
+    layout: Option<EventLayout>,
 }
 
 /// What streamed of one function-call item's arguments: whether any delta came, and a
@@ -455,6 +552,7 @@ impl Decoder {
         args: &mut String,
     ) -> Option<Fragment> {
         let key = event.unwrap_or_default();
+        self.layout = None;
         match self.templates.read_lane(key, payload, args) {
             Some(Lane::Fragment { choice, index, raw }) => {
                 // What the whole reader does for a call's delta: its arguments streamed.
@@ -486,6 +584,21 @@ impl Decoder {
         None
     }
 
+    /// Keep the [`EventLayout`] of each event the decoder reads whole, read in the same
+    /// pass as the event ([`Decoder::take_layout`]): a rewriter that renumbers events
+    /// then need not read them again.
+    pub fn keep_layouts(&mut self) {
+        self.layouts = true;
+    }
+
+    /// The layout of the event just decoded, when layouts are kept and the event was read
+    /// whole by the strict cursor: what [`event_layout`] reads of it. `None` for an event
+    /// read by the template (a delta like the one before it) or by serde (one the cursor
+    /// leaves to it): read it with [`event_layout`] then.
+    pub fn take_layout(&mut self) -> Option<EventLayout> {
+        self.layout.take()
+    }
+
     /// Drop the payload template (the tests' way to have the whole reader decode the next
     /// event with the decoder otherwise as it is).
     #[doc(hidden)]
@@ -495,7 +608,7 @@ impl Decoder {
 
     /// [`Decoder::decode`] without the template.
     fn decode_whole(&mut self, event: Option<&[u8]>, payload: &[u8], out: &mut Vec<Delta>) {
-        let ev: Event<'_> = match read_event(payload) {
+        let ev: Event<'_> = match read_event(payload, self.layouts.then_some(&mut self.layout)) {
             Ok(e) => e,
             Err(d) => {
                 out.push(d);
@@ -784,6 +897,9 @@ pub struct EventLayout {
     pub response_id: Option<String>,
     /// The event's `type` (unescaped).
     pub kind: Option<String>,
+    /// `arguments`' value when it is a string: its range, quotes included (a call's
+    /// `arguments.done` as the upstream escaped it).
+    pub arguments: Option<std::ops::Range<usize>>,
 }
 
 /// The [`EventLayout`] of a Responses stream event; `None` when the payload is not one
@@ -805,6 +921,10 @@ pub fn event_layout(payload: &[u8]) -> Option<EventLayout> {
             "output_index" => {
                 let (range, raw) = span(&mut c).ok()?;
                 l.output_index = raw.parse().ok().map(|n| (range, n));
+            }
+            "arguments" => {
+                let (range, raw) = span(&mut c).ok()?;
+                l.arguments = raw.starts_with('"').then_some(range);
             }
             "item" if c.peek() == Some(b'{') => {
                 l.item_id = None;
@@ -898,7 +1018,7 @@ mod tests {
             r#"{"type":"error","message":"over \u00e9 capacity","code":"x","error":{"type":"server_error"}}"#.to_string(),
             r#"{"object":"response","status":"completed","output":[{"type":"message","content":[]},null,3],"usage":null}"#.to_string(),
         ];
-        let edits: [(&str, &str); 26] = [
+        let edits: [(&str, &str); 36] = [
             (
                 "\"output_index\":0",
                 "\"output_index\":0,\"output_index\":0",
@@ -928,6 +1048,23 @@ mod tests {
             ("\"sequence_number\":", "\"s\":\"\u{1}\",\"y\":"),
             ("{\"type\"", " \t{\"type\""),
             ("{\"type\"", "[{\"type\""),
+            // What the layout reads beside the fields.
+            (
+                "\"sequence_number\":",
+                "\"sequence_number\":7,\"sequence_number\":",
+            ),
+            ("\"sequence_number\":", "\"sequence_number\":-1,\"s\":"),
+            ("\"sequence_number\":", "\"sequence_number\":2.0,\"s\":"),
+            ("\"id\":\"fc_1\"", "\"id\":\"fc_1\",\"id\":2"),
+            ("\"id\":\"fc_1\"", "\"id\":\"f\\u0063_1\",\"id\":\"fc_2\""),
+            ("\"id\":\"r\"", "\"id\":\"r\",\"id\":\"s\""),
+            ("\"id\":\"r\"", "\"id\":null"),
+            (
+                "\"output\":[]",
+                "\"output\":[{\"type\":\"function_call\"}, {\"type\":\"message\"},3]",
+            ),
+            ("\"output\":[]", "\"output\":{}"),
+            ("\"output_index\":0", "\"output_index\":4294967296"),
         ];
         let mut cases: Vec<String> = Vec::new();
         for b in &base {
@@ -948,16 +1085,26 @@ mod tests {
         let mut read = 0;
         for case in &cases {
             let theirs = serde_json::from_str::<Event<'_>>(case);
-            match (cursor_event(case), &theirs) {
+            // Read with its layout, the event is read alike, and the layout is
+            // `event_layout`'s.
+            let mut layout = EventLayout::default();
+            let with = cursor_event(case, Some(&mut layout));
+            match (cursor_event(case, None), &theirs) {
                 (Some(mut ours), Ok(theirs)) => {
                     read += 1;
+                    assert_eq!(
+                        format!("{:?}", with.unwrap()),
+                        format!("{ours:?}"),
+                        "{case}"
+                    );
+                    assert_eq!(Some(layout), event_layout(case.as_bytes()), "{case}");
                     ours.item_raw = None;
                     assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{case}");
                 }
                 (Some(_), Err(e)) => {
                     assert!(e.to_string().contains("recursion limit"), "{case}: {e}")
                 }
-                (None, _) => {}
+                (None, _) => assert!(with.is_none(), "{case}"),
             }
         }
         assert!(read > 60, "{read} of {}", cases.len());

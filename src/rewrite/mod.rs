@@ -167,6 +167,15 @@ impl Core {
         }
     }
 
+    /// The layout of the payload just decoded, when the decoder read it whole and keeps
+    /// layouts (the Responses decoder, for its rewriter).
+    fn take_layout(&mut self) -> Option<crate::provider::openai_responses::EventLayout> {
+        match &mut self.decoder {
+            Decoder::OpenAiResponses(d) => d.take_layout(),
+            _ => None,
+        }
+    }
+
     /// The id the client gets for a call, and, when toolstream made it, a note that says
     /// from what (sent as an SSE comment before the call). A call without an id gets one
     /// minted in the API's shape ([`crate::ids::mint`], unique among the ids sent).

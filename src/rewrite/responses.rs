@@ -79,6 +79,27 @@ struct Held {
     count: u32,
 }
 
+impl Held {
+    /// What it holds, as counted against [`MAX_HELD`]: its bytes, its layout's and the
+    /// entry itself (a flood of tiny events costs what it holds).
+    fn size(&self) -> usize {
+        self.data.len() + std::mem::size_of::<Held>() + self.layout.as_ref().map_or(0, layout_size)
+    }
+}
+
+/// The bytes a layout holds beyond its own.
+fn layout_size(l: &EventLayout) -> usize {
+    l.kind.as_ref().map_or(0, String::len)
+        + l.item_id.as_ref().map_or(0, String::len)
+        + l.response_id.as_ref().map_or(0, String::len)
+        + l.output.as_ref().map_or(0, |o| o.len() * 24)
+}
+
+/// The bytes held entries hold ([`Held::size`]).
+fn held_size(held: &[Held]) -> usize {
+    held.iter().map(Held::size).sum()
+}
+
 /// The upstream events held entries stand for.
 fn events_of(held: &[Held]) -> i64 {
     held.iter().map(|h| i64::from(h.count)).sum()
@@ -238,8 +259,13 @@ impl Default for ResponsesRewriter {
 impl ResponsesRewriter {
     /// A rewriter for one response.
     pub fn new() -> Self {
+        let mut core = Core::new(Format::OpenAiResponses, Provider::Openai);
+        if let crate::provider::Decoder::OpenAiResponses(d) = &mut core.decoder {
+            // Each event's numbers are read in the decoder's pass.
+            d.keep_layouts();
+        }
         ResponsesRewriter {
-            core: Core::new(Format::OpenAiResponses, Provider::Openai),
+            core,
             items: BTreeMap::new(),
             pending: BTreeMap::new(),
             places: BTreeMap::new(),
@@ -307,6 +333,8 @@ impl ResponsesRewriter {
         }
         let mut tagged = Vec::new();
         let seen = self.core.decode_tagged(&ty, &data, &mut tagged);
+        // The event's layout, when the decoder read it whole (read in the same pass).
+        let read = self.core.take_layout();
         let ended = std::mem::take(&mut self.core.ended);
         if seen.undecodable {
             self.broken.get_or_insert("an event could not be decoded");
@@ -315,7 +343,10 @@ impl ResponsesRewriter {
             self.take_events(tagged, None);
             return;
         }
-        if self.text.is_some() && !seen.calls && self.text_payload(&ty, &data, &tagged, out) {
+        if self.text.is_some()
+            && !seen.calls
+            && self.text_payload(&ty, &data, read.as_ref(), &tagged, out)
+        {
             self.take_events(tagged, None);
             return;
         }
@@ -325,9 +356,11 @@ impl ResponsesRewriter {
             let started = tagged
                 .iter()
                 .any(|(_, e)| matches!(e, Event::CallStarted { .. }));
-            let mut layout = (started || self.core.call_index.is_none())
-                .then(|| event_layout(&data))
-                .flatten();
+            let mut layout = read.or_else(|| {
+                (started || self.core.call_index.is_none())
+                    .then(|| event_layout(&data))
+                    .flatten()
+            });
             let index = self.core.call_index.unwrap_or_else(|| {
                 layout
                     .as_ref()
@@ -359,7 +392,7 @@ impl ResponsesRewriter {
                     let dropped = std::mem::take(&mut item.held);
                     item.state = ItemState::Rewritten;
                     self.seq_offset -= events_of(&dropped) + 1;
-                    self.held_bytes -= dropped.iter().map(|h| h.data.len()).sum::<usize>();
+                    self.held_bytes -= held_size(&dropped);
                     comment(out, "toolstream stopped holding a call over the size limit");
                 }
                 ItemState::Holding => match item.held.last_mut() {
@@ -370,15 +403,16 @@ impl ResponsesRewriter {
                         // Fragments again after other events: the call cannot go out as
                         // it came with its fragments joined (they are not all held).
                         item.runs |= fragment && item.held.iter().any(|h| h.fragment);
-                        self.held_bytes += data.len();
-                        item.held.push(Held {
+                        let h = Held {
                             ty,
                             data,
                             layout,
                             start: named,
                             fragment,
                             count: 1,
-                        })
+                        };
+                        self.held_bytes += h.size();
+                        item.held.push(h)
                     }
                 },
                 ItemState::Passed => {
@@ -413,7 +447,7 @@ impl ResponsesRewriter {
             self.terminal = Some((ty, data));
             return;
         }
-        self.forward(&ty, &data, None, out);
+        self.forward(&ty, &data, read.as_ref(), out);
     }
 
     /// The assembler's events of one payload: each call's kept for its slot, the slot of
@@ -432,7 +466,7 @@ impl ResponsesRewriter {
                             // and are written at the end.
                             let old = std::mem::take(item);
                             self.seq_offset -= events_of(&old.held);
-                            self.held_bytes -= old.held.iter().map(|h| h.data.len()).sum::<usize>();
+                            self.held_bytes -= held_size(&old.held);
                             item.reused = true;
                         }
                         let item = self.items.entry(i).or_default();
@@ -552,7 +586,7 @@ impl ResponsesRewriter {
             .and_then(|s| self.pending.remove(&s))
             .unwrap_or_default();
         let mut held = std::mem::take(&mut item.held);
-        self.held_bytes -= held.iter().map(|h| h.data.len()).sum::<usize>();
+        self.held_bytes -= held_size(&held);
         // As it came only when a client reading the events gets the library's call: one
         // object, the provider's id, and the arguments exactly the bytes that streamed
         // (not "", `null` or whitespace around the object, which the library reads as `{}`
@@ -638,7 +672,7 @@ impl ResponsesRewriter {
     fn pass(
         &mut self,
         index: u32,
-        held: Vec<Held>,
+        mut held: Vec<Held>,
         item_id: Option<String>,
         arguments: &[u8],
         out: &mut BytesMut,
@@ -646,9 +680,9 @@ impl ResponsesRewriter {
         // The arguments as the upstream escaped them in the `arguments.done` that ended
         // the call, when the decoder found them the streamed ones (no copy escaped anew).
         let raw = held
-            .last()
+            .last_mut()
             .filter(|_| !self.items.get(&index).is_some_and(|i| i.disagreed))
-            .and_then(|h| done_arguments(&h.data));
+            .and_then(done_arguments);
         const DELTA: &str = "response.function_call_arguments.delta";
         let text = crate::provider::utf8(arguments).ok();
         for h in held {
@@ -809,6 +843,7 @@ impl ResponsesRewriter {
         &mut self,
         ty: &[u8],
         data: &Bytes,
+        layout: Option<&EventLayout>,
         tagged: &[(u32, Event)],
         out: &mut BytesMut,
     ) -> bool {
@@ -823,7 +858,7 @@ impl ResponsesRewriter {
         if texts.is_empty() && t.items.is_empty() {
             return false;
         }
-        let Some(l) = event_layout(data) else {
+        let Some(l) = layout.cloned().or_else(|| event_layout(data)) else {
             return false;
         };
         let Some((_, k)) = l.output_index.clone() else {
@@ -1281,12 +1316,15 @@ fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> 
 }
 
 /// Whether an event is of type `kind`, by its payload's `type` as the decoder reads it
-/// (which wins over the SSE event type): read from the payload, unless it starts with
-/// that member, as OpenAI writes it.
+/// (which wins over the SSE event type): from its layout when it was read, else from the
+/// payload, unless it starts with that member, as OpenAI writes it.
 ///
 /// A layout read here is kept in `layout`: the event goes out next, and its numbers are
 /// read from the same layout (the payload is not read twice).
 fn is_kind(data: &[u8], layout: &mut Option<EventLayout>, kind: &str) -> bool {
+    if let Some(l) = layout {
+        return l.kind.as_deref() == Some(kind);
+    }
     if let Some(rest) = data.strip_prefix(&br#"{"type":""#[..]) {
         // The first member is `type`, its value without escapes up to the quote; when no
         // later member can be another `type` (which would win in the decoder), it is the
@@ -1315,28 +1353,17 @@ pub const MAX_HELD: usize = 16 << 20;
 /// is placed again each time, still unique but not stable).
 const MAX_PLACES: usize = 1 << 16;
 
-/// The `arguments` of a `response.function_call_arguments.done` event, as their JSON
-/// string's text (quotes and escapes as the upstream wrote them), read with the strict
-/// reader; `None` for any other event.
-fn done_arguments(data: &Bytes) -> Option<Bytes> {
-    let text = crate::provider::utf8(data).ok()?;
-    let mut c = Cursor::new(text);
-    let mut m = c.object().ok()?;
-    let (mut kind, mut args) = (None, None);
-    while let Some(k) = c.key(&mut m).ok()? {
-        let (is_type, is_args) = (k.is("type"), k.is("arguments"));
-        let _ = c.peek();
-        let start = c.offset();
-        let v = c.skip().ok()?;
-        if is_type {
-            kind = Some(v);
-        } else if is_args {
-            args = Some(start..c.offset());
-        }
+/// The `arguments` of a held `response.function_call_arguments.done` event, as their
+/// JSON string's text (quotes and escapes as the upstream wrote them), from its layout
+/// (read now if it was not); `None` for any other event.
+fn done_arguments(h: &mut Held) -> Option<Bytes> {
+    if h.layout.is_none() {
+        h.layout = event_layout(&h.data);
     }
-    c.end().ok()?;
-    let args = args.filter(|r| text.as_bytes()[r.start] == b'"')?;
-    (kind? == "\"response.function_call_arguments.done\"").then(|| data.slice(args))
+    let l = h.layout.as_ref()?;
+    let done = l.kind.as_deref() == Some("response.function_call_arguments.done");
+    done.then(|| l.arguments.clone().map(|r| h.data.slice(r)))
+        .flatten()
 }
 
 /// `data` with each range replaced (ranges in order, not overlapping).
