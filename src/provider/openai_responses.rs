@@ -86,11 +86,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
 /// reads the event (`None` when serde does).
 fn read_event<'a>(
     payload: &'a [u8],
-    layout: Option<&mut Option<EventLayout>>,
+    layout: Option<&mut Option<Box<EventLayout>>>,
 ) -> Result<Event<'a>, Delta> {
     if let Ok(text) = super::utf8(payload) {
-        let mut l = layout.is_some().then(EventLayout::default);
-        if let Some(ev) = cursor_event(text, l.as_mut()) {
+        let mut l = layout.is_some().then(Box::<EventLayout>::default);
+        if let Some(ev) = cursor_event(text, l.as_deref_mut()) {
             if let Some(layout) = layout {
                 *layout = l;
             }
@@ -408,8 +408,9 @@ pub struct Decoder {
     templates: Templates,
     /// Whether the layout of each event read whole is kept ([`Decoder::keep_layouts`]).
     layouts: bool,
-    /// The layout of the last event, when it was read whole by the cursor.
-    layout: Option<EventLayout>,
+    /// The layout of the last event, when it was read whole by the cursor (boxed: it is
+    /// passed on by each event, and held with the events a rewriter holds).
+    layout: Option<Box<EventLayout>>,
 }
 
 /// What streamed of one function-call item's arguments: whether any delta came, and a
@@ -595,7 +596,7 @@ impl Decoder {
     /// whole by the strict cursor: what [`event_layout`] reads of it. `None` for an event
     /// read by the template (a delta like the one before it) or by serde (one the cursor
     /// leaves to it): read it with [`event_layout`] then.
-    pub fn take_layout(&mut self) -> Option<EventLayout> {
+    pub fn take_layout(&mut self) -> Option<Box<EventLayout>> {
         self.layout.take()
     }
 

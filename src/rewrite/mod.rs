@@ -169,7 +169,7 @@ impl Core {
 
     /// The layout of the payload just decoded, when the decoder read it whole and keeps
     /// layouts (the Responses decoder, for its rewriter).
-    fn take_layout(&mut self) -> Option<crate::provider::openai_responses::EventLayout> {
+    fn take_layout(&mut self) -> Option<Box<crate::provider::openai_responses::EventLayout>> {
         match &mut self.decoder {
             Decoder::OpenAiResponses(d) => d.take_layout(),
             _ => None,

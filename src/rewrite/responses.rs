@@ -70,7 +70,7 @@ struct CallItem {
 struct Held {
     ty: Bytes,
     data: Bytes,
-    layout: Option<EventLayout>,
+    layout: Option<Box<EventLayout>>,
     start: bool,
     /// The decoder read it as one argument fragment and nothing else.
     fragment: bool,
@@ -83,7 +83,12 @@ impl Held {
     /// What it holds, as counted against [`MAX_HELD`]: its bytes, its layout's and the
     /// entry itself (a flood of tiny events costs what it holds).
     fn size(&self) -> usize {
-        self.data.len() + std::mem::size_of::<Held>() + self.layout.as_ref().map_or(0, layout_size)
+        self.data.len()
+            + std::mem::size_of::<Held>()
+            + self
+                .layout
+                .as_deref()
+                .map_or(0, |l| std::mem::size_of::<EventLayout>() + layout_size(l))
     }
 }
 
@@ -345,7 +350,7 @@ impl ResponsesRewriter {
         }
         if self.text.is_some()
             && !seen.calls
-            && self.text_payload(&ty, &data, read.as_ref(), &tagged, out)
+            && self.text_payload(&ty, &data, read.as_deref(), &tagged, out)
         {
             self.take_events(tagged, None);
             return;
@@ -358,7 +363,7 @@ impl ResponsesRewriter {
                 .any(|(_, e)| matches!(e, Event::CallStarted { .. }));
             let mut layout = read.or_else(|| {
                 (started || self.core.call_index.is_none())
-                    .then(|| event_layout(&data))
+                    .then(|| event_layout(&data).map(Box::new))
                     .flatten()
             });
             let index = self.core.call_index.unwrap_or_else(|| {
@@ -367,7 +372,7 @@ impl ResponsesRewriter {
                     .and_then(|l| l.output_index.as_ref())
                     .map_or(0, |(_, i)| *i)
             });
-            self.take_events(tagged, Some((index, layout.as_ref())));
+            self.take_events(tagged, Some((index, layout.as_deref())));
             if seen.error {
                 // A call's event that also says something went wrong (its `done`
                 // arguments differ from its deltas): said, as any error.
@@ -403,9 +408,11 @@ impl ResponsesRewriter {
                         // Fragments again after other events: the call cannot go out as
                         // it came with its fragments joined (they are not all held).
                         item.runs |= fragment && item.held.iter().any(|h| h.fragment);
+                        // A copy of its own: a slice would keep the whole chunk it came
+                        // in (and the reader's buffer) until the call ends.
                         let h = Held {
                             ty,
-                            data,
+                            data: Bytes::copy_from_slice(&data),
                             layout,
                             start: named,
                             fragment,
@@ -422,7 +429,7 @@ impl ResponsesRewriter {
                     let done = is_kind(&data, &mut layout, "response.output_item.done");
                     if done && !item.closed {
                         item.closed = true;
-                        self.forward(&ty, &data, layout.as_ref(), out);
+                        self.forward(&ty, &data, layout.as_deref(), out);
                     } else {
                         self.seq_offset -= 1;
                         comment(out, "toolstream dropped an event of a call that had ended");
@@ -447,7 +454,7 @@ impl ResponsesRewriter {
             self.terminal = Some((ty, data));
             return;
         }
-        self.forward(&ty, &data, read.as_ref(), out);
+        self.forward(&ty, &data, read.as_deref(), out);
     }
 
     /// The assembler's events of one payload: each call's kept for its slot, the slot of
@@ -687,7 +694,7 @@ impl ResponsesRewriter {
         let text = crate::provider::utf8(arguments).ok();
         for h in held {
             if !h.fragment || h.count == 1 {
-                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
+                self.forward(&h.ty, &h.data, h.layout.as_deref(), out);
                 continue;
             }
             // The one run of fragments (a call whose fragments came in several is written
@@ -695,11 +702,11 @@ impl ResponsesRewriter {
             let (Some(item_id), Some(text)) = (item_id.as_deref(), text) else {
                 // Not reached: a call passed with joined fragments has its item's id
                 // (else it is written anew), and its arguments are valid JSON text.
-                self.forward(&h.ty, &h.data, h.layout.as_ref(), out);
+                self.forward(&h.ty, &h.data, h.layout.as_deref(), out);
                 continue;
             };
             let read;
-            let layout = match &h.layout {
+            let layout = match h.layout.as_deref() {
                 Some(l) => Some(l),
                 None => {
                     read = event_layout(&h.data);
@@ -1321,7 +1328,7 @@ fn input_elements(text: &str) -> Result<Option<Vec<InputElement>>, CursorError> 
 ///
 /// A layout read here is kept in `layout`: the event goes out next, and its numbers are
 /// read from the same layout (the payload is not read twice).
-fn is_kind(data: &[u8], layout: &mut Option<EventLayout>, kind: &str) -> bool {
+fn is_kind(data: &[u8], layout: &mut Option<Box<EventLayout>>, kind: &str) -> bool {
     if let Some(l) = layout {
         return l.kind.as_deref() == Some(kind);
     }
@@ -1339,9 +1346,9 @@ fn is_kind(data: &[u8], layout: &mut Option<EventLayout>, kind: &str) -> bool {
         }
     }
     if layout.is_none() {
-        *layout = event_layout(data);
+        *layout = event_layout(data).map(Box::new);
     }
-    layout.as_ref().and_then(|l| l.kind.as_deref()) == Some(kind)
+    layout.as_deref().and_then(|l| l.kind.as_deref()) == Some(kind)
 }
 
 /// The most bytes of events held for the calls of one response, past which a call's events
@@ -1358,9 +1365,9 @@ const MAX_PLACES: usize = 1 << 16;
 /// (read now if it was not); `None` for any other event.
 fn done_arguments(h: &mut Held) -> Option<Bytes> {
     if h.layout.is_none() {
-        h.layout = event_layout(&h.data);
+        h.layout = event_layout(&h.data).map(Box::new);
     }
-    let l = h.layout.as_ref()?;
+    let l = h.layout.as_deref()?;
     let done = l.kind.as_deref() == Some("response.function_call_arguments.done");
     done.then(|| l.arguments.clone().map(|r| h.data.slice(r)))
         .flatten()
