@@ -161,15 +161,33 @@ impl Config {
 
 /// The request's history repaired on its bytes ([`crate::request::repair_bytes`]), off
 /// the executor's threads and under a parsing permit (a large body takes milliseconds; the
-/// permit goes with the work, so a client that leaves does not free it early).
+/// permit goes with the work, so a client that leaves does not free it early). A body of
+/// at most [`INLINE_PARSE`] bytes is read where it is: tens of microseconds, less than
+/// the two thread hops, and its memory is small.
 async fn repair_history(
     state: &State,
     body: Bytes,
 ) -> Result<Result<crate::request::Repaired, crate::request::ReadError>, tokio::task::JoinError> {
+    let len = body.len();
+    parse_off_thread(state, len, move || crate::request::repair_bytes(&body)).await
+}
+
+/// `work` on a body of `len` bytes: where it is for a body of at most [`INLINE_PARSE`]
+/// bytes (tens of microseconds, less than the two thread hops and their context
+/// switches), else on the blocking pool under a parsing permit that goes with the work
+/// (a client that leaves does not free it early).
+async fn parse_off_thread<T: Send + 'static>(
+    state: &State,
+    len: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    if len <= INLINE_PARSE {
+        return Ok(work());
+    }
     let parsing = state.parsing.clone().acquire_owned().await;
     tokio::task::spawn_blocking(move || {
         let _parsing = parsing;
-        crate::request::repair_bytes(&body)
+        work()
     })
     .await
 }
@@ -260,6 +278,10 @@ const CHANNEL_DEPTH: usize = 8;
 
 /// Request bodies repaired at once: their trees are the proxy's largest allocations.
 const PARSING: usize = 4;
+
+/// The largest request body read on the executor's thread (a repair, the declared tools):
+/// a larger one goes to the blocking pool under a [`PARSING`] permit.
+const INLINE_PARSE: usize = 16 << 10;
 
 /// The most of an upstream frame rewritten before its output is sent.
 const PIECE: usize = 16 << 10;
@@ -757,10 +779,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     let want_text = declares && state.config.text_calls != TextCalls::Off;
     let want_schemas = declares && state.config.repair_calls;
     let (text, schemas) = if want_text || want_schemas {
-        let parsing = state.parsing.clone().acquire_owned().await;
         let raw = body.clone();
-        let (tools, schemas) = tokio::task::spawn_blocking(move || {
-            let _parsing = parsing;
+        let (tools, schemas) = parse_off_thread(&state, raw.len(), move || {
             (
                 want_text.then(|| declared_tools(&raw)),
                 want_schemas
@@ -791,10 +811,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
     // the repair is: a body can be large.
     let mut continued = 0;
     let body = if kind == Kind::Responses && !state.made.is_empty() {
-        let parsing = state.parsing.clone().acquire_owned().await;
         let (raw, made) = (body.clone(), state.made.clone());
-        let done = tokio::task::spawn_blocking(move || {
-            let _parsing = parsing;
+        let done = parse_off_thread(&state, raw.len(), move || {
             let calls = made.get(&previous_response_id(&raw)?)?;
             continue_request(&raw, &calls)
         })
@@ -1069,13 +1087,11 @@ async fn handle(state: Arc<State>, req: Request<Incoming>, peer: SocketAddr) -> 
             Ok(b) => b,
             Err(e) => return local_error(StatusCode::BAD_GATEWAY, provider, &e, None),
         };
-        // Off the executor's threads: a large body takes milliseconds to rewrite, and
-        // under the request permits, as a request body's tree is.
-        let parsing = state.parsing.clone().acquire_owned().await;
+        // Off the executor's threads unless small: a large body takes milliseconds to
+        // rewrite, and under the request permits, as a request body's tree is.
         let keep = state.config.keep_finish_reason;
         let raw = body.clone();
-        let rewritten = tokio::task::spawn_blocking(move || {
-            let _parsing = parsing;
+        let rewritten = parse_off_thread(&state, raw.len(), move || {
             let repair = call_repair.as_ref();
             match kind {
                 Kind::Chat => crate::rewrite::rewrite_completion(&raw, keep, text.as_ref(), repair)
