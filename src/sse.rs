@@ -247,17 +247,38 @@ struct Skipping {
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
-/// The event types a stream repeats on most of its events, as static bytes: an event's type
-/// is then no slice of the chunk, whose count of owners every slice raises and lowers
-/// again (an atomic operation each, twice an event).
-fn common_type(ty: &[u8]) -> Option<Bytes> {
-    const COMMON: [&[u8]; 6] = [
+/// The event types of the streams the rewriters read (the most frequent first), as static
+/// bytes: an event's type is then no slice of the chunk, whose count of owners every slice
+/// raises and lowers again (an atomic operation each, twice an event), and a type kept
+/// with an event a rewriter holds does not keep the chunk (and the reader's buffer) alive.
+pub(crate) fn common_type(ty: &[u8]) -> Option<Bytes> {
+    const COMMON: [&[u8]; 26] = [
         b"response.function_call_arguments.delta",
         b"response.output_text.delta",
         b"response.reasoning_summary_text.delta",
         b"response.reasoning_text.delta",
         b"content_block_delta",
         b"ping",
+        b"response.output_item.added",
+        b"response.function_call_arguments.done",
+        b"response.output_item.done",
+        b"response.content_part.added",
+        b"response.content_part.done",
+        b"response.output_text.done",
+        b"response.reasoning_summary_part.added",
+        b"response.reasoning_summary_part.done",
+        b"response.reasoning_summary_text.done",
+        b"content_block_start",
+        b"content_block_stop",
+        b"message_start",
+        b"message_delta",
+        b"message_stop",
+        b"response.created",
+        b"response.in_progress",
+        b"response.completed",
+        b"response.incomplete",
+        b"response.failed",
+        b"error",
     ];
     COMMON
         .iter()
@@ -543,9 +564,14 @@ impl Decoder {
         }
         if self.pos >= n && n > 0 {
             // Used up: the chunk is let go of here, not when the next one comes, so that
-            // whoever read it (hyper's read buffer, say) may reuse its memory meanwhile.
+            // whoever read it (hyper's read buffer, say) may reuse its memory meanwhile;
+            // an event's data line it held whole, whose event ends in a later chunk, is
+            // copied, or its slice would keep the chunk.
             self.offset += n as u64;
             self.pos = 0;
+            if let Data::One(b) = &mut self.data {
+                *b = Bytes::copy_from_slice(b);
+            }
         } else {
             self.pending = chunk;
         }
@@ -678,7 +704,12 @@ impl Decoder {
         };
         match name {
             b"data" => self.append_data(src, vstart, end),
-            b"event" => self.event = src.slice(vstart..end),
+            // A copy, unless static: the event may end in a later chunk, and a slice
+            // would keep this one alive until then.
+            b"event" => {
+                self.event = common_type(&src[vstart..end])
+                    .unwrap_or_else(|| Bytes::copy_from_slice(&src[vstart..end]))
+            }
             b"id" if memchr::memchr(0, &src[vstart..end]).is_none() => {
                 self.last_id = src.slice(vstart..end);
             }

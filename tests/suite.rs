@@ -69,6 +69,9 @@ mod replay;
 #[path = "request.rs"]
 mod request;
 
+#[path = "rewrite_chunks.rs"]
+mod rewrite_chunks;
+
 #[path = "rewrite_stream.rs"]
 mod rewrite_stream;
 

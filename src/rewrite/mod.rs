@@ -1122,7 +1122,8 @@ impl AnthropicRewriter {
             if seen.done {
                 // Held until the upstream's body ends: whatever comes after it decides
                 // whether the client sees a clean end.
-                self.stop = Some((Bytes::copy_from_slice(ty), data));
+                // (Copies: a slice would keep its chunk alive.)
+                self.stop = Some((Bytes::copy_from_slice(ty), Bytes::copy_from_slice(&data)));
             } else if seen.finish && self.text.as_ref().is_some_and(|t| t.delivered) {
                 sse_event(out, ty, &tool_use_stop(&data));
             } else {
@@ -1245,7 +1246,7 @@ impl AnthropicRewriter {
         if start {
             let t = self.text.as_deref_mut().expect("text blocks");
             t.upstream = Some(i);
-            t.start = Some((Bytes::copy_from_slice(ty), data.clone()));
+            t.start = Some((Bytes::copy_from_slice(ty), Bytes::copy_from_slice(data)));
         } else if is_stop(ty, data) {
             self.end_text_block(out);
         } else {

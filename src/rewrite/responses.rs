@@ -105,6 +105,11 @@ fn held_size(held: &[Held]) -> usize {
     held.iter().map(Held::size).sum()
 }
 
+/// An event type to keep: the static one, else a copy (a slice would keep its chunk).
+fn own(ty: Bytes) -> Bytes {
+    crate::sse::common_type(&ty).unwrap_or_else(|| Bytes::copy_from_slice(&ty))
+}
+
 /// The upstream events held entries stand for.
 fn events_of(held: &[Held]) -> i64 {
     held.iter().map(|h| i64::from(h.count)).sum()
@@ -322,6 +327,9 @@ impl ResponsesRewriter {
     /// Feed upstream bytes; what the client gets is appended to `out`.
     pub fn push(&mut self, chunk: Bytes, out: &mut BytesMut) {
         self.feed(chunk, out);
+        // The last event forwarded unread is read now, once a push: it is a slice of the
+        // chunk, which nothing else keeps past the push.
+        self.sync_seq();
     }
 
     fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
@@ -411,7 +419,7 @@ impl ResponsesRewriter {
                         // A copy of its own: a slice would keep the whole chunk it came
                         // in (and the reader's buffer) until the call ends.
                         let h = Held {
-                            ty,
+                            ty: own(ty),
                             data: Bytes::copy_from_slice(&data),
                             layout,
                             start: named,
@@ -451,7 +459,8 @@ impl ResponsesRewriter {
             // The response's last event: every call still held ends before it.
             self.end_texts(out);
             self.end_all(out);
-            self.terminal = Some((ty, data));
+            // Its own copy, as a held event's.
+            self.terminal = Some((own(ty), Bytes::copy_from_slice(&data)));
             return;
         }
         self.forward(&ty, &data, read.as_deref(), out);
