@@ -375,3 +375,80 @@ fn a_stream_cut_inside_the_text_keeps_the_text_and_ends_with_an_error() {
     );
     assert_eq!(read(&out).end.as_deref(), Some("error"));
 }
+
+/// Another item's `output_item.done` at the message's output index (an upstream that reused
+/// the index) ends nothing of the text: the library reads the response's text as one, so a
+/// call whose markup streams on both sides of that event is the pipeline's call here too.
+/// (Found by the `proxy_structured` fuzz target: the message's text was ended there, and the
+/// markup split in two was passed on as text.)
+#[test]
+fn another_items_done_at_the_messages_index_ends_nothing_of_the_text() {
+    let mut seq = 0;
+    let text = |delta: &str, seq: &mut u64| {
+        event(
+            "response.output_text.delta",
+            json!({"item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": delta}),
+            seq,
+        )
+    };
+    let custom = json!({"id": "ctc_1", "type": "custom_tool_call", "call_id": "call_c", "name": "apply_patch", "input": "x"});
+    let mut s = text("<tool_call>{\"name\": \"get_weather\", ", &mut seq);
+    s += &event(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": custom}),
+        &mut seq,
+    );
+    s += &event(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": custom}),
+        &mut seq,
+    );
+    s += &text(
+        "\"arguments\": {\"city\": \"Paris\"}}</tool_call>",
+        &mut seq,
+    );
+    s += &event(
+        "response.completed",
+        json!({"response": {"id": "resp_1", "status": "completed", "output": []}}),
+        &mut seq,
+    );
+    // The library's calls.
+    let mut stream =
+        toolstream::pipeline::Stream::new(Some(toolstream::provider::Format::OpenAiResponses))
+            .with_text_calls(None, Tools::from_names(["get_weather"]));
+    let mut events = Vec::new();
+    stream.push(Bytes::copy_from_slice(s.as_bytes()), &mut events);
+    stream.finish(&mut events);
+    let want: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            toolstream::assemble::Event::ToolCall(c) => Some((
+                c.name.clone(),
+                String::from_utf8(c.arguments.to_vec()).unwrap(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(want.len(), 1, "{events:?}");
+    // The client's: the function_call items done.
+    for step in [1, 7, 64, s.len()] {
+        let out = rewrite(s.as_bytes(), step, weather());
+        let got: Vec<(String, String)> = std::str::from_utf8(&out)
+            .unwrap()
+            .split("\n\n")
+            .filter_map(|b| b.lines().find_map(|l| l.strip_prefix("data: ")))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .filter(|v| {
+                v["type"] == "response.output_item.done" && v["item"]["type"] == "function_call"
+            })
+            .map(|v| {
+                let item = &v["item"];
+                (
+                    item["name"].as_str().unwrap().to_string(),
+                    item["arguments"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{step}-byte pushes");
+    }
+}

@@ -135,7 +135,11 @@ fn cursor_event<'a>(text: &'a str, mut layout: Option<&mut EventLayout>) -> Opti
                 if c.peek() == Some(b'{') {
                     let start = c.offset();
                     let id = layout.as_deref_mut().map(|l| &mut l.item_id);
-                    ev.item = Some(cursor_item(c, id)?);
+                    let item = cursor_item(c, id)?;
+                    if let Some(l) = layout.as_deref_mut() {
+                        l.item_kind = item.kind.as_deref().map(str::to_owned);
+                    }
+                    ev.item = Some(item);
                     ev.item_raw = Some(Raw(&text[start..c.offset()]));
                 } else {
                     opt_null(c)?;
@@ -891,6 +895,8 @@ pub struct EventLayout {
     pub output_index: Option<(std::ops::Range<usize>, u32)>,
     /// `item.id` (unescaped).
     pub item_id: Option<String>,
+    /// `item.type` (unescaped).
+    pub item_kind: Option<String>,
     /// `response.output`'s elements: each one's range and whether it is a
     /// `function_call` item.
     pub output: Option<Vec<(std::ops::Range<usize>, bool)>>,
@@ -929,10 +935,13 @@ pub fn event_layout(payload: &[u8]) -> Option<EventLayout> {
             }
             "item" if c.peek() == Some(b'{') => {
                 l.item_id = None;
+                l.item_kind = None;
                 let mut o = c.object().ok()?;
                 while let Some(k) = c.key(&mut o).ok()? {
                     if k.is("id") && c.peek() == Some(b'"') {
                         l.item_id = Some(c.string().ok()?.cow().into_owned());
+                    } else if k.is("type") && c.peek() == Some(b'"') {
+                        l.item_kind = Some(c.string().ok()?.cow().into_owned());
                     } else {
                         c.skip().ok()?;
                     }

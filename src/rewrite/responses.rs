@@ -960,7 +960,9 @@ impl ResponsesRewriter {
                 self.write_event(ty, v, &l, out);
                 true
             }
-            Some("response.output_item.done") => {
+            // The message's own `done` (another item's, at the same output index, ends
+            // nothing here: the library reads the response's text as one).
+            Some("response.output_item.done") if l.item_kind.as_deref() == Some("message") => {
                 // What the extractor holds (a stream whose text had no `done`) first.
                 self.flush_text(k, out);
                 let t = self.text.as_deref_mut().expect("text items");
