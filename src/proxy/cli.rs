@@ -110,7 +110,8 @@ past 64 connections more the proxy stops accepting until one closes. No accept e
 the process. Memory is bounded by: streams x (--max-request-bytes + 24 MiB of framing
 limits + 16 MiB of a non-streaming body or of Responses call events held) + 4 x max(6 x --max-request-bytes, 30 x 16 MiB)
 for the work done 4 at once (request repairs on the bytes; non-streaming rewrites, still
-on a tree) + 4 x 64 KiB x 1024 for declared tools' schemas.
+on a tree; a body of at most 16 KiB is read on its worker's thread instead, at most one a
+worker) + 4 x 64 KiB x 1024 for declared tools' schemas.
 
 Connections are served by one thread a core (TOOLSTREAM_WORKERS=N sets how many), each
 connection on one of them with its upstream connection, as nginx's workers.
