@@ -96,6 +96,7 @@ impl Held {
 fn layout_size(l: &EventLayout) -> usize {
     l.kind.as_ref().map_or(0, String::len)
         + l.item_id.as_ref().map_or(0, String::len)
+        + l.item_kind.as_ref().map_or(0, String::len)
         + l.response_id.as_ref().map_or(0, String::len)
         + l.output.as_ref().map_or(0, |o| o.len() * 24)
 }
