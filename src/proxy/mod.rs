@@ -159,11 +159,8 @@ impl Config {
     }
 }
 
-/// The request's history repaired on its bytes ([`crate::request::repair_bytes`]), off
-/// the executor's threads and under a parsing permit (a large body takes milliseconds; the
-/// permit goes with the work, so a client that leaves does not free it early). A body of
-/// at most [`INLINE_PARSE`] bytes is read where it is: tens of microseconds, less than
-/// the two thread hops, and its memory is small.
+/// The request's history repaired on its bytes ([`crate::request::repair_bytes`]), as
+/// [`parse_off_thread`] places the work (a large body takes milliseconds).
 async fn repair_history(
     state: &State,
     body: Bytes,
@@ -279,8 +276,9 @@ const CHANNEL_DEPTH: usize = 8;
 /// Request bodies repaired at once: their trees are the proxy's largest allocations.
 const PARSING: usize = 4;
 
-/// The largest request body read on the executor's thread (a repair, the declared tools):
-/// a larger one goes to the blocking pool under a [`PARSING`] permit.
+/// The largest body read on the executor's thread (a request's repair or declared tools, a
+/// whole response's rewrite): a larger one goes to the blocking pool under a [`PARSING`]
+/// permit.
 const INLINE_PARSE: usize = 16 << 10;
 
 /// The most of an upstream frame rewritten before its output is sent.
