@@ -68,8 +68,11 @@ async fn upstream_seq(scripts: Vec<Script>) -> (String, Arc<Mutex<Vec<Vec<u8>>>>
                     kept.push(body);
                     scripts[(kept.len() - 1).min(scripts.len() - 1)].clone()
                 };
+                // One response a connection, and said so: a client that pooled the
+                // connection would send its next request into the closing socket (and
+                // count a network error and a retry where the test counts attempts).
                 let mut head = format!(
-                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\n",
+                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n",
                     script.status, script.content_type
                 );
                 for (n, v) in &script.headers {

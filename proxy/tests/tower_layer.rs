@@ -43,7 +43,7 @@ async fn upstream(content_type: &'static str, body: String, cut: Option<usize>) 
                     }
                 }
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
                 );
                 let _ = socket.write_all(head.as_bytes()).await;
                 let bytes = body.as_bytes();
