@@ -875,8 +875,16 @@ impl ResponsesRewriter {
         if texts.is_empty() && t.items.is_empty() {
             return false;
         }
-        let Some(l) = layout.cloned().or_else(|| event_layout(data)) else {
-            return false;
+        let read;
+        let l: &EventLayout = match layout {
+            Some(l) => l,
+            None => {
+                read = event_layout(data);
+                match &read {
+                    Some(l) => l,
+                    None => return false,
+                }
+            }
         };
         let Some((_, k)) = l.output_index.clone() else {
             return false;
@@ -892,7 +900,7 @@ impl ResponsesRewriter {
                 for s in texts {
                     item.keep(s, &mut t.kept);
                 }
-                self.forward(ty, data, Some(&l), out);
+                self.forward(ty, data, Some(l), out);
                 return true;
             }
             let Ok(v) = serde_json::from_slice::<Value>(data) else {
@@ -931,7 +939,7 @@ impl ResponsesRewriter {
                             self.broken
                                 .get_or_insert("a message's text outgrew what is held");
                         }
-                        self.write_event(ty, v, &l, out);
+                        self.write_event(ty, v, l, out);
                     }
                     None => {
                         let ci = serde_json::from_slice::<Value>(data)
@@ -939,7 +947,7 @@ impl ResponsesRewriter {
                             .and_then(|v| v["content_index"].as_u64())
                             .unwrap_or(0);
                         item.parts.push((ci, text));
-                        self.forward(ty, data, Some(&l), out);
+                        self.forward(ty, data, Some(l), out);
                     }
                 }
                 true
@@ -958,7 +966,7 @@ impl ResponsesRewriter {
                         v["part"]["text"] = Value::String(text.clone());
                     }
                 }
-                self.write_event(ty, v, &l, out);
+                self.write_event(ty, v, l, out);
                 true
             }
             // The message's own `done` (another item's, at the same output index, ends
@@ -983,12 +991,12 @@ impl ResponsesRewriter {
                             }
                         }
                         message = Some(v["item"].to_string());
-                        self.write_event(ty, v, &l, out);
+                        self.write_event(ty, v, l, out);
                     } else {
-                        self.forward(ty, data, Some(&l), out);
+                        self.forward(ty, data, Some(l), out);
                     }
                 } else {
-                    self.forward(ty, data, Some(&l), out);
+                    self.forward(ty, data, Some(l), out);
                 }
                 self.text_calls_out(k, item.calls, message, out);
                 true
