@@ -71,6 +71,8 @@ mod request;
 
 #[path = "rewrite_chunks.rs"]
 mod rewrite_chunks;
+#[path = "rewrite_invariance.rs"]
+mod rewrite_invariance;
 
 #[path = "rewrite_stream.rs"]
 mod rewrite_stream;
