@@ -861,6 +861,20 @@ impl ToolCallAssembler {
         }
     }
 
+    /// Whether a call fragment of `choice` at `index` (no id, no name) goes to a call
+    /// open already ([`Self::push_fragment`] then opens nothing and says nothing of the
+    /// slot: every such fragment goes to the same call, whatever came between them but
+    /// more of its fragments).
+    pub(crate) fn takes_fragments(&self, choice: u32, index: Option<u32>) -> bool {
+        match index {
+            Some(i) => self
+                .slots
+                .iter()
+                .any(|s| s.choice == choice && s.key == Some(i) && s.open),
+            None => self.slots.iter().any(|s| s.choice == choice && s.open),
+        }
+    }
+
     /// [`ToolCallAssembler::push`] of a call's argument fragment and nothing else (no id,
     /// no name, not complete), borrowed: what a decoder's template read
     /// ([`crate::provider::Fragment`]) goes here without a [`Delta`] made for it.

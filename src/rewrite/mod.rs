@@ -131,7 +131,37 @@ struct Core {
     /// The last payload decoded to one call fragment and nothing else (an argument
     /// delta).
     only_fragment: bool,
+    /// The call whose fragments the last payloads were, while they run on ([`Run`]).
+    run: Option<Run>,
+    /// What the assembler made of a run's fragments when the run ended: for the rewriter
+    /// to handle as its last fragment's payload would have ([`Rewrite::ran`]).
+    ran: Vec<(u32, Event)>,
+    /// A run's buffer, kept from one run to the next.
+    run_buf: String,
 }
+
+/// A run of one call's argument fragments, one payload after another in the same push,
+/// each held back from the assembler until the run ends (at any other payload, frame or
+/// the push's end), then pushed as one: the splitter reads a fragment of a few bytes at a
+/// fixed cost, a run of them at the cost of their bytes. Only fragments after the first of
+/// a run wait, and only for a call the assembler has open, so the one push finds the slot
+/// each of them would have found; the splitter's results do not depend on where its input
+/// was cut, so the assembler's events are the same, and no payload between the first and
+/// the last of the run writes anything of them: the client gets the same bytes
+/// (`tests/rewrite_invariance.rs`).
+struct Run {
+    choice: u32,
+    index: Option<u32>,
+    /// The fragments held back, in order.
+    args: String,
+}
+
+/// The most argument bytes a run holds back before it is pushed (bounds what a run holds
+/// beside the chunk it came in).
+const MAX_RUN: usize = 64 << 10;
+
+/// The largest run buffer kept for the next run.
+const KEEP_RUN_BUF: usize = 4 << 10;
 
 impl Core {
     fn new(format: Format, provider: Provider) -> Self {
@@ -152,6 +182,29 @@ impl Core {
             call_index: None,
             call_named: false,
             only_fragment: false,
+            run: None,
+            ran: Vec::new(),
+            run_buf: String::new(),
+        }
+    }
+
+    /// The run of fragments ends: what it held goes to the assembler, and what the
+    /// assembler makes of it to [`Core::ran`].
+    fn end_run(&mut self) {
+        let Some(mut run) = self.run.take() else {
+            return;
+        };
+        if !run.args.is_empty() {
+            let mut produced = Vec::new();
+            self.assembler
+                .push_fragment(run.choice, run.index, &run.args, &mut produced);
+            self.ran
+                .extend(produced.into_iter().map(|e| (run.choice, e)));
+        }
+        run.args.clear();
+        // (A small one: a stream that ran a long run once does not keep its size.)
+        if run.args.capacity() <= KEEP_RUN_BUF {
+            self.run_buf = run.args;
         }
     }
 
@@ -266,11 +319,30 @@ impl Core {
             self.arg_bytes = self.args.len();
             self.call_index = f.index;
             seen.calls = true;
+            // The next of a run: held back.
+            if let Some(run) = self
+                .run
+                .as_mut()
+                .filter(|r| r.choice == f.choice && r.index == f.index && r.args.len() < MAX_RUN)
+            {
+                run.args.push_str(&self.args);
+                return seen;
+            }
+            self.end_run();
             self.assembler
                 .push_fragment(f.choice, f.index, &self.args, &mut produced);
             events.extend(produced.into_iter().map(|e| (f.choice, e)));
+            // The first of a run: the ones after it may wait.
+            if self.assembler.takes_fragments(f.choice, f.index) {
+                self.run = Some(Run {
+                    choice: f.choice,
+                    index: f.index,
+                    args: std::mem::take(&mut self.run_buf),
+                });
+            }
             return seen;
         }
+        self.end_run();
         for d in self.deltas.drain(..) {
             match &d {
                 Delta::CallEnd { index: Some(i), .. } => {
@@ -386,6 +458,37 @@ trait Rewrite {
     /// Bytes of the stream were dropped: it cannot end cleanly.
     fn dropped(&mut self, why: &'static str);
 
+    /// What the assembler made of a run of fragments when it ended ([`Run`]): handled as
+    /// the run's last fragment's payload would have handled it.
+    fn ran(&mut self, events: Vec<(u32, Event)>, out: &mut BytesMut);
+
+    /// [`Core::decode_tagged`], with what a run it ended made handled first.
+    fn decode(
+        &mut self,
+        ty: &[u8],
+        data: &[u8],
+        events: &mut Vec<(u32, Event)>,
+        out: &mut BytesMut,
+    ) -> Seen {
+        let seen = self.core().decode_tagged(ty, data, events);
+        self.take_ran(out);
+        seen
+    }
+
+    /// What a run that ended made, handled.
+    fn take_ran(&mut self, out: &mut BytesMut) {
+        if !self.core().ran.is_empty() {
+            let ran = std::mem::take(&mut self.core().ran);
+            self.ran(ran, out);
+        }
+    }
+
+    /// The run of fragments ends here (a frame that is not a payload, the push's end).
+    fn end_run(&mut self, out: &mut BytesMut) {
+        self.core().end_run();
+        self.take_ran(out);
+    }
+
     /// Feed upstream bytes: comments (keep-alives) forwarded, an event over the limit
     /// reported and the calls it cut failed, each event's payload handled.
     fn feed(&mut self, chunk: Bytes, out: &mut BytesMut) {
@@ -393,6 +496,9 @@ trait Rewrite {
             d.feed(chunk);
         }
         while let Some(frame) = self.core().next() {
+            if !matches!(frame, Frame::Event { .. }) {
+                self.end_run(out);
+            }
             match frame {
                 Frame::Comment(c) => {
                     // Keep-alives go on; what the client gets is UTF-8 whatever came.
@@ -410,6 +516,7 @@ trait Rewrite {
                 Frame::Event { ty, data } => self.payload(ty, data, out),
             }
         }
+        self.end_run(out);
     }
 
     /// The end of the framing: what the decoder still yields is handled; a stream cut
@@ -426,6 +533,7 @@ trait Rewrite {
                 self.payload(ty, data, out);
             }
         }
+        self.end_run(out);
         // As the pipeline does: an event cut off by the end of the stream is not
         // dispatched, but what it carried is decoded (an error sent just before the
         // connection dropped is not lost).
@@ -447,6 +555,7 @@ trait Rewrite {
                     partial.event
                 };
                 self.payload(ty, partial.data, out);
+                self.end_run(out);
             }
         }
     }
@@ -462,6 +571,15 @@ impl Rewrite for OpenAiRewriter {
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
     }
+    fn ran(&mut self, mut events: Vec<(u32, Event)>, out: &mut BytesMut) {
+        // As a fragment's payload: its events written.
+        for (c, e) in &events {
+            if let Event::CallStarted { index, .. } = e {
+                self.slot_choice.insert(*index, *c);
+            }
+        }
+        self.write(&mut events, true, out);
+    }
 }
 
 impl Rewrite for AnthropicRewriter {
@@ -473,6 +591,11 @@ impl Rewrite for AnthropicRewriter {
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
+    }
+    fn ran(&mut self, events: Vec<(u32, Event)>, out: &mut BytesMut) {
+        // As a fragment's payload: the calls it closed written.
+        let mut events = events.into_iter().map(|(_, e)| e).collect();
+        self.calls(&mut events, out);
     }
 }
 
@@ -630,7 +753,7 @@ impl OpenAiRewriter {
             return;
         }
         let mut events = std::mem::take(&mut self.events);
-        let seen = self.core.decode_tagged(ty, &data, &mut events);
+        let seen = self.decode(ty, &data, &mut events, out);
         for (c, e) in &events {
             if let Event::CallStarted { index, .. } = e {
                 self.slot_choice.insert(*index, *c);
@@ -1090,7 +1213,7 @@ impl AnthropicRewriter {
         }
         let mut events = std::mem::take(&mut self.events);
         let mut tagged = Vec::new();
-        let seen = self.core.decode_tagged(ty, &data, &mut tagged);
+        let seen = self.decode(ty, &data, &mut tagged, out);
         events.extend(tagged.into_iter().map(|(_, e)| e));
         if seen.undecodable {
             // Not forwarded: a client reading it another way could place it wrongly.
@@ -1227,7 +1350,7 @@ impl AnthropicRewriter {
             return false;
         }
         let mut tagged = Vec::new();
-        let seen = self.core.decode_tagged(ty, data, &mut tagged);
+        let seen = self.decode(ty, data, &mut tagged, out);
         if seen.undecodable {
             self.broken.get_or_insert("an event could not be decoded");
             comment(out, "toolstream dropped an event it could not decode");

@@ -346,7 +346,7 @@ impl ResponsesRewriter {
             return;
         }
         let mut tagged = Vec::new();
-        let seen = self.core.decode_tagged(&ty, &data, &mut tagged);
+        let seen = self.decode(&ty, &data, &mut tagged, out);
         // The event's layout, when the decoder read it whole (read in the same pass).
         let read = self.core.take_layout();
         let ended = std::mem::take(&mut self.core.ended);
@@ -1419,5 +1419,9 @@ impl Rewrite for ResponsesRewriter {
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
+    }
+    fn ran(&mut self, events: Vec<(u32, Event)>, _: &mut BytesMut) {
+        // As a fragment's payload: its call's events kept for when the call ends.
+        self.take_events(events, None);
     }
 }
