@@ -252,39 +252,43 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// raises and lowers again (an atomic operation each, twice an event), and a type kept
 /// with an event a rewriter holds does not keep the chunk (and the reader's buffer) alive.
 pub(crate) fn common_type(ty: &[u8]) -> Option<Bytes> {
-    const COMMON: [&[u8]; 26] = [
-        b"response.function_call_arguments.delta",
-        b"response.output_text.delta",
-        b"response.reasoning_summary_text.delta",
-        b"response.reasoning_text.delta",
-        b"content_block_delta",
-        b"ping",
-        b"response.output_item.added",
-        b"response.function_call_arguments.done",
-        b"response.output_item.done",
-        b"response.content_part.added",
-        b"response.content_part.done",
-        b"response.output_text.done",
-        b"response.reasoning_summary_part.added",
-        b"response.reasoning_summary_part.done",
-        b"response.reasoning_summary_text.done",
-        b"content_block_start",
-        b"content_block_stop",
-        b"message_start",
-        b"message_delta",
-        b"message_stop",
-        b"response.created",
-        b"response.in_progress",
-        b"response.completed",
-        b"response.incomplete",
-        b"response.failed",
-        b"error",
-    ];
-    COMMON
-        .iter()
-        .find(|&&c| c == ty)
-        .map(|&c| Bytes::from_static(c))
+    common_index(ty).map(|i| Bytes::from_static(COMMON[i]))
 }
+
+/// Where `ty` is in [`COMMON`].
+fn common_index(ty: &[u8]) -> Option<usize> {
+    COMMON.iter().position(|&c| c == ty)
+}
+
+/// [`common_type`]'s table.
+const COMMON: [&[u8]; 26] = [
+    b"response.function_call_arguments.delta",
+    b"response.output_text.delta",
+    b"response.reasoning_summary_text.delta",
+    b"response.reasoning_text.delta",
+    b"content_block_delta",
+    b"ping",
+    b"response.output_item.added",
+    b"response.function_call_arguments.done",
+    b"response.output_item.done",
+    b"response.content_part.added",
+    b"response.content_part.done",
+    b"response.output_text.done",
+    b"response.reasoning_summary_part.added",
+    b"response.reasoning_summary_part.done",
+    b"response.reasoning_summary_text.done",
+    b"content_block_start",
+    b"content_block_stop",
+    b"message_start",
+    b"message_delta",
+    b"message_stop",
+    b"response.created",
+    b"response.in_progress",
+    b"response.completed",
+    b"response.incomplete",
+    b"response.failed",
+    b"error",
+];
 
 /// Size of the arena that assembles lines spanning chunks.
 const ARENA: usize = 16 << 10;
@@ -320,6 +324,10 @@ pub struct Decoder {
     pending: Bytes,
     pos: usize,
     backlog: VecDeque<Item>,
+    /// Where the last event type read from the static table is in it ([`COMMON`];
+    /// `u8::MAX` for none): the next `event:` line is first tried as the same type, which
+    /// finds its end without a search.
+    last_type: u8,
 }
 
 impl Default for Decoder {
@@ -355,6 +363,7 @@ impl Decoder {
             pending: Bytes::new(),
             pos: 0,
             backlog: VecDeque::new(),
+            last_type: u8::MAX,
         }
     }
 
@@ -425,6 +434,18 @@ impl Decoder {
     }
 
     /// Decode lines of the pending chunk until one yields an item.
+    /// The last type read from the table ([`Decoder::last_type`]) when `rest` starts with
+    /// the line `event: ` and it, ended by LF.
+    #[inline]
+    fn same_type_line(&self, rest: &[u8]) -> Option<&'static [u8]> {
+        let t: &'static [u8] = COMMON.get(usize::from(self.last_type))?;
+        (rest.len() > 7 + t.len()
+            && rest[7 + t.len()] == b'\n'
+            && rest.starts_with(b"event: ")
+            && &rest[7..7 + t.len()] == t)
+            .then_some(t)
+    }
+
     fn step(&mut self) -> Option<Item> {
         // Taken out for the loop (no refcount traffic), put back at the end.
         let chunk = std::mem::take(&mut self.pending);
@@ -433,9 +454,12 @@ impl Decoder {
         let mut out = None;
         while self.pos < n && out.is_none() {
             let pos = self.pos;
-            // A blank line right after a line end (the common `\n\n`) needs no search.
+            // A blank line right after a line end (the common `\n\n`) needs no search, nor
+            // an `event:` line of the type before (the table's types hold no line end).
             let found = if !self.in_line && matches!(chunk[pos], b'\n' | b'\r') {
                 Some(0)
+            } else if let Some(t) = self.same_type_line(&chunk[pos..]).filter(|_| !self.in_line) {
+                Some(7 + t.len())
             } else {
                 memchr::memchr2(b'\n', b'\r', &chunk[pos..])
             };
@@ -494,8 +518,17 @@ impl Decoder {
                             }
                         };
                         let ty = field(pos, 6)..end;
-                        self.event =
-                            common_type(&chunk[ty.clone()]).unwrap_or_else(|| chunk.slice(ty));
+                        let last = COMMON.get(usize::from(self.last_type));
+                        self.event = match last.filter(|&&t| chunk[ty.clone()] == *t) {
+                            Some(&t) => Bytes::from_static(t),
+                            None => match common_index(&chunk[ty.clone()]) {
+                                Some(i) => {
+                                    self.last_type = i as u8;
+                                    Bytes::from_static(COMMON[i])
+                                }
+                                None => chunk.slice(ty),
+                            },
+                        };
                         let data = chunk.slice(field(d, 5)..dend);
                         out = Some(self.event_out(data, base + dend as u64 + 1));
                         self.pos = dend + 2;
