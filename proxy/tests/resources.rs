@@ -767,3 +767,52 @@ fn a_config_file_names_the_upstreams_and_their_keys() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--idle-timeout`: an upstream silent longer than it after its first piece is cut (the
+/// client's stream ends with an error, long before the upstream would have gone on), and
+/// one whose pieces come more often than it is not, however long the whole body takes.
+#[test]
+fn an_idle_upstream_is_cut_and_a_slow_steady_one_is_not() {
+    // Silent for 20 s after its first piece, then the rest.
+    let silent = upstream(|mut s| {
+        if s.write_all(SSE_HEAD.as_bytes()).is_err() || chunk(&mut s, STREAM[0].as_bytes()).is_err()
+        {
+            return;
+        }
+        thread::sleep(Duration::from_secs(20));
+        for part in &STREAM[1..] {
+            let _ = chunk(&mut s, part.as_bytes());
+        }
+        let _ = s.write_all(b"0\r\n\r\n");
+    });
+    // A piece every 400 ms, 2 s in all: twice the idle timeout.
+    let steady = upstream(|mut s| {
+        if s.write_all(SSE_HEAD.as_bytes()).is_err() {
+            return;
+        }
+        for part in STREAM {
+            thread::sleep(Duration::from_millis(400));
+            if chunk(&mut s, part.as_bytes()).is_err() {
+                return;
+            }
+        }
+        let _ = s.write_all(b"0\r\n\r\n");
+    });
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let proxy = Proxy::spawn(&silent, 4096, &["--idle-timeout", "1"]);
+    let start = Instant::now();
+    let text = request(&proxy.addr, "/v1/chat/completions", body).unwrap();
+    let took = start.elapsed();
+    assert!(
+        text.contains("stream_interrupted") && !text.contains("[DONE]"),
+        "the idle stream did not end with an error: {text:?}"
+    );
+    // Cut by the proxy, not ended by the upstream's next piece.
+    assert!(took < Duration::from_secs(15), "cut after {took:?}");
+    let proxy = Proxy::spawn(&steady, 4096, &["--idle-timeout", "1"]);
+    let text = request(&proxy.addr, "/v1/chat/completions", body).unwrap();
+    assert!(
+        text.contains("[DONE]") && !text.contains("stream_interrupted"),
+        "the steady stream was cut: {text:?}"
+    );
+}

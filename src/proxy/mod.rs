@@ -1214,27 +1214,42 @@ async fn pump(
     let _open = Open(metrics.clone());
     let mut out = BytesMut::new();
     let mut cut: Option<String> = None;
+    // Made once for the stream, not once a frame: the client's departure, the shutdown
+    // and the idle deadline each wait registered once (a waiter on a channel shared by
+    // every stream, a timer), the deadline moved on only when it comes.
+    let client_gone = tx.closed();
+    tokio::pin!(client_gone);
+    let shutdown = cut_all.wait_for(|cut| *cut);
+    tokio::pin!(shutdown);
+    let mut last = tokio::time::Instant::now();
+    let deadline = tokio::time::sleep_until(last + idle);
+    tokio::pin!(deadline);
     loop {
         let next = tokio::select! {
             biased;
-            _ = tx.closed() => return counts(&rewriter),
-            _ = cut_all.wait_for(|cut| *cut) => {
+            _ = &mut client_gone => return counts(&rewriter),
+            _ = &mut shutdown => {
                 cut = Some("the proxy is shutting down".into());
                 break;
             }
-            next = tokio::time::timeout(idle, body.frame()) => next,
-        };
-        let frame = match next {
-            Err(_) => {
-                cut = Some("the upstream was idle too long".into());
-                break;
+            next = body.frame() => next,
+            _ = &mut deadline => {
+                if last.elapsed() >= idle {
+                    cut = Some("the upstream was idle too long".into());
+                    break;
+                }
+                deadline.as_mut().reset(last + idle);
+                continue;
             }
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
+        };
+        last = tokio::time::Instant::now();
+        let frame = match next {
+            None => break,
+            Some(Err(e)) => {
                 cut = Some(e.to_string());
                 break;
             }
-            Ok(Some(Ok(f))) => f,
+            Some(Ok(f)) => f,
         };
         let Ok(data) = frame.into_data() else {
             continue;
@@ -1268,6 +1283,8 @@ async fn pump(
                 }
             }
         }
+        // The upstream is idle from here (a slow client's backpressure above is not its).
+        last = tokio::time::Instant::now();
     }
     let counts = match rewriter {
         Some(r) => {
