@@ -347,6 +347,9 @@ impl ResponsesRewriter {
         }
         let mut tagged = Vec::new();
         let seen = self.decode(&ty, &data, &mut tagged, out);
+        if tagged.is_empty() && self.next_of_run(seen) {
+            return;
+        }
         // The event's layout, when the decoder read it whole (read in the same pass).
         let read = self.core.take_layout();
         let ended = std::mem::take(&mut self.core.ended);
@@ -465,6 +468,37 @@ impl ResponsesRewriter {
             return;
         }
         self.forward(&ty, &data, read.as_deref(), out);
+    }
+
+    /// The payload just decoded was one argument fragment of a call whose events are
+    /// held, after another (the most frequent event by far): counted on the held entry of
+    /// the run, as the rest of [`Self::payload`] would, and nothing else. `false` for any
+    /// other payload.
+    fn next_of_run(&mut self, seen: super::Seen) -> bool {
+        if !seen.calls
+            || seen.error
+            || seen.undecodable
+            || !self.core.only_fragment
+            || !self.core.ended.is_empty()
+        {
+            return false;
+        }
+        let Some(index) = self.core.call_index else {
+            return false;
+        };
+        let Some(item) = self.items.get_mut(&index) else {
+            return false;
+        };
+        if item.state != ItemState::Holding {
+            return false;
+        }
+        let Some(h) = item.held.last_mut().filter(|h| h.fragment) else {
+            return false;
+        };
+        h.count += 1;
+        item.streamed += self.core.arg_bytes;
+        self.max_index = self.max_index.max(index);
+        true
     }
 
     /// The assembler's events of one payload: each call's kept for its slot, the slot of
