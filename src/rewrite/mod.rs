@@ -754,6 +754,19 @@ impl OpenAiRewriter {
         }
         let mut events = std::mem::take(&mut self.events);
         let seen = self.decode(ty, &data, &mut events, out);
+        // A held call's next fragment, which closed nothing (most payloads of a stream of
+        // calls): nothing to write and nothing to note, as the rest would find.
+        if events.is_empty()
+            && seen.calls
+            && self.core.only_fragment
+            && !seen.error
+            && !seen.undecodable
+            && self.envelope.is_some()
+            && self.core.text.is_none()
+        {
+            self.events = events;
+            return;
+        }
         for (c, e) in &events {
             if let Event::CallStarted { index, .. } = e {
                 self.slot_choice.insert(*index, *c);
