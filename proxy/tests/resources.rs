@@ -159,12 +159,17 @@ const STREAM: &[&str] = &[
     "data: [DONE]\n\n",
 ];
 
-fn slow_stream(mut s: TcpStream) {
+fn slow_stream(s: TcpStream) {
+    paced_stream(s, 300);
+}
+
+/// [`STREAM`], a part every `gap_ms`.
+fn paced_stream(mut s: TcpStream, gap_ms: u64) {
     if s.write_all(SSE_HEAD.as_bytes()).is_err() {
         return;
     }
     for part in STREAM {
-        thread::sleep(Duration::from_millis(300));
+        thread::sleep(Duration::from_millis(gap_ms));
         if chunk(&mut s, part.as_bytes()).is_err() {
             return;
         }
@@ -786,18 +791,7 @@ fn an_idle_upstream_is_cut_and_a_slow_steady_one_is_not() {
         let _ = s.write_all(b"0\r\n\r\n");
     });
     // A piece every 400 ms, 2 s in all: twice the idle timeout.
-    let steady = upstream(|mut s| {
-        if s.write_all(SSE_HEAD.as_bytes()).is_err() {
-            return;
-        }
-        for part in STREAM {
-            thread::sleep(Duration::from_millis(400));
-            if chunk(&mut s, part.as_bytes()).is_err() {
-                return;
-            }
-        }
-        let _ = s.write_all(b"0\r\n\r\n");
-    });
+    let steady = upstream(|s| paced_stream(s, 400));
     let body = r#"{"model":"m","stream":true,"messages":[]}"#;
     let proxy = Proxy::spawn(&silent, 4096, &["--idle-timeout", "1"]);
     let start = Instant::now();
