@@ -108,7 +108,8 @@ limits are fitted to it: streams = min(--max-streams, (F - 128) / 2), connection
 min(--max-connections, F - 128 - streams); past them a 503 in the provider's shape, and
 past 64 connections more the proxy stops accepting until one closes. No accept error ends
 the process. Memory is bounded by: streams x (--max-request-bytes + 24 MiB of framing
-limits + 16 MiB of a non-streaming body or of Responses call events held) + 4 x max(6 x --max-request-bytes, 30 x 16 MiB)
+limits + 64 KiB of a call's fragments read ahead + 16 MiB of a non-streaming body or of
+Responses call events held) + 4 x max(6 x --max-request-bytes, 30 x 16 MiB)
 for the work done 4 at once (request repairs on the bytes; non-streaming rewrites, still
 on a tree; a body of at most 16 KiB is read on its worker's thread instead, at most one a
 worker) + 4 x 64 KiB x 1024 for declared tools' schemas.
