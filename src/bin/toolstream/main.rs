@@ -14,6 +14,11 @@ use toolstream::json::{Mode, Splitter, Value};
 mod classify;
 mod inspect;
 
+/// The proxy's allocator (`mimalloc` in Cargo.toml says why), in a build with the proxy.
+#[cfg(feature = "proxy")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const HELP: &str = "\
 toolstream: tool calls out of LLM provider streams, the moment each one closes.
 
