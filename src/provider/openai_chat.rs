@@ -374,13 +374,10 @@ fn read_message(
             c.skip()?;
         }
     }
-    let front = front_of_calls(
-        reasoning_text(reasoning_content, reasoning),
-        details,
-        signature,
-        text,
-    );
-    if !front.is_empty() {
+    let reasoning = reasoning_text(reasoning_content, reasoning);
+    // (Most deltas of a stream of calls have none of these: no list made for nothing.)
+    if reasoning.is_some() || !details.is_empty() || signature.is_some() || text.is_some() {
+        let front = front_of_calls(reasoning, details, signature, text);
         out.splice(mark..mark, front);
     }
     Ok(())
