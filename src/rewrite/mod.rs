@@ -104,6 +104,9 @@ enum Frame {
 /// SSE framing, the provider's decoder and the assembler, fed by `push`.
 struct Core {
     sse: Option<sse::Decoder>,
+    /// The chunk being pushed (empty between pushes): what a payload kept past the push
+    /// is a slice of ([`Core::keep`]).
+    chunk: Bytes,
     decoder: Decoder,
     assembler: ToolCallAssembler,
     deltas: Vec<Delta>,
@@ -167,6 +170,7 @@ impl Core {
     fn new(format: Format, provider: Provider) -> Self {
         Core {
             sse: Some(sse::Decoder::new()),
+            chunk: Bytes::new(),
             decoder: Decoder::new(format),
             assembler: ToolCallAssembler::new(Policy::default()),
             deltas: Vec::new(),
@@ -264,19 +268,29 @@ impl Core {
         (id, note)
     }
 
-    fn next(&mut self) -> Option<Frame> {
-        loop {
-            return match self.sse.as_mut()?.next_item()? {
-                sse::Item::Event(e) => {
-                    let (ty, data) = e.into_type_and_data();
-                    Some(Frame::Event { ty, data })
-                }
-                sse::Item::Comment(c) => Some(Frame::Comment(c)),
-                // A comment over the limit carries no data: nothing of the response lost.
-                sse::Item::Skipped(s) if s.reason == sse::SkipReason::CommentTooLong => continue,
-                sse::Item::Skipped(_) => Some(Frame::Skipped),
-                _ => continue,
-            };
+    /// What of the framing's item the rewriters handle.
+    fn frame(item: sse::Item) -> Option<Frame> {
+        match item {
+            sse::Item::Event(e) => {
+                let (ty, data) = e.into_type_and_data();
+                Some(Frame::Event { ty, data })
+            }
+            sse::Item::Comment(c) => Some(Frame::Comment(c)),
+            // A comment over the limit carries no data: nothing of the response lost.
+            sse::Item::Skipped(s) if s.reason == sse::SkipReason::CommentTooLong => None,
+            sse::Item::Skipped(_) => Some(Frame::Skipped),
+            _ => None,
+        }
+    }
+
+    /// `data`, kept past the push: a slice of the chunk being pushed when it lies there
+    /// (no copy), else a copy.
+    fn keep(&self, data: &[u8]) -> Bytes {
+        let (c, d) = (self.chunk.as_ptr() as usize, data.as_ptr() as usize);
+        if !data.is_empty() && d >= c && d + data.len() <= c + self.chunk.len() {
+            self.chunk.slice_ref(data)
+        } else {
+            Bytes::copy_from_slice(data)
         }
     }
 
@@ -452,8 +466,9 @@ struct Seen {
 trait Rewrite {
     fn core(&mut self) -> &mut Core;
 
-    /// One SSE event's payload.
-    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut);
+    /// One SSE event's payload (slices of the chunk pushed, most often: see [`Core::keep`]
+    /// for one kept past the push).
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut);
 
     /// Bytes of the stream were dropped: it cannot end cleanly.
     fn dropped(&mut self, why: &'static str);
@@ -491,11 +506,29 @@ trait Rewrite {
 
     /// Feed upstream bytes: comments (keep-alives) forwarded, an event over the limit
     /// reported and the calls it cut failed, each event's payload handled.
+    ///
+    /// An event whole in the chunk is handed over as a slice of it (no reference counted
+    /// of each); the decoder is out of the core meanwhile, and the chunk in it
+    /// ([`Core::keep`]) until the push ends.
     fn feed(&mut self, chunk: Bytes, out: &mut BytesMut) {
-        if let Some(d) = self.core().sse.as_mut() {
-            d.feed(chunk);
-        }
-        while let Some(frame) = self.core().next() {
+        let Some(mut d) = self.core().sse.take() else {
+            self.end_run(out);
+            return;
+        };
+        d.feed(chunk.clone());
+        self.core().chunk = chunk;
+        while let Some(next) = d.next_local() {
+            let frame = match next {
+                sse::Next::Local { ty, data } => {
+                    let chunk = self.core().chunk.clone();
+                    self.payload(ty.bytes(), &chunk[data], out);
+                    continue;
+                }
+                sse::Next::Item(item) => match Core::frame(item) {
+                    Some(frame) => frame,
+                    None => continue,
+                },
+            };
             if !matches!(frame, Frame::Event { .. }) {
                 self.end_run(out);
             }
@@ -513,9 +546,11 @@ trait Rewrite {
                         .interrupt("an event over the limit was dropped");
                     comment(out, "toolstream dropped an event over the size limit");
                 }
-                Frame::Event { ty, data } => self.payload(ty, data, out),
+                Frame::Event { ty, data } => self.payload(&ty, &data, out),
             }
         }
+        self.core().sse = Some(d);
+        self.core().chunk = Bytes::new();
         self.end_run(out);
     }
 
@@ -530,7 +565,7 @@ trait Rewrite {
         for item in items {
             if let sse::Item::Event(e) = item {
                 let (ty, data) = e.into_type_and_data();
-                self.payload(ty, data, out);
+                self.payload(&ty, &data, out);
             }
         }
         self.end_run(out);
@@ -554,7 +589,7 @@ trait Rewrite {
                 } else {
                     partial.event
                 };
-                self.payload(ty, partial.data, out);
+                self.payload(&ty, &partial.data, out);
                 self.end_run(out);
             }
         }
@@ -565,8 +600,8 @@ impl Rewrite for OpenAiRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
-        OpenAiRewriter::payload(self, &ty, data, out)
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
+        OpenAiRewriter::payload(self, ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
@@ -586,8 +621,8 @@ impl Rewrite for AnthropicRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
-        AnthropicRewriter::payload(self, &ty, data, out)
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
+        AnthropicRewriter::payload(self, ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
@@ -743,7 +778,7 @@ impl OpenAiRewriter {
         }
     }
 
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
         if self.saw_done {
             // After the terminal marker nothing more belongs to the response: not
             // forwarded, said once, and the stream does not end cleanly.
@@ -753,7 +788,7 @@ impl OpenAiRewriter {
             return;
         }
         let mut events = std::mem::take(&mut self.events);
-        let seen = self.decode(ty, &data, &mut events, out);
+        let seen = self.decode(ty, data, &mut events, out);
         // A held call's next fragment, which closed nothing (most payloads of a stream of
         // calls): nothing to write and nothing to note, as the rest would find.
         if events.is_empty()
@@ -776,11 +811,11 @@ impl OpenAiRewriter {
             self.broken.get_or_insert("a payload could not be decoded");
             comment(out, "toolstream dropped a payload it could not decode");
         } else if self.envelope.is_none() {
-            self.envelope = envelope(&data);
+            self.envelope = envelope(data);
         }
         if seen.error {
             self.counts.errors += 1;
-            self.core.annotate_error(&data, self.output_started, out);
+            self.core.annotate_error(data, self.output_started, out);
         }
         if seen.finish && !seen.error {
             self.saw_finish = true;
@@ -801,7 +836,7 @@ impl OpenAiRewriter {
                 }
             }
             if !seen.done {
-                sse_data(out, &data);
+                sse_data(out, data);
                 self.output_started = true;
             }
         } else {
@@ -1211,8 +1246,8 @@ impl AnthropicRewriter {
         self.feed(chunk, out);
     }
 
-    fn payload(&mut self, ty: &[u8], data: Bytes, out: &mut BytesMut) {
-        if self.text.is_some() && self.stop.is_none() && self.text_payload(ty, &data, out) {
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
+        if self.text.is_some() && self.stop.is_none() && self.text_payload(ty, data, out) {
             return;
         }
         if self.stop.is_some() {
@@ -1226,7 +1261,7 @@ impl AnthropicRewriter {
         }
         let mut events = std::mem::take(&mut self.events);
         let mut tagged = Vec::new();
-        let seen = self.decode(ty, &data, &mut tagged, out);
+        let seen = self.decode(ty, data, &mut tagged, out);
         events.extend(tagged.into_iter().map(|(_, e)| e));
         if seen.undecodable {
             // Not forwarded: a client reading it another way could place it wrongly.
@@ -1235,7 +1270,7 @@ impl AnthropicRewriter {
         } else if seen.calls {
             // A `tool_use` block's start, input or stop, by the decoder's reading: held;
             // the call goes out whole when its input closes.
-        } else if let Some((kind, i)) = block_event(ty, &data) {
+        } else if let Some((kind, i)) = block_event(ty, data) {
             // Any other block (text, thinking, a server tool's use and result, a type not
             // known): forwarded, its index made the client's.
             let mine = if kind == BlockEvent::Start {
@@ -1246,11 +1281,11 @@ impl AnthropicRewriter {
             } else {
                 self.blocks.get(&i).copied().unwrap_or(i)
             };
-            self.forward(ty, &data, i, mine, out);
+            self.forward(ty, data, i, mine, out);
         } else {
             if seen.error {
                 self.counts.errors += 1;
-                self.core.annotate_error(&data, self.output_started, out);
+                self.core.annotate_error(data, self.output_started, out);
             }
             // The calls closed by this event go before it (a message_delta's stop
             // reason comes after every block).
@@ -1259,11 +1294,11 @@ impl AnthropicRewriter {
                 // Held until the upstream's body ends: whatever comes after it decides
                 // whether the client sees a clean end.
                 // (Copies: a slice would keep its chunk alive.)
-                self.stop = Some((Bytes::copy_from_slice(ty), Bytes::copy_from_slice(&data)));
+                self.stop = Some((Bytes::copy_from_slice(ty), Bytes::copy_from_slice(data)));
             } else if seen.finish && self.text.as_ref().is_some_and(|t| t.delivered) {
-                sse_event(out, ty, &tool_use_stop(&data));
+                sse_event(out, ty, &tool_use_stop(data));
             } else {
-                sse_event(out, ty, &data);
+                sse_event(out, ty, data);
             }
         }
         self.calls(&mut events, out);
@@ -1271,7 +1306,7 @@ impl AnthropicRewriter {
     }
 
     /// A non-tool block's event, its index `i` made the client's (`mine`).
-    fn forward(&mut self, ty: &[u8], data: &Bytes, i: u64, mine: u64, out: &mut BytesMut) {
+    fn forward(&mut self, ty: &[u8], data: &[u8], i: u64, mine: u64, out: &mut BytesMut) {
         self.output_started = true;
         if mine == i {
             return sse_event(out, ty, data);
@@ -1353,7 +1388,7 @@ impl AnthropicRewriter {
     /// With calls taken out of the text: an event of a `text` block handled (its start
     /// held until text goes out, its text through the extractor, its stop closing what
     /// the client has open). `false` for any other event.
-    fn text_payload(&mut self, ty: &[u8], data: &Bytes, out: &mut BytesMut) -> bool {
+    fn text_payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) -> bool {
         let Some((kind, i, is_text)) = text_block_event(ty, data) else {
             return false;
         };

@@ -25,6 +25,7 @@
 //! answers. (The glued original stays in the stored output; its first object's call id is
 //! the original's, so its output still matches.)
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 
@@ -107,8 +108,8 @@ fn held_size(held: &[Held]) -> usize {
 }
 
 /// An event type to keep: the static one, else a copy (a slice would keep its chunk).
-fn own(ty: Bytes) -> Bytes {
-    crate::sse::common_type(&ty).unwrap_or_else(|| Bytes::copy_from_slice(&ty))
+fn own(ty: &[u8]) -> Bytes {
+    crate::sse::common_type(ty).unwrap_or_else(|| Bytes::copy_from_slice(ty))
 }
 
 /// The upstream events held entries stand for.
@@ -333,7 +334,7 @@ impl ResponsesRewriter {
         self.sync_seq();
     }
 
-    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
         if self.terminal.is_some() {
             if self.broken.is_none() {
                 comment(
@@ -346,7 +347,7 @@ impl ResponsesRewriter {
             return;
         }
         let mut tagged = Vec::new();
-        let seen = self.decode(&ty, &data, &mut tagged, out);
+        let seen = self.decode(ty, data, &mut tagged, out);
         if tagged.is_empty() && self.next_of_run(seen) {
             return;
         }
@@ -362,7 +363,7 @@ impl ResponsesRewriter {
         }
         if self.text.is_some()
             && !seen.calls
-            && self.text_payload(&ty, &data, read.as_deref(), &tagged, out)
+            && self.text_payload(ty, data, read.as_deref(), &tagged, out)
         {
             self.take_events(tagged, None);
             return;
@@ -375,7 +376,7 @@ impl ResponsesRewriter {
                 .any(|(_, e)| matches!(e, Event::CallStarted { .. }));
             let mut layout = read.or_else(|| {
                 (started || self.core.call_index.is_none())
-                    .then(|| event_layout(&data).map(Box::new))
+                    .then(|| event_layout(data).map(Box::new))
                     .flatten()
             });
             let index = self.core.call_index.unwrap_or_else(|| {
@@ -389,7 +390,7 @@ impl ResponsesRewriter {
                 // A call's event that also says something went wrong (its `done`
                 // arguments differ from its deltas): said, as any error.
                 self.counts.errors += 1;
-                self.core.annotate_error(&data, self.output_started, out);
+                self.core.annotate_error(data, self.output_started, out);
                 self.items.entry(index).or_default().disagreed = true;
             }
             let arg_bytes = self.core.arg_bytes;
@@ -424,7 +425,7 @@ impl ResponsesRewriter {
                         // in (and the reader's buffer) until the call ends.
                         let h = Held {
                             ty: own(ty),
-                            data: Bytes::copy_from_slice(&data),
+                            data: Bytes::copy_from_slice(data),
                             layout,
                             start: named,
                             fragment,
@@ -438,10 +439,10 @@ impl ResponsesRewriter {
                     // After its end a call has one event left, its item's `done`;
                     // anything else for it the library read as nothing (its call had
                     // ended), and the client must not read it either.
-                    let done = is_kind(&data, &mut layout, "response.output_item.done");
+                    let done = is_kind(data, &mut layout, "response.output_item.done");
                     if done && !item.closed {
                         item.closed = true;
-                        self.forward(&ty, &data, layout.as_deref(), out);
+                        self.forward(ty, data, layout.as_deref(), out);
                     } else {
                         self.seq_offset -= 1;
                         comment(out, "toolstream dropped an event of a call that had ended");
@@ -457,17 +458,17 @@ impl ResponsesRewriter {
         self.take_events(tagged, None);
         if seen.error {
             self.counts.errors += 1;
-            self.core.annotate_error(&data, self.output_started, out);
+            self.core.annotate_error(data, self.output_started, out);
         }
         if seen.done || seen.finish {
             // The response's last event: every call still held ends before it.
             self.end_texts(out);
             self.end_all(out);
             // Its own copy, as a held event's.
-            self.terminal = Some((own(ty), Bytes::copy_from_slice(&data)));
+            self.terminal = Some((own(ty), Bytes::copy_from_slice(data)));
             return;
         }
-        self.forward(&ty, &data, read.as_deref(), out);
+        self.forward(ty, data, read.as_deref(), out);
     }
 
     /// The payload just decoded was one argument fragment of a call whose events are
@@ -579,7 +580,7 @@ impl ResponsesRewriter {
     fn forward(
         &mut self,
         ty: &[u8],
-        data: &Bytes,
+        data: &[u8],
         layout: Option<&EventLayout>,
         out: &mut BytesMut,
     ) {
@@ -596,7 +597,7 @@ impl ResponsesRewriter {
                 None => return sse_event(out, ty, data),
             },
             None => {
-                self.unread_last = Some(data.clone());
+                self.unread_last = Some(self.core.keep(data));
                 return sse_event(out, ty, data);
             }
         };
@@ -893,7 +894,7 @@ impl ResponsesRewriter {
     fn text_payload(
         &mut self,
         ty: &[u8],
-        data: &Bytes,
+        data: &[u8],
         layout: Option<&EventLayout>,
         tagged: &[(u32, Event)],
         out: &mut BytesMut,
@@ -1230,9 +1231,9 @@ impl ResponsesRewriter {
 
     /// The terminal event with its sequence number made the client's and, in its
     /// `response.output`, each rewritten call's item replaced by the items the client got.
-    fn terminal_event(&mut self, data: &Bytes) -> Bytes {
+    fn terminal_event<'a>(&mut self, data: &'a [u8]) -> Cow<'a, [u8]> {
         let Some(l) = event_layout(data) else {
-            return data.clone();
+            return Cow::Borrowed(data);
         };
         if self.response_id.is_none() {
             self.response_id.clone_from(&l.response_id);
@@ -1428,9 +1429,9 @@ fn done_arguments(h: &mut Held) -> Option<Bytes> {
 }
 
 /// `data` with each range replaced (ranges in order, not overlapping).
-fn splice(data: &Bytes, mut edits: Vec<(std::ops::Range<usize>, String)>) -> Bytes {
+fn splice(data: &[u8], mut edits: Vec<(std::ops::Range<usize>, String)>) -> Cow<'_, [u8]> {
     if edits.is_empty() {
-        return data.clone();
+        return Cow::Borrowed(data);
     }
     edits.sort_by_key(|(r, _)| r.start);
     let mut v = Vec::with_capacity(data.len() + 64);
@@ -1441,14 +1442,14 @@ fn splice(data: &Bytes, mut edits: Vec<(std::ops::Range<usize>, String)>) -> Byt
         at = r.end;
     }
     v.extend_from_slice(&data[at..]);
-    Bytes::from(v)
+    Cow::Owned(v)
 }
 
 impl Rewrite for ResponsesRewriter {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
-    fn payload(&mut self, ty: Bytes, data: Bytes, out: &mut BytesMut) {
+    fn payload(&mut self, ty: &[u8], data: &[u8], out: &mut BytesMut) {
         ResponsesRewriter::payload(self, ty, data, out)
     }
     fn dropped(&mut self, why: &'static str) {
