@@ -516,11 +516,10 @@ trait Rewrite {
             return;
         };
         d.feed(chunk.clone());
-        self.core().chunk = chunk;
+        self.core().chunk = chunk.clone();
         while let Some(next) = d.next_local() {
             let frame = match next {
                 sse::Next::Local { ty, data } => {
-                    let chunk = self.core().chunk.clone();
                     self.payload(ty.bytes(), &chunk[data], out);
                     continue;
                 }
