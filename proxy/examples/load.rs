@@ -436,7 +436,81 @@ const CALLS: u32 = 4;
 const FRAGMENTS: u32 = 10;
 const GAP: Duration = Duration::from_millis(2);
 
+/// Wakes each waiter at its instant, from a thread of its own, to the precision of the
+/// system's sleep (tens of microseconds). tokio's timer ticks once a millisecond and wakes
+/// every stream due within it together: paced with it, all the streams' events leave the
+/// upstream in one burst each tick.
+#[derive(Clone)]
+struct Pacer(std::sync::mpsc::Sender<(Instant, tokio::sync::oneshot::Sender<()>)>);
+
+impl Pacer {
+    fn start() -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<(Instant, tokio::sync::oneshot::Sender<()>)>();
+        std::thread::spawn(move || {
+            let mut waiting: Vec<(Instant, tokio::sync::oneshot::Sender<()>)> = Vec::new();
+            loop {
+                let now = Instant::now();
+                let mut i = 0;
+                while i < waiting.len() {
+                    if waiting[i].0 <= now {
+                        let _ = waiting.swap_remove(i).1.send(());
+                    } else {
+                        i += 1;
+                    }
+                }
+                let got = match waiting.iter().map(|w| w.0).min() {
+                    Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+                    None => rx
+                        .recv()
+                        .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+                };
+                match got {
+                    Ok(w) => waiting.push(w),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        });
+        Pacer(tx)
+    }
+
+    async fn until(&self, at: Instant) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.0.send((at, tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// When a paced response's next event goes out. Aligned: `GAP` after the last one on
+/// tokio's timer, so that every stream's events leave in the same tick (a burst of one
+/// event a stream, the worst case). Spread: each response on its own clock, its first
+/// event at a phase drawn from its request's id, as independent streams arrive.
+struct Clock {
+    spread: Option<(Pacer, Instant)>,
+}
+
+impl Clock {
+    fn new(id: u64, spread: bool, pacer: &Pacer) -> Self {
+        let phase = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64;
+        Clock {
+            spread: spread.then(|| (pacer.clone(), Instant::now() + GAP.mul_f64(phase))),
+        }
+    }
+
+    async fn tick(&mut self) {
+        match &mut self.spread {
+            Some((pacer, at)) => {
+                *at += GAP;
+                pacer.until(*at).await;
+            }
+            None => tokio::time::sleep(GAP).await,
+        }
+    }
+}
+
 async fn paced_upstream(written: Written) -> String {
+    let pacer = Pacer::start();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -446,6 +520,7 @@ async fn paced_upstream(written: Written) -> String {
             };
             let _ = s.set_nodelay(true);
             let written = written.clone();
+            let pacer = pacer.clone();
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 16384];
                 let mut have = Vec::new();
@@ -453,18 +528,24 @@ async fn paced_upstream(written: Written) -> String {
                     let Some(body) = next_request(&mut s, &mut buf, &mut have).await else {
                         return;
                     };
-                    let id: u64 = body
+                    // `"user":"<id>"`, or `"user":"s<id>"` for a response on its own clock.
+                    let user = body
                         .split("\"user\":\"")
                         .nth(1)
                         .and_then(|r| r.split('"').next())
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
+                        .unwrap_or("");
+                    let spread = user.starts_with('s');
+                    let id: u64 = user.trim_start_matches('s').parse().unwrap_or(0);
+                    let mut clock = Clock::new(id, spread, &pacer);
                     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
                     if s.write_all(head.as_bytes()).await.is_err() {
                         return;
                     }
                     if body.contains("\"input\"") {
-                        if paced_responses(&mut s, id, &written).await.is_err() {
+                        if paced_responses(&mut s, id, &written, &mut clock)
+                            .await
+                            .is_err()
+                        {
                             return;
                         }
                         continue;
@@ -486,7 +567,7 @@ async fn paced_upstream(written: Written) -> String {
                             let e = format!(
                                 "data: {{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{call},{head}}}]}},\"finish_reason\":null}}]}}\n\n"
                             );
-                            tokio::time::sleep(GAP).await;
+                            clock.tick().await;
                             let chunk = [
                                 format!("{:x}\r\n", e.len()).as_bytes(),
                                 e.as_bytes(),
@@ -526,6 +607,7 @@ async fn paced_responses(
     s: &mut tokio::net::TcpStream,
     id: u64,
     written: &Written,
+    clock: &mut Clock,
 ) -> std::io::Result<()> {
     let mut seq = 0;
     let mut event = |ty: &str, body: String| {
@@ -569,7 +651,7 @@ async fn paced_responses(
                     ),
                 );
             }
-            tokio::time::sleep(GAP).await;
+            clock.tick().await;
             let chunk = [
                 format!("{:x}\r\n", e.len()).as_bytes(),
                 e.as_bytes(),
@@ -598,14 +680,15 @@ async fn paced_responses(
 
 /// Per call, from the upstream writing its last fragment to the client holding the call
 /// whole (its arguments a complete JSON object; on the Responses API, its item done), for
-/// `streams` streams of `each` requests.
+/// `streams` streams of `each` requests; `spread`, each response on its own clock
+/// ([`Clock`]).
 async fn paced(
     url: &str,
     written: Written,
     streams: usize,
     each: usize,
     first_id: u64,
-    responses: bool,
+    (responses, spread): (bool, bool),
 ) -> Vec<Duration> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(streams)
@@ -618,15 +701,20 @@ async fn paced(
             let mut lags = Vec::new();
             for k in 0..each {
                 let id = first_id + (s * each + k) as u64;
+                let user = if spread {
+                    format!("s{id}")
+                } else {
+                    id.to_string()
+                };
                 let (path, body) = if responses {
                     (
                         "responses",
-                        format!(r#"{{"model":"m","stream":true,"user":"{id}","input":"hi"}}"#),
+                        format!(r#"{{"model":"m","stream":true,"user":"{user}","input":"hi"}}"#),
                     )
                 } else {
                     (
                         "chat/completions",
-                        format!(r#"{{"model":"m","stream":true,"user":"{id}","messages":[]}}"#),
+                        format!(r#"{{"model":"m","stream":true,"user":"{user}","messages":[]}}"#),
                     )
                 };
                 let r = client
@@ -886,7 +974,7 @@ fn main() {
     let mut proxy = start_proxy(&paced_up, port);
     println!();
     println!(
-        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole:",
+        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole. Paced on tokio's timer, every stream's event leaves in the same millisecond tick (a burst of {streams} events each time); \"streams spread\": each response on its own clock, at a phase of its own:",
         GAP.as_millis()
     );
     println!();
@@ -894,9 +982,11 @@ fn main() {
     println!("|---|---|---|---|");
     let each = 4;
     let mut added = Vec::new();
-    for (api, responses, first) in [
-        ("chat completions", false, 1),
-        ("Responses", true, 2_000_000),
+    for (api, kind, first) in [
+        ("chat completions", (false, false), 1),
+        ("Responses", (true, false), 2_000_000),
+        ("chat completions, streams spread", (false, true), 4_000_000),
+        ("Responses, streams spread", (true, true), 6_000_000),
     ] {
         let direct = rt.block_on(paced(
             &paced_up,
@@ -904,7 +994,7 @@ fn main() {
             streams,
             each,
             first,
-            responses,
+            kind,
         ));
         let through = rt.block_on(paced(
             &format!("http://127.0.0.1:{port}"),
@@ -912,7 +1002,7 @@ fn main() {
             streams,
             each,
             first + 1_000_000,
-            responses,
+            kind,
         ));
         for (name, v) in [("direct", &direct), ("toolstream-proxy", &through)] {
             println!(
