@@ -255,6 +255,57 @@ fn start_proxy_with(upstream: &str, port: u16, extra: &[&str]) -> Child {
     child
 }
 
+/// [`start_proxy`] with the proxy on CPU `core` alone (`taskset`, which execs it: the
+/// child is the proxy).
+fn start_proxy_on(upstream: &str, port: u16, core: usize) -> Child {
+    let child = Command::new("taskset")
+        .args(["-c", &core.to_string()])
+        .arg(proxy_bin())
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--upstream",
+            upstream,
+        ])
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("taskset");
+    wait_for(port);
+    child
+}
+
+/// The CPUs this process may run on (`Cpus_allowed_list`, e.g. `0-3,6`).
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(list) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+    else {
+        return Vec::new();
+    };
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',') {
+        let mut ends = part.split('-').map(|n| n.trim().parse::<usize>());
+        match (ends.next(), ends.next()) {
+            (Some(Ok(a)), None) => cpus.push(a),
+            (Some(Ok(a)), Some(Ok(b))) => cpus.extend(a..=b),
+            _ => return Vec::new(),
+        }
+    }
+    cpus
+}
+
+/// Every thread of this process onto `cpus` (a `taskset` list); whether that worked.
+fn pin_self(cpus: &str) -> bool {
+    Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn start_nginx(upstream: &str, port: u16) -> Option<(Child, tempdir::Dir)> {
     let dir = tempdir::Dir::new();
     let conf = format!(
@@ -967,15 +1018,37 @@ fn main() {
         let _ = n.wait();
     }
 
-    // Paced streams, as models stream: what the proxy adds to each call's arrival.
+    // Paced streams, as models stream: what the proxy adds to each call's arrival. The
+    // proxy on a core of its own and the load generator (client and upstream) on the
+    // others, where there are two: sharing every core, a call's tail was the proxy's
+    // thread waiting for a core behind the load generator's, not the proxy's work.
     let written: Written = Default::default();
     let paced_up = rt.block_on(paced_upstream(written.clone()));
     let port = free_port();
-    let mut proxy = start_proxy(&paced_up, port);
+    let cores = allowed_cpus();
+    let split = match cores.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            let rest = rest
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            pin_self(&rest).then_some(*last)
+        }
+        _ => None,
+    };
+    let mut proxy = match split {
+        Some(core) => start_proxy_on(&paced_up, port, core),
+        None => start_proxy(&paced_up, port),
+    };
     println!();
     println!(
-        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole. Paced on tokio's timer, every stream's event leaves in the same millisecond tick (a burst of {streams} events each time); \"streams spread\": each response on its own clock, at a phase of its own:",
-        GAP.as_millis()
+        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole; {}. Paced on tokio's timer, every stream's event leaves in the same millisecond tick (a burst of {streams} events each time); \"streams spread\": each response on its own clock, at a phase of its own:",
+        GAP.as_millis(),
+        match split {
+            Some(core) => format!("the proxy on CPU {core}, the load generator on the others"),
+            None => "the proxy and the load generator sharing the CPUs (one CPU, or no `taskset`)".into(),
+        }
     );
     println!();
     println!("| path | p50 (ms) | p99 (ms) | calls |");
@@ -1024,6 +1097,10 @@ fn main() {
     }
     let _ = proxy.kill();
     let _ = proxy.wait();
+    if split.is_some() {
+        let all = cores.iter().map(usize::to_string).collect::<Vec<_>>();
+        pin_self(&all.join(","));
+    }
 
     // Idle streams: each upstream sends its head and one event, then waits.
     let idle_up = rt.block_on(upstream(body, true));
