@@ -1,7 +1,10 @@
 //! A load test on loopback: concurrent streaming requests of a fake upstream replaying a
-//! ~100 KB tool-call stream at full speed, sent directly, through nginx (a plain
+//! ~210 KB tool-call stream at full speed, sent directly, through nginx (a plain
 //! pass-through reverse proxy, `proxy_buffering off`, when `nginx` is installed) and
-//! through toolstream-proxy, in the same run; then the proxy's memory per idle stream.
+//! through toolstream-proxy, in the same run; the same calls on the Responses API; the
+//! metrics' cost; paced streams, for what the proxy adds to each call's arrival (the
+//! proxy on a CPU of its own where there are two); then the proxy's memory per idle
+//! stream.
 //!
 //! ```text
 //! cargo build --release -p toolstream-proxy --examples
