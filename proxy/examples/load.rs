@@ -242,7 +242,19 @@ fn start_proxy(upstream: &str, port: u16) -> Child {
 }
 
 fn start_proxy_with(upstream: &str, port: u16, extra: &[&str]) -> Child {
-    let child = Command::new(proxy_bin())
+    spawn_proxy(Command::new(proxy_bin()), upstream, port, extra)
+}
+
+/// [`start_proxy`] with the proxy on CPU `core` alone (`taskset`, which execs it: the
+/// child is the proxy).
+fn start_proxy_on(upstream: &str, port: u16, core: usize) -> Child {
+    let mut taskset = Command::new("taskset");
+    taskset.args(["-c", &core.to_string()]).arg(proxy_bin());
+    spawn_proxy(taskset, upstream, port, &[])
+}
+
+fn spawn_proxy(mut command: Command, upstream: &str, port: u16, extra: &[&str]) -> Child {
+    let child = command
         .args([
             "--listen",
             &format!("127.0.0.1:{port}"),
@@ -254,26 +266,6 @@ fn start_proxy_with(upstream: &str, port: u16, extra: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("target/release/toolstream-proxy (cargo build --release -p toolstream-proxy)");
-    wait_for(port);
-    child
-}
-
-/// [`start_proxy`] with the proxy on CPU `core` alone (`taskset`, which execs it: the
-/// child is the proxy).
-fn start_proxy_on(upstream: &str, port: u16, core: usize) -> Child {
-    let child = Command::new("taskset")
-        .args(["-c", &core.to_string()])
-        .arg(proxy_bin())
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--upstream",
-            upstream,
-        ])
-        .env("RUST_LOG", "warn")
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("taskset");
     wait_for(port);
     child
 }
