@@ -304,7 +304,7 @@ fn members(
     c.end().ok()?;
     let (a, b) = span?;
     let (end, s) = string_token(payload, a)?;
-    (end == b && s.cow() == value).then_some((a, b))
+    (end == b && s.is(value)).then_some((a, b))
 }
 
 /// The non-negative integer token (`0` or a digit run without a leading zero) that starts
@@ -332,7 +332,7 @@ fn unique_token(payload: &[u8], value: &str) -> Option<(usize, usize)> {
         // A string token: every quote outside one opens one.
         let (end, s) = string_token(payload, i)?;
         // Escapes only lengthen: a token shorter than the value cannot be it.
-        if s.raw.len() >= value.len() && s.cow() == value {
+        if s.raw.len() >= value.len() && s.is(value) {
             if found.is_some() {
                 return None;
             }
