@@ -1053,7 +1053,7 @@ fn main() {
     };
     println!();
     println!(
-        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole; {}. Paced on tokio's timer, every stream's event leaves in the same millisecond tick (a burst of {streams} events each time); \"streams spread\": each response on its own clock, at a phase of its own:",
+        "{streams} paced streams ({CALLS} calls of {FRAGMENTS} fragments a response, one event every {} ms), from the upstream writing a call's last fragment to the client holding the call whole; each path's round of least p99 of three, alternating; {}. Paced on tokio's timer, every stream's event leaves in the same millisecond tick (a burst of {streams} events each time); \"streams spread\": each response on its own clock, at a phase of its own:",
         GAP.as_millis(),
         match split {
             Some(core) => format!("the proxy on CPU {core}, the load generator on the others"),
@@ -1061,8 +1061,8 @@ fn main() {
         }
     );
     println!();
-    println!("| path | p50 (ms) | p99 (ms) | calls |");
-    println!("|---|---|---|---|");
+    println!("| path | p50 (ms) | p99 (ms) | p99 of each round (ms) | calls |");
+    println!("|---|---|---|---|---|");
     let each = 4;
     let mut added = Vec::new();
     for (api, kind, first) in [
@@ -1071,27 +1071,52 @@ fn main() {
         ("chat completions, streams spread", (false, true), 4_000_000),
         ("Responses, streams spread", (true, true), 6_000_000),
     ] {
-        let direct = rt.block_on(paced(
-            &paced_up,
-            written.clone(),
-            streams,
-            each,
-            first,
-            kind,
-        ));
-        let through = rt.block_on(paced(
-            &format!("http://127.0.0.1:{port}"),
-            written.clone(),
-            streams,
-            each,
-            first + 1_000_000,
-            kind,
-        ));
-        for (name, v) in [("direct", &direct), ("toolstream-proxy", &through)] {
+        // Three rounds, direct and through the proxy alternating; each path's round of
+        // least p99 is kept. A round is a third of a second: one stall of the host (a
+        // shared machine's steal) in it delays a whole burst of calls and sets its p99,
+        // whichever path it falls on; the least of three is what the path itself costs.
+        let mut direct: Option<Vec<Duration>> = None;
+        let mut through: Option<Vec<Duration>> = None;
+        // Every round's p99, direct and through the proxy, for the table.
+        let mut rounds = (Vec::new(), Vec::new());
+        for round in 0..3u64 {
+            let d = rt.block_on(paced(
+                &paced_up,
+                written.clone(),
+                streams,
+                each,
+                first + round * 200_000,
+                kind,
+            ));
+            let t = rt.block_on(paced(
+                &format!("http://127.0.0.1:{port}"),
+                written.clone(),
+                streams,
+                each,
+                first + 1_000_000 + round * 200_000,
+                kind,
+            ));
+            rounds.0.push(format!("{:.2}", pct(&d, 0.99)));
+            rounds.1.push(format!("{:.2}", pct(&t, 0.99)));
+            for (best, v) in [(&mut direct, d), (&mut through, t)] {
+                if best.as_ref().is_none_or(|b| pct(&v, 0.99) < pct(b, 0.99)) {
+                    *best = Some(v);
+                }
+            }
+        }
+        let (direct, through) = (
+            direct.expect("three rounds"),
+            through.expect("three rounds"),
+        );
+        for (name, v, all) in [
+            ("direct", &direct, &rounds.0),
+            ("toolstream-proxy", &through, &rounds.1),
+        ] {
             println!(
-                "| {api}, {name} | {:.3} | {:.3} | {} |",
+                "| {api}, {name} | {:.3} | {:.3} | {} | {} |",
                 pct(v, 0.5),
                 pct(v, 0.99),
+                all.join(" / "),
                 v.len()
             );
         }
