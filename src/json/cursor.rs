@@ -686,51 +686,73 @@ fn next_backslash(b: &[u8], mut i: usize, v: &mut Vec<u8>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
 
-    /// The reference for [`super::unescape_into`]: a character at a time.
+    /// The reference for [`super::unescape_into`]: a character at a time, the escapes
+    /// looked up in a table of pairs and the `\\u` escapes put together by
+    /// `char::decode_utf16`.
     fn unescape_reference(raw: &str) -> String {
-        let mut out = String::new();
-        let b = raw.as_bytes();
-        let hex = |at: usize| {
-            raw.get(at..at + 4)
-                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        const PAIRS: [(char, char); 8] = [
+            ('"', '"'),
+            ('\\', '\\'),
+            ('/', '/'),
+            ('b', '\u{8}'),
+            ('f', '\u{c}'),
+            ('n', '\n'),
+            ('r', '\r'),
+            ('t', '\t'),
+        ];
+        // The four hex digits at `at`, as a UTF-16 unit.
+        let unit = |at: usize| -> Option<u16> {
+            let h = raw.get(at..at + 4)?;
+            if !h.chars().all(|c| c.is_ascii_hexdigit()) {
+                return None;
+            }
+            u16::from_str_radix(h, 16).ok()
         };
+        let mut out = String::new();
         let mut i = 0;
-        while i < b.len() {
-            let c = raw[i..].chars().next().expect("a character");
+        while let Some(c) = raw[i..].chars().next() {
             if c != '\\' {
                 out.push(c);
                 i += c.len_utf8();
                 continue;
             }
-            let at = i;
-            let (c, len) = match b.get(at + 1) {
-                Some(b'"') => ('"', 2),
-                Some(b'\\') => ('\\', 2),
-                Some(b'/') => ('/', 2),
-                Some(b'b') => ('\u{8}', 2),
-                Some(b'f') => ('\u{c}', 2),
-                Some(b'n') => ('\n', 2),
-                Some(b'r') => ('\r', 2),
-                Some(b't') => ('\t', 2),
-                Some(b'u') => match hex(at + 2) {
-                    Some(hi @ 0xD800..=0xDBFF) => {
-                        match hex(at + 8).filter(|_| b.get(at + 6..at + 8) == Some(b"\\u")) {
-                            Some(lo @ 0xDC00..=0xDFFF) => (
-                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
-                                    .unwrap_or('\u{FFFD}'),
-                                12,
-                            ),
-                            _ => ('\u{FFFD}', 6),
-                        }
-                    }
-                    Some(cp) => (char::from_u32(cp).unwrap_or('\u{FFFD}'), 6),
-                    None => ('\u{FFFD}', 2),
-                },
-                _ => ('\u{FFFD}', 1),
+            let next = raw[i + 1..].chars().next();
+            if let Some(&(_, to)) = PAIRS.iter().find(|(e, _)| Some(*e) == next) {
+                out.push(to);
+                i += 2;
+                continue;
+            }
+            if next != Some('u') {
+                out.push('\u{FFFD}');
+                i += 1;
+                continue;
+            }
+            let Some(first) = unit(i + 2) else {
+                out.push('\u{FFFD}');
+                i += 2;
+                continue;
             };
-            out.push(c);
-            i = at + len;
+            let second = raw
+                .get(i + 6..i + 8)
+                .filter(|&u| u == "\\u")
+                .and_then(|_| unit(i + 8));
+            let pair = match second {
+                Some(second) if (0xD800..0xDC00).contains(&first) => {
+                    char::decode_utf16([first, second]).next()
+                }
+                _ => None,
+            };
+            match pair {
+                Some(Ok(c)) => {
+                    out.push(c);
+                    i += 12;
+                }
+                _ => {
+                    let one = char::decode_utf16([first]).next();
+                    out.push(one.and_then(Result::ok).unwrap_or('\u{FFFD}'));
+                    i += 6;
+                }
+            }
         }
         out
     }
@@ -741,39 +763,17 @@ mod tests {
     /// around the eight-byte step.
     #[test]
     fn unescape_agrees_with_the_reference() {
-        let pieces = [
-            "a",
-            "\u{e9}",
-            "\u{1F600}",
-            "\\\"",
-            "\\\\",
-            "\\/",
-            "\\b",
-            "\\f",
-            "\\n",
-            "\\r",
-            "\\t",
-            "\\u0041",
-            "\\u00e9",
-            "\\uD83D",
-            "\\uDE00",
-            "\\uD83D\\uDE00",
-            "\\ud83d\\u0041",
-            "\\u12",
-            "\\u12G4",
-            "\\u",
-            "\\x",
-            "\\",
-            "\\\u{e9}",
-            "0",
-            "F",
-            "\\uFFFF",
-            "\\u0000",
-        ];
+        // Escapes valid and not, whole and cut, beside text and hex-looking bytes.
+        let pieces: Vec<&str> = concat!(
+            r#"a|é|😀|\"|\\|\/|\b|\f|\n|\r|\t|\u0041|\u00e9|\uD83D|\uDE00|\uD83D\uDE00|"#,
+            r#"\ud83d\u0041|\u12|\u12G4|\u|\x|\|\é|0|F|\uFFFF|\u0000"#
+        )
+        .split('|')
+        .collect();
         let mut n = 0;
-        for a in pieces {
-            for b in pieces {
-                for c in pieces {
+        for &a in &pieces {
+            for &b in &pieces {
+                for &c in &pieces {
                     for k in [0, 1, 3, 7, 8, 9, 15, 16, 17, 40] {
                         let d = "q".repeat(k);
                         let raw = format!("{a}{d}{b}{c}{d}");
