@@ -53,6 +53,10 @@ struct Event<'a> {
     /// [`ItemText`], for the rare item passed on whole).
     #[serde(skip)]
     item_raw: Option<Raw<'a>>,
+    /// Whether the strict cursor read the event: then every string token in it was
+    /// checked as [`string_token`] checks one (serde lets a lone surrogate through).
+    #[serde(skip)]
+    strict: bool,
 }
 
 /// A JSON value's text as it stands in the payload (serde_json's `RawValue`, which only
@@ -193,6 +197,7 @@ fn cursor_event<'a>(text: &'a str, mut layout: Option<&mut EventLayout>) -> Opti
     if let Some(l) = layout {
         l.kind = ev.kind.as_deref().map(str::to_owned);
     }
+    ev.strict = true;
     Some(ev)
 }
 
@@ -535,16 +540,27 @@ fn low_bytes(bytes: &[u8]) -> u64 {
 
 /// A member read as JSON text that must be a string: its token, checked as reading it as a
 /// string checks it (escapes, surrogate pairs, control bytes), or `None` when it is not
-/// there; `Err` (the event undecodable, said in `out`) when it is something else.
+/// there; `Err` (the event undecodable, said in `out`) when it is something else. A token
+/// the strict cursor read (`strict`) was checked already: its content is taken as it
+/// stands, not scanned again (a call's `done` arguments, the longest string of a stream).
 fn string_member<'a>(
     raw: Option<Raw<'a>>,
     name: &str,
+    strict: bool,
     out: &mut Vec<Delta>,
 ) -> Result<Option<Str<'a>>, ()> {
     let Some(raw) = raw else {
         return Ok(None);
     };
-    let b = raw.get().as_bytes();
+    let text = raw.get();
+    if strict && text.len() >= 2 && text.starts_with('"') {
+        let content = &text[1..text.len() - 1];
+        return Ok(Some(Str {
+            raw: content,
+            escaped: memchr::memchr(b'\\', content.as_bytes()).is_some(),
+        }));
+    }
+    let b = text.as_bytes();
     match string_token(b, 0) {
         Some((end, s)) if end == b.len() => Ok(Some(s)),
         _ => {
@@ -671,7 +687,7 @@ impl Decoder {
                 }
             }
             "response.function_call_arguments.delta" => {
-                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                let Ok(delta) = string_member(ev.delta, "delta", ev.strict, out) else {
                     return;
                 };
                 let text = delta.map(|d| d.cow());
@@ -692,7 +708,7 @@ impl Decoder {
             }
             "response.function_call_arguments.done" => self.arguments_done(ev, index, out),
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
-                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                let Ok(delta) = string_member(ev.delta, "delta", ev.strict, out) else {
                     return;
                 };
                 if let Some(t) = delta.map(|d| d.cow()).filter(|t| !t.is_empty()) {
@@ -703,7 +719,7 @@ impl Decoder {
                 }
             }
             "response.output_text.delta" => {
-                let Ok(delta) = string_member(ev.delta, "delta", out) else {
+                let Ok(delta) = string_member(ev.delta, "delta", ev.strict, out) else {
                     return;
                 };
                 if let Some(t) = delta.map(|d| d.cow()).filter(|t| !t.is_empty()) {
@@ -806,7 +822,7 @@ impl Decoder {
         // Some servers (LM Studio) send no deltas: the arguments arrive only here.
         // Where deltas came, the arguments here must be their bytes: a call that
         // ran from the deltas while the provider's final word differs is reported.
-        let Ok(arguments) = string_member(ev.arguments, "arguments", out) else {
+        let Ok(arguments) = string_member(ev.arguments, "arguments", ev.strict, out) else {
             return;
         };
         match self.calls.remove(&index) {
@@ -1128,7 +1144,11 @@ mod tests {
                         "{case}"
                     );
                     assert_eq!(Some(layout), event_layout(case.as_bytes()), "{case}");
+                    // What only the cursor notes: the item's text, and that it read
+                    // the event strictly.
+                    assert!(ours.strict && !theirs.strict, "{case}");
                     ours.item_raw = None;
+                    ours.strict = false;
                     assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{case}");
                 }
                 (Some(_), Err(e)) => {
@@ -1367,6 +1387,65 @@ mod tests {
             let out = run(&[added, &done(bad)]);
             assert!(
                 matches!(out.last(), Some(Delta::Undecodable { .. })),
+                "{bad}: {out:?}"
+            );
+        }
+    }
+    /// `function_call_arguments.done`'s arguments read by the strict cursor are taken as
+    /// they stand (their token checked once), and agree with the deltas as before; read by
+    /// serde (the cursor refused the event: a lone surrogate serde lets through), they are
+    /// checked as a string again, so the event is undecodable either way when they are not
+    /// a valid one.
+    #[test]
+    fn arguments_done_is_read_once_and_checked_on_every_path() {
+        let run = |events: &[String]| {
+            let mut d = Decoder::default();
+            let mut out = Vec::new();
+            for e in events {
+                d.decode(None, e.as_bytes(), &mut out);
+            }
+            out
+        };
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""}}"#.to_string();
+        let delta = |d: &str| {
+            format!(
+                r#"{{"type":"response.function_call_arguments.delta","output_index":0,"delta":{d}}}"#
+            )
+        };
+        let done = |a: &str| {
+            format!(
+                r#"{{"type":"response.function_call_arguments.done","output_index":0,"arguments":{a}}}"#
+            )
+        };
+        let differs = |out: &[Delta]| out.iter().any(|d| matches!(d, Delta::Error { .. }));
+        // The same bytes: no disagreement; the same text escaped otherwise: none either;
+        // other text: said.
+        let same = run(&[
+            added.clone(),
+            delta(r#""{\"a\":\"\u00e9\"}""#),
+            done(r#""{\"a\":\"\u00e9\"}""#),
+        ]);
+        assert!(!differs(&same), "{same:?}");
+        assert!(
+            matches!(same.last(), Some(Delta::CallEnd { .. })),
+            "{same:?}"
+        );
+        let escaped = run(&[
+            added.clone(),
+            delta(r#""{\"a\":\"\u00e9\"}""#),
+            done(r#""{\"a\":\"é\"}""#),
+        ]);
+        assert!(!differs(&escaped), "{escaped:?}");
+        let other = run(&[
+            added.clone(),
+            delta(r#""{\"a\":1}""#),
+            done(r#""{\"a\":2}""#),
+        ]);
+        assert!(differs(&other), "{other:?}");
+        for bad in [r#""{\"a\":\"\ud800\"}""#, "3", r#""\q""#] {
+            let out = run(&[added.clone(), delta(r#""{}""#), done(bad)]);
+            assert!(
+                out.iter().any(|d| matches!(d, Delta::Undecodable { .. })),
                 "{bad}: {out:?}"
             );
         }
