@@ -88,7 +88,7 @@ bytes that close a call to its hand-over to the client, and in all.
                            glm45, mistral, llama, kimi_k2, deepseek, minimax_m2, gpt_oss,
                            pythonic, cohere, step3, granite, longcat, seed_oss, internlm,
                            jamba, gemma4, json, phi4_mini, sarashina, inkling, olmo3,
-                           granite_20b_fc, kimi_k3, hy_v4 (README lists each one's
+                           granite_20b_fc, kimi_k3, hy_v4 (docs/text-calls.md lists each one's
                            models; auto reads
                            all but json and phi4_mini, which have no marker).
                            Only calls to the tools the request declared are taken; other
