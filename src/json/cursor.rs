@@ -551,20 +551,13 @@ pub(crate) fn decodes_to(raw: &str, want: &str) -> bool {
                 break i + k;
             };
             let r = u64::from_le_bytes(rb.try_into().expect("eight bytes"));
-            let x = r ^ BACKSLASHES;
-            let hit = x.wrapping_sub(ONES) & !x & HIGH;
-            // The bytes before the first backslash of the word (all eight when none).
-            let k = if hit == 0 {
-                8
-            } else {
-                (hit.trailing_zeros() / 8) as usize
-            };
+            let k = before_backslash(r);
             let mask = if k == 8 { !0 } else { (1u64 << (8 * k)) - 1 };
             if (r ^ u64::from_le_bytes(wb.try_into().expect("eight bytes"))) & mask != 0 {
                 return false;
             }
             j += k;
-            if hit != 0 {
+            if k < 8 {
                 break i + k;
             }
             i += 8;
@@ -616,14 +609,6 @@ fn escape_at(b: &[u8], at: usize) -> (char, usize) {
         })
     };
     match b.get(at + 1) {
-        Some(b'"') => ('"', 2),
-        Some(b'\\') => ('\\', 2),
-        Some(b'/') => ('/', 2),
-        Some(b'b') => ('\u{8}', 2),
-        Some(b'f') => ('\u{c}', 2),
-        Some(b'n') => ('\n', 2),
-        Some(b'r') => ('\r', 2),
-        Some(b't') => ('\t', 2),
         Some(b'u') => match hex(at + 2) {
             Some(hi @ 0xD800..=0xDBFF) => {
                 match hex(at + 8).filter(|_| b.get(at + 6..at + 8) == Some(b"\\u")) {
@@ -638,7 +623,11 @@ fn escape_at(b: &[u8], at: usize) -> (char, usize) {
             Some(cp) => (char::from_u32(cp).unwrap_or('\u{FFFD}'), 6),
             None => ('\u{FFFD}', 2),
         },
-        _ => ('\u{FFFD}', 1),
+        Some(&e) => match simple_escape(e) {
+            Some(c) => (char::from(c), 2),
+            None => ('\u{FFFD}', 1),
+        },
+        None => ('\u{FFFD}', 1),
     }
 }
 
@@ -646,6 +635,17 @@ fn escape_at(b: &[u8], at: usize) -> (char, usize) {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 const BACKSLASHES: u64 = ONES * b'\\' as u64;
+
+/// How many bytes of a word (read little-endian: its first byte lowest) come before its
+/// first backslash; 8 when it has none. A byte of `x` is zero where the word has a
+/// backslash; the lowest flagged byte is the first zero (a borrow only flags bytes above a
+/// zero), and no flag at all counts 64 trailing zeros.
+#[inline]
+fn before_backslash(word: u64) -> usize {
+    let x = word ^ BACKSLASHES;
+    let hit = x.wrapping_sub(ONES) & !x & HIGH;
+    (hit.trailing_zeros() / 8) as usize
+}
 
 /// The next backslash of `b` from `i` on, the bytes before it appended to `v`; `None`
 /// when there is none (every byte from `i` on appended). Eight bytes a step, each word
@@ -657,14 +657,10 @@ const BACKSLASHES: u64 = ONES * b'\\' as u64;
 fn next_backslash(b: &[u8], mut i: usize, v: &mut Vec<u8>) -> Option<usize> {
     while let Some(w) = b.get(i..i + 8) {
         let w: [u8; 8] = w.try_into().expect("eight bytes");
-        // A byte of `x` is zero where `w` has a backslash; the lowest flagged byte is the
-        // first zero (a borrow only flags bytes above a zero).
-        let x = u64::from_le_bytes(w) ^ BACKSLASHES;
-        let hit = x.wrapping_sub(ONES) & !x & HIGH;
+        let k = before_backslash(u64::from_le_bytes(w));
         let len = v.len();
         v.extend_from_slice(&w);
-        if hit != 0 {
-            let k = (hit.trailing_zeros() / 8) as usize;
+        if k < 8 {
             v.truncate(len + k);
             return Some(i + k);
         }
@@ -761,6 +757,33 @@ mod tests {
     /// string of three pieces drawn from escapes valid and not, surrogates whole and cut,
     /// hex digits and multi-byte characters, with runs between them of every length
     /// around the eight-byte step.
+    /// The word test against a byte search, on words of the bytes that could fool it:
+    /// a backslash, its neighbours, it with the top bit set, zero and one (a borrow from
+    /// a zero byte flags the byte above it too), in every arrangement of three.
+    #[test]
+    fn before_backslash_finds_the_first_backslash_of_a_word() {
+        let bytes = [b'\\', b'\\' - 1, b'\\' + 1, b'\\' | 0x80, 0, 1, b'a', 0xFF];
+        let mut words = 0;
+        for a in bytes {
+            for b in bytes {
+                for c in bytes {
+                    for at in 0..6 {
+                        let mut w = [b'x'; 8];
+                        w[at..at + 3].copy_from_slice(&[a, b, c]);
+                        let want = w.iter().position(|&c| c == b'\\').unwrap_or(8);
+                        assert_eq!(
+                            super::before_backslash(u64::from_le_bytes(w)),
+                            want,
+                            "{w:?}"
+                        );
+                        words += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(words, 8 * 8 * 8 * 6);
+    }
+
     #[test]
     fn unescape_agrees_with_the_reference() {
         // Escapes valid and not, whole and cut, beside text and hex-looking bytes.
