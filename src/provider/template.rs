@@ -286,15 +286,22 @@ fn members(
     let mut m = c.object().ok()?;
     let mut span = None;
     while let Some(k) = c.key(&mut m).ok()? {
+        if k.is(hole) {
+            // Once, a string token whose value is `value` (read once, as a string).
+            if span.is_some() || c.peek() != Some(b'"') {
+                return None;
+            }
+            let start = c.offset();
+            if !c.string().ok()?.is(value) {
+                return None;
+            }
+            span = Some((start, c.offset()));
+            continue;
+        }
         let v = c.skip().ok()?;
         let end = c.offset();
         let at = (end - v.len(), end);
-        if k.is(hole) {
-            if span.is_some() {
-                return None;
-            }
-            span = Some(at);
-        } else if ignored.iter().any(|&name| k.is(name))
+        if ignored.iter().any(|&name| k.is(name))
             && (v.starts_with('"') || int_token(payload, at.0) == Some(end))
         {
             *gaps.get_mut(*n)? = at;
@@ -302,9 +309,7 @@ fn members(
         }
     }
     c.end().ok()?;
-    let (a, b) = span?;
-    let (end, s) = string_token(payload, a)?;
-    (end == b && s.is(value)).then_some((a, b))
+    span
 }
 
 /// The non-negative integer token (`0` or a digit run without a leading zero) that starts
