@@ -520,10 +520,13 @@ impl Decoder {
         while self.pos < n && out.is_none() && local.is_none() {
             let pos = self.pos;
             // A blank line right after a line end (the common `\n\n`) needs no search, nor
-            // an `event:` line of the type before (the table's types hold no line end).
+            // an `event:` line of the type before (the table's types hold no line end),
+            // whose type is then known.
+            let mut same_type = None;
             let found = if !self.in_line && matches!(chunk[pos], b'\n' | b'\r') {
                 Some(0)
             } else if let Some(t) = self.same_type_line(&chunk[pos..]).filter(|_| !self.in_line) {
+                same_type = Some(t);
                 Some(7 + t.len())
             } else {
                 memchr::memchr2(b'\n', b'\r', &chunk[pos..])
@@ -591,9 +594,11 @@ impl Decoder {
                             }
                         };
                         let ty = field(pos, 6)..end;
-                        let last = COMMON.get(usize::from(self.last_type));
-                        let ty = match last.filter(|&&t| chunk[ty.clone()] == *t) {
-                            Some(&t) => LocalType::Static(t),
+                        let last = COMMON.get(usize::from(self.last_type)).copied();
+                        // The type before, known from its line, or compared here.
+                        let same = same_type.or_else(|| last.filter(|&t| chunk[ty.clone()] == *t));
+                        let ty = match same {
+                            Some(t) => LocalType::Static(t),
                             None => match common_index(&chunk[ty.clone()]) {
                                 Some(i) => {
                                     self.last_type = i as u8;
