@@ -753,10 +753,6 @@ mod tests {
         out
     }
 
-    /// The fast unescape, and the comparison in place, agree with the reference on every
-    /// string of three pieces drawn from escapes valid and not, surrogates whole and cut,
-    /// hex digits and multi-byte characters, with runs between them of every length
-    /// around the eight-byte step.
     /// The word test against a byte search, on words of the bytes that could fool it:
     /// a backslash, its neighbours, it with the top bit set, zero and one (a borrow from
     /// a zero byte flags the byte above it too), in every arrangement of three.
@@ -784,6 +780,10 @@ mod tests {
         assert_eq!(words, 8 * 8 * 8 * 6);
     }
 
+    /// The fast unescape, and the comparison in place, agree with the reference on every
+    /// string of three pieces drawn from escapes valid and not, surrogates whole and cut,
+    /// hex digits and multi-byte characters, with runs between them of every length
+    /// around the eight-byte step.
     #[test]
     fn unescape_agrees_with_the_reference() {
         // Escapes valid and not, whole and cut, beside text and hex-looking bytes.
