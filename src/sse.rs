@@ -495,6 +495,43 @@ impl Decoder {
         self.step::<true>()
     }
 
+    /// The rest of the chunk fed last, when the decoder stands between two events with
+    /// nothing of one held (no line, field, data, skip or item): a caller that reads the
+    /// next events there itself, as this decoder would frame them, says how many bytes it
+    /// took with [`Decoder::took`]. `None` when there is nothing left or something is held.
+    #[inline]
+    pub(crate) fn between_events(&self) -> Option<&[u8]> {
+        (self.backlog.is_empty()
+            && !self.in_line
+            && !self.skip_lf
+            && self.skipping.is_none()
+            && self.skipping_comment.is_none()
+            && matches!(self.data, Data::Empty)
+            && self.event.is_empty()
+            && self.event_bytes == 0
+            && self.event_start.is_none()
+            && self.pos < self.pending.len())
+        .then(|| &self.pending[self.pos..])
+    }
+
+    /// Whether an event of a type line of `type_line` bytes (0 for none) and one data line
+    /// of `data_line` bytes (their ends not counted) fits the limits.
+    #[inline]
+    pub(crate) fn event_fits(&self, type_line: usize, data_line: usize) -> bool {
+        let (t, d) = (type_line as u64, data_line as u64);
+        t <= self.limits.max_line && d <= self.limits.max_line && t + d <= self.limits.max_event
+    }
+
+    /// The caller of [`Decoder::between_events`] took the next `n` bytes of it: whole
+    /// events, each at most an `event:` line and one `data:` line within the limits, each
+    /// line ended by LF and the event by a blank line (what [`Decoder::next_local`] would
+    /// have given as [`Next::Local`], and left in this state).
+    #[inline]
+    pub(crate) fn took(&mut self, n: usize) {
+        debug_assert!(self.between_events().is_some_and(|r| r.len() >= n));
+        self.pos += n;
+    }
+
     /// Decode lines of the pending chunk until one yields an item.
     /// The last type read from the table ([`Decoder::last_type`]) when `rest` starts with
     /// the line `event: ` and it, ended by LF.

@@ -17,7 +17,11 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
     let mut at = 0;
     while at < b.len() {
         let mut end = (at + n).min(b.len());
-        // Not between a backslash and what it escapes, nor inside `\uXXXX`.
+        // Not inside a character, between a backslash and what it escapes, nor inside
+        // `\uXXXX`.
+        while end < b.len() && !inner.is_char_boundary(end) {
+            end += 1;
+        }
         while end < b.len() && {
             let back = inner[..end]
                 .bytes()
@@ -264,4 +268,219 @@ fn the_output_does_not_depend_on_the_chunking() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// Each event of `stream` (events end with a blank line; the stream's own have LF line
+/// ends) from the fifth on, every `every`-th, laid out anew by `f` (given the event
+/// without its blank line; it returns the event with its end).
+fn relaid(stream: &str, every: usize, f: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    for (i, event) in stream.split_terminator("\n\n").enumerate() {
+        if i >= 4 && i % every == 0 {
+            out.push_str(&f(event));
+        } else {
+            out.push_str(event);
+            out.push_str("\n\n");
+        }
+    }
+    out
+}
+
+/// A run of a call's fragments is read from the chunk it came in (no event made of each)
+/// only where the framing would read the same events: every other layout of the same
+/// events, and events that only look alike, give the client the same bytes whole and cut
+/// anywhere (in pieces of one byte, nothing is whole in a chunk). Where the layout keeps
+/// the events' meaning, the client gets what it gets from the plain stream.
+#[test]
+fn fragments_read_from_the_chunk_are_the_framings_events() {
+    type Relay = fn(&str) -> String;
+    let same_meaning: [(&str, Relay); 7] = [
+        ("CRLF", |e| format!("{}\r\n\r\n", e.replace('\n', "\r\n"))),
+        ("CR", |e| format!("{}\r\r", e.replace('\n', "\r"))),
+        ("no space", |e| {
+            format!(
+                "{}\n\n",
+                e.replace("data: ", "data:").replace("event: ", "event:")
+            )
+        }),
+        ("id line", |e| format!("id: 7\n{e}\n\n")),
+        ("retry line", |e| format!("retry: 10\n{e}\n\n")),
+        ("blank line after", |e| format!("{e}\n\n\n")),
+        ("unknown field", |e| format!("x-note: 1\n{e}\n\n")),
+    ];
+    let other_meaning: [(&str, Relay); 9] = [
+        ("a byte after the payload", |e| format!("{e}x\n\n")),
+        ("two data lines", |e| {
+            // Split after the first comma, outside any string (the envelope's first
+            // member is a short string): the payload gains a line end as whitespace,
+            // which the client gets as it came where the event goes out as it came.
+            match e.find(",\"") {
+                Some(c) => format!("{}\ndata: {}\n\n", &e[..=c], &e[c + 1..]),
+                None => format!("{e}\n\n"),
+            }
+        }),
+        ("two spaces", |e| {
+            format!("{}\n\n", e.replace("data: ", "data:  "))
+        }),
+        ("trailing space", |e| format!("{e} \n\n")),
+        ("comment inside", |e| format!(": keep\n{e}\n\n")),
+        ("event type", |e| match e.strip_prefix("event: ") {
+            Some(rest) => format!("event: x.{rest}\n\n"),
+            None => format!("event: message\n{e}\n\n"),
+        }),
+        ("no event line", |e| match e.split_once('\n') {
+            Some((_, data)) if e.starts_with("event:") => format!("{data}\n\n"),
+            _ => format!("{e}\n\n"),
+        }),
+        ("control byte", |e| {
+            format!("{}\n\n", e.replacen("\":\"", "\":\"\u{1}", 1))
+        }),
+        ("bare continuation", |e| {
+            // The second half on a line of its own that is no `data:` field.
+            match e.find(",\"") {
+                Some(c) => format!("{}\n{}\n\n", &e[..=c], &e[c + 1..]),
+                None => format!("{e}\n\n"),
+            }
+        }),
+    ];
+    let bases = [
+        (Api::Chat, chat(), &[1, 2, 5][..]),
+        (Api::Responses, responses(), &[1, 2, 5]),
+        (Api::Chat, chat_stream_of(&long_call()), &[7]),
+    ];
+    let mut wrong = Vec::new();
+    for (api, base, everys) in &bases {
+        let plain = rewrite(*api, Provider::Openai, base.as_bytes(), base.len());
+        let relays = same_meaning
+            .iter()
+            .map(|r| (r, true))
+            .chain(other_meaning.iter().map(|r| (r, false)));
+        for ((name, f), keeps) in relays {
+            for &every in *everys {
+                let stream = relaid(base, every, f);
+                let b = stream.as_bytes();
+                let whole = rewrite(*api, Provider::Openai, b, b.len());
+                if keeps && whole != plain {
+                    wrong.push(format!(
+                        "{api:?}, {name} every {every}: not the plain stream's output\n{}\n---\n{}",
+                        String::from_utf8_lossy(&whole),
+                        String::from_utf8_lossy(&plain)
+                    ));
+                }
+                for size in [1, 2, 3, 7, 13, 64, 331, 4096] {
+                    if rewrite(*api, Provider::Openai, b, size) != whole {
+                        wrong.push(format!("{api:?}, {name} every {every}: {size}-byte pieces"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// A call whose arguments stream in more fragments than a run holds back at once (64
+/// KiB), with escapes of every kind.
+fn long_call() -> String {
+    let line = "fn f() { println!(\"\\u{e9} caf\u{e9} \u{1f600}\\t\"); }\n";
+    serde_json::json!({ "path": "a.rs", "content": line.repeat(1500) }).to_string()
+}
+
+/// A chat stream of one call with `args`, in 16-byte fragments.
+fn chat_stream_of(args: &str) -> String {
+    let env = r#""id":"chatcmpl-2","object":"chat.completion.chunk","created":2,"model":"m""#;
+    let mut s = String::new();
+    for (i, piece) in pieces(args, 16).iter().enumerate() {
+        let head = if i == 0 {
+            format!(
+                r#""id":"call_1","type":"function","function":{{"name":"w","arguments":"{piece}"}}"#
+            )
+        } else {
+            format!(r#""function":{{"arguments":"{piece}"}}"#)
+        };
+        s.push_str(&format!(
+            "data: {{{env},\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,{head}}}]}},\"finish_reason\":null}}]}}\n\n"
+        ));
+    }
+    s.push_str(&format!(
+        "data: {{{env},\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\ndata: [DONE]\n\n"
+    ));
+    s
+}
+
+/// A payload template learned from events whose data spans two lines holds a line end;
+/// an event laid out as those were but with its second line no `data:` field is, to the
+/// framing, a payload cut short (undecodable) and a field it ignores. Read from the chunk
+/// as the template's bytes, it would be one more fragment of the call.
+#[test]
+fn a_template_with_a_line_end_is_not_read_across_lines() {
+    let base = chat_stream_of(
+        r#"{"cmd":"ls -la /tmp/some/where/else && cat the/file/there.txt","cwd":"/"}"#,
+    );
+    let events: Vec<&str> = base.split_terminator("\n\n").collect();
+    assert!(events.len() > 6, "{base}");
+    let mut stream = String::new();
+    for (i, e) in events.iter().enumerate() {
+        let cut = e.find(",\"finish_reason\"").map(|c| c + 1);
+        match cut {
+            // The fragments after the first on two data lines, the fifth's second line
+            // bare.
+            Some(c) if (1..events.len() - 2).contains(&i) => {
+                let field = if i == 5 { "" } else { "data: " };
+                stream.push_str(&format!("{}\n{field}{}\n\n", &e[..c], &e[c..]));
+            }
+            _ => stream.push_str(&format!("{e}\n\n")),
+        }
+    }
+    let b = stream.as_bytes();
+    let whole = rewrite(Api::Chat, Provider::Openai, b, b.len());
+    let text = String::from_utf8_lossy(&whole);
+    // The framing's reading: the fifth event is cut short, and the call is not whole.
+    assert!(text.contains("could not decode"), "{text}");
+    for size in [1, 2, 5, 64] {
+        let got = rewrite(Api::Chat, Provider::Openai, b, size);
+        assert_eq!(String::from_utf8_lossy(&got), text, "{size}-byte pieces");
+    }
+}
+
+/// An argument fragment over the framing's line limit (8 MiB), in a run of the call's
+/// fragments and whole in the chunk, is dropped as the framing drops it: said, and the
+/// call failed, whole or cut.
+#[test]
+fn a_fragment_over_the_line_limit_is_dropped_in_a_run_too() {
+    let base = chat_stream_of(
+        r#"{"cmd":"ls -la /tmp/some/where/else && cat the/file/there.txt","cwd":"/"}"#,
+    );
+    let events: Vec<&str> = base.split_terminator("\n\n").collect();
+    let mut stream = String::new();
+    for (i, e) in events.iter().enumerate() {
+        stream.push_str(e);
+        stream.push_str("\n\n");
+        if i == 3 {
+            // The fourth event again with 9 MiB more in its fragment (spaces: JSON text
+            // outside a string, so the call's arguments would stay valid).
+            let at = e.find("\"arguments\":\"").unwrap() + 13;
+            stream.push_str(&format!(
+                "{}{}{}\n\n",
+                &e[..at],
+                " ".repeat(9 << 20),
+                &e[at..]
+            ));
+        }
+    }
+    let b = stream.as_bytes();
+    let whole = rewrite(Api::Chat, Provider::Openai, b, b.len());
+    let text = String::from_utf8_lossy(&whole);
+    assert!(
+        text.contains("dropped an event over the size limit"),
+        "{}",
+        &text[..2000.min(text.len())]
+    );
+    let end = &text[text.len().saturating_sub(1500)..];
+    assert!(
+        end.contains("kind=interrupted") && end.contains("stream_interrupted"),
+        "{end}"
+    );
+    let cut = rewrite(Api::Chat, Provider::Openai, b, 64 << 10);
+    assert!(whole == cut, "64 KiB pieces give other bytes");
 }

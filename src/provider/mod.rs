@@ -504,6 +504,44 @@ impl Decoder {
     }
 }
 
+impl Decoder {
+    /// The template of a decoder that reads call fragments with one and has one (the chat
+    /// completions and Responses decoders'): [`Decoder::fragment_at`]'s reader.
+    pub(crate) fn fragment_templates(&self) -> Option<&template::Templates> {
+        match self {
+            Decoder::OpenAiChat(d) => Some(d.templates()),
+            Decoder::OpenAiResponses(d) => Some(d.templates()),
+            _ => None,
+        }
+    }
+
+    /// A call's argument fragment and nothing else that is the payload at the start of
+    /// `bytes`, given with `event`'s key (the SSE event type, or none for the chat
+    /// decoder's), read by the decoder's template as [`Decoder::decode_lane`] would read
+    /// that payload: where it ends, whose fragment, its text decoded into `args`, and the
+    /// text as it stands in `bytes`. Nothing changes until the caller says it took the
+    /// fragment ([`Decoder::took_fragment`]), and the decoder then stands as `decode_lane`
+    /// would have left it.
+    pub(crate) fn fragment_at<'p>(
+        &self,
+        key: &[u8],
+        bytes: &'p [u8],
+        args: &mut String,
+    ) -> Option<(usize, Fragment, &'p str)> {
+        self.fragment_templates()?.fragment_at(key, bytes, args)
+    }
+
+    /// The fragment [`Decoder::fragment_at`] read was taken: `args` its text, `raw` as it
+    /// stood in the payload.
+    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, raw: &str) {
+        match self {
+            Decoder::OpenAiChat(d) => d.took_fragment(),
+            Decoder::OpenAiResponses(d) => d.took_fragment(f, args, raw),
+            _ => {}
+        }
+    }
+}
+
 /// A call's argument fragment with nothing else, read by a decoder's template
 /// ([`Decoder::decode_lane`]): whose it is (its text went to the buffer given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

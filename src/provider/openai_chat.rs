@@ -76,6 +76,16 @@ impl Decoder {
         super::through_lane(out, |out, args| self.decode_lane(payload, out, args));
     }
 
+    /// The template's, for [`super::Decoder::fragment_at`].
+    pub(crate) fn templates(&self) -> &Templates {
+        &self.templates
+    }
+
+    /// The fragment [`super::Decoder::fragment_at`] read was taken.
+    pub(crate) fn took_fragment(&mut self) {
+        self.templates.took();
+    }
+
     /// [`Decoder::decode`], a call's argument fragment read by the template given as a
     /// [`Fragment`] and its text in `args` ([`super::Decoder::decode_lane`]).
     pub(crate) fn decode_lane(

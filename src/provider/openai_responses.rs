@@ -625,6 +625,21 @@ impl Decoder {
         None
     }
 
+    /// The template's, for [`super::Decoder::fragment_at`].
+    pub(crate) fn templates(&self) -> &Templates {
+        &self.templates
+    }
+
+    /// The fragment [`super::Decoder::fragment_at`] read was taken: what
+    /// [`Decoder::decode_lane`] does for a fragment its template reads.
+    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, raw: &str) {
+        self.layout = None;
+        self.templates.took();
+        if let Some(streamed) = f.index.and_then(|i| self.calls.get_mut(&i)) {
+            streamed.add(args, Some(raw));
+        }
+    }
+
     /// Keep the [`EventLayout`] of each event the decoder reads whole, read in the same
     /// pass as the event ([`Decoder::take_layout`]): a rewriter that renumbers events
     /// then need not read them again.

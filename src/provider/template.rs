@@ -81,6 +81,8 @@ struct Template {
     slots_n: usize,
     /// The delta, with an empty text or arguments: the hole's string goes there.
     delta: Delta,
+    /// Whether the payload's bytes outside the hole and gaps hold no line end (CR or LF).
+    one_line: bool,
 }
 
 impl Templates {
@@ -124,6 +126,50 @@ impl Templates {
                 Lane::Delta(with_string(d, Some(string)), s.raw)
             }
         })
+    }
+
+    /// A call's argument fragment and nothing else at the start of `bytes` (given with
+    /// `key`), read as [`Templates::read_lane`] reads the payload that ends where the
+    /// template's bytes do: that end, whose fragment it is, its text decoded into `args`,
+    /// and the text as it stands in `bytes` (escaped). Only for a template whose bytes hold
+    /// no line end, so that the payload is one line of `bytes` (the new tokens hold none:
+    /// control bytes are no JSON text). Nothing here changes: a caller that takes the
+    /// fragment says so with [`Templates::took`].
+    pub(crate) fn fragment_at<'p>(
+        &self,
+        key: &[u8],
+        bytes: &'p [u8],
+        args: &mut String,
+    ) -> Option<(usize, super::Fragment, &'p str)> {
+        let t = self.template.as_ref().filter(|t| t.one_line)?;
+        let Delta::Call {
+            choice,
+            index,
+            id: None,
+            name: None,
+            complete: false,
+            ..
+        } = t.delta
+        else {
+            return None;
+        };
+        let (end, (s, decoded)) = t.token_at(key, bytes, Some(&mut *args))?;
+        if !decoded {
+            s.decode_into(args);
+        }
+        Some((end, super::Fragment { choice, index }, s.raw))
+    }
+
+    /// The key of the template's payloads, if there is a template.
+    pub(crate) fn key(&self) -> Option<&[u8]> {
+        self.template.as_ref().map(|t| &t.bytes[..t.key])
+    }
+
+    /// The fragment [`Templates::fragment_at`] read was taken: the template fit a payload
+    /// (as [`Templates::read_lane`] counts it).
+    pub(crate) fn took(&mut self) {
+        self.tried = false;
+        self.misses = 0;
     }
 
     /// [`Templates::read_lane`] as a decoder's `decode_lane` answers: `None` when the
@@ -220,6 +266,7 @@ impl Templates {
             slots: [(0, Slot::Hole); GAPS + 1],
             slots_n: 0,
             delta: Delta::Done,
+            one_line: false,
         });
         if t.fill(key, payload, hole, gaps, &deltas[0]).is_none() {
             self.template = None;
@@ -434,6 +481,7 @@ impl Template {
             at = e;
         }
         self.bytes.extend_from_slice(&payload[at..]);
+        self.one_line = memchr::memchr2(b'\n', b'\r', &self.bytes[self.key..]).is_none();
         // The delta without its string (no copy of it).
         self.delta = with_string(delta, None);
         Some(())
@@ -448,11 +496,25 @@ impl Template {
         payload: &'p [u8],
         args: Option<&mut String>,
     ) -> Option<(Str<'p>, bool)> {
+        self.token_at(key, payload, args)
+            .filter(|&(end, _)| end == payload.len())
+            .map(|(_, s)| s)
+    }
+
+    /// [`Template::token`] for the payload that is the start of `bytes`: where it ends, and
+    /// the hole's new string.
+    fn token_at<'p>(
+        &self,
+        key: &[u8],
+        bytes: &'p [u8],
+        args: Option<&mut String>,
+    ) -> Option<(usize, (Str<'p>, bool))> {
         if !same(key, &self.bytes[..self.key]) {
             return None;
         }
         // The template's bytes are UTF-8 and end or start at a quote or a digit, so the
         // payload is UTF-8 when the new strings are (`string_token` checks them).
+        let payload = bytes;
         let mut args = args;
         let mut new = None;
         let mut at = 0;
@@ -493,10 +555,11 @@ impl Template {
             };
             from = to;
         }
-        if !same(&payload[at..], &self.bytes[from..]) {
+        let rest = &self.bytes[from..];
+        if !(rest.is_empty() || payload[at..].starts_with(rest)) {
             return None;
         }
-        new
+        Some((at + rest.len(), new?))
     }
 }
 

@@ -141,6 +141,10 @@ struct Core {
     ran: Vec<(u32, Event)>,
     /// A run's buffer, kept from one run to the next.
     run_buf: String,
+    /// The fragments [`Core::next_fragment`] took (for tests: the path is not otherwise
+    /// seen from outside, its output being the framing's).
+    #[cfg(test)]
+    taken: usize,
 }
 
 /// A run of one call's argument fragments, one payload after another in the same push,
@@ -189,6 +193,8 @@ impl Core {
             run: None,
             ran: Vec::new(),
             run_buf: String::new(),
+            #[cfg(test)]
+            taken: 0,
         }
     }
 
@@ -210,6 +216,79 @@ impl Core {
         if run.args.capacity() <= KEEP_RUN_BUF {
             self.run_buf = run.args;
         }
+    }
+
+    /// The open run's next fragment, read straight from the framing's chunk: an event next
+    /// in it that is one `data:` line (after an `event:` line of the template's type, for
+    /// a decoder whose templates have one), each line ended by LF and the event by a blank
+    /// line, whose payload the decoder's template reads as the run's call's next argument
+    /// fragment, goes to the run as [`Core::decode_tagged`] would take it: the framing,
+    /// the decoder and the core are left as the event's way through them would leave them,
+    /// without the framing's event or the decoder's dispatch. Anything else, down to one
+    /// byte, is left to them (`false`). Only while a payload that is the run's next
+    /// fragment changes nothing else ([`Rewrite::holds_fragments`]).
+    fn next_fragment(&mut self, d: &mut sse::Decoder) -> bool {
+        let Some(run) = self.run.as_ref().filter(|_| self.text.is_none()) else {
+            return false;
+        };
+        let Some(rest) = d.between_events() else {
+            return false;
+        };
+        let Some(key) = self.decoder.fragment_templates().and_then(|t| t.key()) else {
+            return false;
+        };
+        // The framing's value of a field: after its name's colon and one space, if one is.
+        let value = |line: &[u8], name: &[u8]| {
+            let v = line.strip_prefix(name)?.strip_prefix(b":")?;
+            Some(line.len() - v.strip_prefix(b" ").unwrap_or(v).len())
+        };
+        // The type line, when there is one: its length and where the data line starts.
+        let (type_line, at) = match value(rest, b"event") {
+            // (An empty type or `message` is the decoder's empty key: left to the framing.)
+            Some(v) if !key.is_empty() => {
+                let end = v + key.len();
+                if rest.get(v..end) != Some(key) || rest.get(end) != Some(&b'\n') {
+                    return false;
+                }
+                (end, end + 1)
+            }
+            Some(_) => return false,
+            None if key.is_empty() => (0, 0),
+            None => return false,
+        };
+        let Some(v) = value(&rest[at..], b"data") else {
+            return false;
+        };
+        let Some((len, f, raw)) = self
+            .decoder
+            .fragment_at(key, &rest[at + v..], &mut self.args)
+        else {
+            return false;
+        };
+        let data_line = v + len;
+        let end = at + data_line;
+        if rest.get(end..end + 2) != Some(b"\n\n")
+            || !d.event_fits(type_line, data_line)
+            || (run.choice, run.index) != (f.choice, f.index)
+            || run.args.len() >= MAX_RUN
+        {
+            return false;
+        }
+        self.decoder.took_fragment(f, &self.args, raw);
+        d.took(end + 2);
+        if let Some(run) = self.run.as_mut() {
+            run.args.push_str(&self.args);
+        }
+        self.ended.clear();
+        self.arg_bytes = self.args.len();
+        self.call_index = f.index;
+        self.call_named = false;
+        self.only_fragment = true;
+        #[cfg(test)]
+        {
+            self.taken += 1;
+        }
+        true
     }
 
     /// Repair closed-form mistakes in failed calls' arguments (before any byte is pushed);
@@ -473,6 +552,17 @@ trait Rewrite {
     /// Bytes of the stream were dropped: it cannot end cleanly.
     fn dropped(&mut self, why: &'static str);
 
+    /// Whether a payload that is the open run's next argument fragment, and nothing else,
+    /// would change nothing of the rewriter's but what [`Rewrite::took_fragment`] does:
+    /// then [`Core::next_fragment`] may take it from the framing's chunk.
+    fn holds_fragments(&self) -> bool {
+        false
+    }
+
+    /// [`Core::next_fragment`] took the run's next fragment: what [`Rewrite::payload`]
+    /// does with it beside the core.
+    fn took_fragment(&mut self) {}
+
     /// What the assembler made of a run of fragments when it ended ([`Run`]): handled as
     /// the run's last fragment's payload would have handled it.
     fn ran(&mut self, events: Vec<(u32, Event)>, out: &mut BytesMut);
@@ -517,7 +607,13 @@ trait Rewrite {
         };
         d.feed(chunk.clone());
         self.core().chunk = chunk.clone();
-        while let Some(next) = d.next_local() {
+        loop {
+            while self.holds_fragments() && self.core().next_fragment(&mut d) {
+                self.took_fragment();
+            }
+            let Some(next) = d.next_local() else {
+                break;
+            };
             let frame = match next {
                 sse::Next::Local { ty, data } => {
                     self.payload(ty.bytes(), &chunk[data], out);
@@ -604,6 +700,11 @@ impl Rewrite for OpenAiRewriter {
     }
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
+    }
+    fn holds_fragments(&self) -> bool {
+        // What `payload` returns at once from: a held fragment, after the first payload
+        // (the envelope), before the terminal marker, with no text extracted.
+        !self.saw_done && self.envelope.is_some() && self.core.text.is_none()
     }
     fn ran(&mut self, mut events: Vec<(u32, Event)>, out: &mut BytesMut) {
         // As a fragment's payload: its events written.
@@ -1843,4 +1944,75 @@ fn call_entry(out: &mut Vec<u8>, id: &str, name: &str, arguments: &str, sig: Opt
         out.extend_from_slice(b"}}");
     }
     out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chat stream of one call: its first payload, then `n` fragments.
+    fn chat_call(n: usize) -> String {
+        let ev = |head: &str| {
+            format!(
+                "data: {{\"id\":\"c\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,{head}}}]}},\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        let mut s = ev(
+            r#""id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":\""}"#,
+        );
+        for _ in 0..n {
+            s.push_str(&ev(r#""function":{"arguments":"x\\\"y"}"#));
+        }
+        s.push_str(&ev(r#""function":{"arguments":"\"}"}"#));
+        s.push_str("data: [DONE]\n\n");
+        s
+    }
+
+    /// The fragments of a run whole in one push are taken from the chunk (all but the two
+    /// read before the run: the first read whole, the template learned; the second by the
+    /// template, which opens the run), on both APIs whose rewriters take them; the tests
+    /// in `tests/rewrite_invariance.rs` compare what the client gets with the framing's
+    /// own reading.
+    #[test]
+    fn a_runs_fragments_whole_in_a_push_are_taken_from_the_chunk() {
+        let mut r = OpenAiRewriter::new(Provider::Openai, false, None);
+        let mut out = BytesMut::new();
+        r.push(Bytes::from(chat_call(50)), &mut out);
+        assert_eq!(r.core.taken, 50 + 1 - 2);
+        let text = String::from_utf8_lossy(&out);
+        let args = format!("{{\\\"a\\\":\\\"{}\\\"}}", "x\\\\\\\"y".repeat(50));
+        assert!(text.contains(&args), "{text}");
+
+        // A byte at a time, nothing is whole in a chunk.
+        let mut r = OpenAiRewriter::new(Provider::Openai, false, None);
+        let mut cut = BytesMut::new();
+        for b in chat_call(50).into_bytes() {
+            r.push(Bytes::from(vec![b]), &mut cut);
+        }
+        assert_eq!(r.core.taken, 0);
+        assert_eq!(cut, out);
+
+        let mut seq = 0;
+        let mut ev = |ty: &str, body: &str| {
+            seq += 1;
+            format!("event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq},{body}}}\n\n")
+        };
+        let mut s = ev(
+            "response.created",
+            r#""response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}"#,
+        );
+        s += &ev(
+            "response.output_item.added",
+            r#""output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"f"}"#,
+        );
+        for i in 0..30 {
+            let delta = if i == 0 { r#"{\"k\":["# } else { "1," };
+            let body = format!(r#""item_id":"fc_1","output_index":0,"delta":"{delta}""#);
+            s.push_str(&ev("response.function_call_arguments.delta", &body));
+        }
+        let mut r = ResponsesRewriter::new();
+        let mut out = BytesMut::new();
+        r.push(Bytes::from(s), &mut out);
+        assert_eq!(r.core.taken, 30 - 2);
+    }
 }

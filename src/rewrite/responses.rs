@@ -1455,6 +1455,27 @@ impl Rewrite for ResponsesRewriter {
     fn dropped(&mut self, why: &'static str) {
         self.broken.get_or_insert(why);
     }
+    fn holds_fragments(&self) -> bool {
+        // Where `next_of_run` counts the run's next fragment: before the response's last
+        // event, the run's item held, a fragment last among what it holds.
+        self.terminal.is_none()
+            && self
+                .core
+                .run
+                .as_ref()
+                .and_then(|r| r.index)
+                .and_then(|i| self.items.get(&i))
+                .is_some_and(|item| {
+                    item.state == ItemState::Holding && item.held.last().is_some_and(|h| h.fragment)
+                })
+    }
+    fn took_fragment(&mut self) {
+        let counted = self.next_of_run(super::Seen {
+            calls: true,
+            ..super::Seen::default()
+        });
+        debug_assert!(counted, "a fragment taken where the run's item is not held");
+    }
     fn ran(&mut self, events: Vec<(u32, Event)>, _: &mut BytesMut) {
         // As a fragment's payload: its call's events kept for when the call ends.
         self.take_events(events, None);
