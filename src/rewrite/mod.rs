@@ -291,6 +291,17 @@ impl Core {
         true
     }
 
+    /// [`Core::next_fragment`] while it takes one: how many it took, and their argument
+    /// bytes in all.
+    fn next_fragments(&mut self, d: &mut sse::Decoder) -> (u32, usize) {
+        let (mut n, mut bytes) = (0, 0);
+        while self.next_fragment(d) {
+            n += 1;
+            bytes += self.arg_bytes;
+        }
+        (n, bytes)
+    }
+
     /// Repair closed-form mistakes in failed calls' arguments (before any byte is pushed);
     /// with the request's declared tools, coerce calls by their schemas too.
     fn set_repair(&mut self, repair: &CallRepair) {
@@ -553,15 +564,17 @@ trait Rewrite {
     fn dropped(&mut self, why: &'static str);
 
     /// Whether a payload that is the open run's next argument fragment, and nothing else,
-    /// would change nothing of the rewriter's but what [`Rewrite::took_fragment`] does:
-    /// then [`Core::next_fragment`] may take it from the framing's chunk.
+    /// would change nothing of the rewriter's but what [`Rewrite::took_fragments`] does:
+    /// then [`Core::next_fragments`] may take it from the framing's chunk.
     fn holds_fragments(&self) -> bool {
         false
     }
 
-    /// [`Core::next_fragment`] took the run's next fragment: what [`Rewrite::payload`]
-    /// does with it beside the core.
-    fn took_fragment(&mut self) {}
+    /// [`Core::next_fragments`] took the run's next `n` fragments, of `bytes` argument
+    /// bytes in all: what [`Rewrite::payload`] does with them beside the core.
+    fn took_fragments(&mut self, n: u32, bytes: usize) {
+        let _ = (n, bytes);
+    }
 
     /// What the assembler made of a run of fragments when it ended ([`Run`]): handled as
     /// the run's last fragment's payload would have handled it.
@@ -608,8 +621,11 @@ trait Rewrite {
         d.feed(chunk.clone());
         self.core().chunk = chunk.clone();
         loop {
-            while self.holds_fragments() && self.core().next_fragment(&mut d) {
-                self.took_fragment();
+            if self.holds_fragments() {
+                let (n, bytes) = self.core().next_fragments(&mut d);
+                if n > 0 {
+                    self.took_fragments(n, bytes);
+                }
             }
             let Some(next) = d.next_local() else {
                 break;

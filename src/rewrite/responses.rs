@@ -1469,12 +1469,20 @@ impl Rewrite for ResponsesRewriter {
                     item.state == ItemState::Holding && item.held.last().is_some_and(|h| h.fragment)
                 })
     }
-    fn took_fragment(&mut self) {
-        let counted = self.next_of_run(super::Seen {
-            calls: true,
-            ..super::Seen::default()
+    fn took_fragments(&mut self, n: u32, bytes: usize) {
+        // What `next_of_run` does for each.
+        let index = self.core.call_index;
+        let held = index.and_then(|i| self.items.get_mut(&i)).and_then(|item| {
+            item.streamed += bytes;
+            item.held.last_mut().filter(|h| h.fragment)
         });
-        debug_assert!(counted, "a fragment taken where the run's item is not held");
+        match (index, held) {
+            (Some(i), Some(h)) => {
+                h.count += n;
+                self.max_index = self.max_index.max(i);
+            }
+            _ => debug_assert!(false, "fragments taken where the run's item is not held"),
+        }
     }
     fn ran(&mut self, events: Vec<(u32, Event)>, _: &mut BytesMut) {
         // As a fragment's payload: its call's events kept for when the call ends.
