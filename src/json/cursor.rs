@@ -108,30 +108,67 @@ pub(crate) fn simple_string(bytes: &[u8], at: usize, out: &mut String) -> Option
         return None;
     }
     out.clear();
+    // The decoded bytes gather on the stack, in `out` a buffer at a time; a run of plain
+    // bytes goes there as the whole 16 bytes it was found in (one copy of a fixed size),
+    // the next escape's character written over what followed the run.
+    let mut buf = [0u8; 128];
+    let mut n = 0;
     let mut escaped = false;
     let mut i = at + 1;
     loop {
-        match *bytes.get(i)? {
-            b'"' => return Some((i + 1, escaped)),
+        if n > buf.len() - 17 {
+            // ASCII: every byte kept was checked.
+            out.push_str(crate::scan::text(&buf[..n])?);
+            n = 0;
+        }
+        match bytes
+            .get(i..i + 16)
+            .and_then(|b| <&[u8; 16]>::try_from(b).ok())
+        {
+            Some(block) => {
+                // Quotes, backslashes, control bytes; non-ASCII bytes.
+                let (stops, high) = crate::scan::probe16(block);
+                let k = stops.trailing_zeros().min(16);
+                if high & ((1u32 << k) - 1) != 0 {
+                    return None;
+                }
+                buf[n..n + 16].copy_from_slice(block);
+                n += k as usize;
+                i += k as usize;
+                if stops == 0 {
+                    continue;
+                }
+            }
+            // The last bytes, one at a time.
+            None => match *bytes.get(i)? {
+                b'"' | b'\\' | 0..=0x1F => {}
+                0x80.. => return None,
+                c => {
+                    buf[n] = c;
+                    n += 1;
+                    i += 1;
+                    continue;
+                }
+            },
+        }
+        match bytes[i] {
+            b'"' => {
+                out.push_str(crate::scan::text(&buf[..n])?);
+                return Some((i + 1, escaped));
+            }
             b'\\' => {
-                let c = match *bytes.get(i + 1)? {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
+                buf[n] = match *bytes.get(i + 1)? {
+                    c @ (b'"' | b'\\' | b'/') => c,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
                     _ => return None,
                 };
-                out.push(c);
-                escaped = true;
+                n += 1;
                 i += 2;
-            }
-            c @ 0x20..=0x7F => {
-                out.push(char::from(c));
-                i += 1;
+                escaped = true;
             }
             _ => return None,
         }
@@ -861,6 +898,51 @@ mod tests {
             }
         }
         assert!(taken > 1000, "{taken}");
+        // Long tokens (16 bytes at a time, the buffer refilled), with and without bytes
+        // after them, and cut anywhere.
+        let mut seed = 0x2545_f491_u32;
+        let mut long = 0;
+        for round in 0..3000 {
+            let mut token = String::from("\"");
+            for _ in 0..round % 97 {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                let p = pieces[seed as usize % pieces.len()];
+                // Mostly plain runs, so that tokens get long.
+                token.push_str(if seed.is_multiple_of(3) {
+                    p
+                } else {
+                    "abcdefgh"
+                });
+            }
+            token.push('"');
+            if round % 2 == 0 {
+                token.push_str(",\"after\":\"0123456789abcdef\"}");
+            }
+            let bytes = token.as_bytes();
+            for cut in [bytes.len(), bytes.len() / 2, bytes.len().saturating_sub(3)] {
+                let bytes = &bytes[..cut];
+                let theirs = string_token(bytes, 0);
+                match simple_string(bytes, 0, &mut out) {
+                    Some((end, escaped)) => {
+                        long += usize::from(end > 40);
+                        let (e, s) = theirs.expect(&token);
+                        assert_eq!((end, escaped), (e, s.escaped), "{token}");
+                        assert_eq!(out, s.cow(), "{token}");
+                    }
+                    None => {
+                        if let Some((_, s)) = theirs {
+                            // Only a kind it does not take.
+                            let kind =
+                                s.raw.contains("\\u") || !s.raw.is_ascii() || s.raw.contains("\\x");
+                            assert!(kind, "{token}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(long > 150, "{long}");
         assert_eq!(simple_string(b"x\"a\"", 0, &mut out), None);
         assert_eq!(simple_string(b"\"ab", 0, &mut out), None);
     }
