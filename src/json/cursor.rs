@@ -51,6 +51,12 @@ impl<'a> Str<'a> {
     #[inline]
     pub(crate) fn decode_into(self, out: &mut String) {
         out.clear();
+        self.decode_onto(out);
+    }
+
+    /// The decoded string, appended to `out`.
+    #[inline]
+    pub(crate) fn decode_onto(self, out: &mut String) {
         if self.escaped {
             unescape_into(self.raw, out);
         } else {
@@ -95,19 +101,23 @@ pub(crate) fn string_token(bytes: &[u8], at: usize) -> Option<(usize, Str<'_>)> 
     }
 }
 
-/// The JSON string token whose opening quote is `bytes[at]`, decoded into `out` (cleared
-/// first), when it is of the simple kind most argument fragments are: ASCII, no control
-/// byte, and only the escapes of one character (`\" \\ \/ \b \f \n \r \t`). The offset
-/// just past its closing quote, and whether it held an escape. `None` for any other token
-/// or none: [`string_token`] reads those, and decides whether they are tokens at all. One
-/// pass where `string_token` and [`Str::decode_into`] take two, on the fragments the
-/// decoders' templates read most.
+/// The JSON string token whose opening quote is `bytes[at]`, decoded and appended to `out`,
+/// when it is of the simple kind most argument fragments are: ASCII, no control byte, and
+/// only the escapes of one character (`\" \\ \/ \b \f \n \r \t`). The offset just past its
+/// closing quote, and whether it held an escape. `None` for any other token or none (and
+/// `out` may then hold part of it after what it held: the caller truncates):
+/// [`string_token`] reads those, and decides whether they are tokens at all. One pass where
+/// `string_token` and [`Str::decode_onto`] take two, on the fragments the decoders'
+/// templates read most.
 #[inline]
-pub(crate) fn simple_string(bytes: &[u8], at: usize, out: &mut String) -> Option<(usize, bool)> {
+pub(crate) fn simple_string_onto(
+    bytes: &[u8],
+    at: usize,
+    out: &mut String,
+) -> Option<(usize, bool)> {
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
-    out.clear();
     // The decoded bytes gather on the stack, in `out` a buffer at a time; a run of plain
     // bytes goes there as the whole 16 bytes it was found in (one copy of a fixed size),
     // the next escape's character written over what followed the run.
@@ -883,7 +893,7 @@ mod tests {
                 for c in pieces {
                     let token = format!("\"{a}{b}{c}\",1");
                     let bytes = token.as_bytes();
-                    let ours = simple_string(bytes, 0, &mut out);
+                    let ours = simple_into(bytes, 0, &mut out);
                     let theirs = string_token(bytes, 0);
                     if let Some((end, escaped)) = ours {
                         taken += 1;
@@ -924,7 +934,7 @@ mod tests {
             for cut in [bytes.len(), bytes.len() / 2, bytes.len().saturating_sub(3)] {
                 let bytes = &bytes[..cut];
                 let theirs = string_token(bytes, 0);
-                match simple_string(bytes, 0, &mut out) {
+                match simple_into(bytes, 0, &mut out) {
                     Some((end, escaped)) => {
                         long += usize::from(end > 40);
                         let (e, s) = theirs.expect(&token);
@@ -943,10 +953,16 @@ mod tests {
             }
         }
         assert!(long > 150, "{long}");
-        assert_eq!(simple_string(b"x\"a\"", 0, &mut out), None);
-        assert_eq!(simple_string(b"\"ab", 0, &mut out), None);
+        assert_eq!(simple_into(b"x\"a\"", 0, &mut out), None);
+        assert_eq!(simple_into(b"\"ab", 0, &mut out), None);
     }
     use super::*;
+
+    /// [`simple_string_onto`] into an emptied `out`.
+    fn simple_into(bytes: &[u8], at: usize, out: &mut String) -> Option<(usize, bool)> {
+        out.clear();
+        simple_string_onto(bytes, at, out)
+    }
 
     /// `unescape` of valid string content gives serde_json's value: every escape, a
     /// surrogate pair, non-ASCII runs between escapes, runs of every length.

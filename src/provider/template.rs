@@ -14,7 +14,7 @@
 //! whole reader. The bytes are compared, never assumed.
 
 use super::Delta;
-use crate::json::cursor::{simple_string, string_token, Cursor, Str};
+use crate::json::cursor::{simple_string_onto, string_token, Cursor, Str};
 
 /// What [`Templates::read_lane`] read.
 pub(crate) enum Lane<'p> {
@@ -133,8 +133,9 @@ impl Templates {
     /// template's bytes do: that end, whose fragment it is, its text decoded into `args`,
     /// and the text as it stands in `bytes` (escaped). Only for a template whose bytes hold
     /// no line end, so that the payload is one line of `bytes` (the new tokens hold none:
-    /// control bytes are no JSON text). Nothing here changes: a caller that takes the
-    /// fragment says so with [`Templates::took`].
+    /// control bytes are no JSON text). The text is appended to what `args` holds (which is
+    /// as it was on `None`). Nothing else here changes: a caller that takes the fragment
+    /// says so with [`Templates::took`].
     pub(crate) fn fragment_at<'p>(
         &self,
         key: &[u8],
@@ -153,9 +154,14 @@ impl Templates {
         else {
             return None;
         };
-        let (end, (s, decoded)) = t.token_at(key, bytes, Some(&mut *args))?;
+        let mark = args.len();
+        let Some((end, (s, decoded))) = t.token_at(key, bytes, Some(&mut *args)) else {
+            args.truncate(mark);
+            return None;
+        };
         if !decoded {
-            s.decode_into(args);
+            args.truncate(mark);
+            s.decode_onto(args);
         }
         Some((end, super::Fragment { choice, index }, s.raw))
     }
@@ -489,20 +495,25 @@ impl Template {
 
     /// The hole's new string if `payload` is this template around new tokens.
     /// With `args`, the hole's string is decoded into it where it is of the simple kind
-    /// ([`simple_string`]), and the flag returned says so.
+    /// ([`simple_string_onto`]), and the flag returned says so.
     fn token<'p>(
         &self,
         key: &[u8],
         payload: &'p [u8],
         args: Option<&mut String>,
     ) -> Option<(Str<'p>, bool)> {
+        let mut args = args;
+        if let Some(a) = args.as_deref_mut() {
+            a.clear();
+        }
         self.token_at(key, payload, args)
             .filter(|&(end, _)| end == payload.len())
             .map(|(_, s)| s)
     }
 
     /// [`Template::token`] for the payload that is the start of `bytes`: where it ends, and
-    /// the hole's new string.
+    /// the hole's new string (with `args`, its simple kind decoded onto what `args` holds,
+    /// which may gain part of it when it is not of that kind or the payload does not fit).
     fn token_at<'p>(
         &self,
         key: &[u8],
@@ -529,7 +540,7 @@ impl Template {
                 Slot::Hole => {
                     // Read once: the loop has one hole.
                     let simple = match args.take() {
-                        Some(a) => simple_string(payload, at, a),
+                        Some(a) => simple_string_onto(payload, at, a),
                         None => None,
                     };
                     let (end, s, decoded) = match simple {

@@ -228,13 +228,19 @@ impl Core {
     /// byte, is left to them (`false`). Only while a payload that is the run's next
     /// fragment changes nothing else ([`Rewrite::holds_fragments`]).
     fn next_fragment(&mut self, d: &mut sse::Decoder) -> bool {
-        let Some(run) = self.run.as_ref().filter(|_| self.text.is_none()) else {
+        let Core {
+            run, decoder, text, ..
+        } = self;
+        let Some(run) = run
+            .as_mut()
+            .filter(|r| text.is_none() && r.args.len() < MAX_RUN)
+        else {
             return false;
         };
         let Some(rest) = d.between_events() else {
             return false;
         };
-        let Some(key) = self.decoder.fragment_templates().and_then(|t| t.key()) else {
+        let Some(key) = decoder.fragment_templates().and_then(|t| t.key()) else {
             return false;
         };
         // The framing's value of a field: after its name's colon and one space, if one is.
@@ -259,10 +265,10 @@ impl Core {
         let Some(v) = value(&rest[at..], b"data") else {
             return false;
         };
-        let Some((len, f, raw)) = self
-            .decoder
-            .fragment_at(key, &rest[at + v..], &mut self.args)
-        else {
+        // The fragment's text goes onto the run's at once (taken off again if the event
+        // is not taken).
+        let mark = run.args.len();
+        let Some((len, f, raw)) = decoder.fragment_at(key, &rest[at + v..], &mut run.args) else {
             return false;
         };
         let data_line = v + len;
@@ -270,17 +276,14 @@ impl Core {
         if rest.get(end..end + 2) != Some(b"\n\n")
             || !d.event_fits(type_line, data_line)
             || (run.choice, run.index) != (f.choice, f.index)
-            || run.args.len() >= MAX_RUN
         {
+            run.args.truncate(mark);
             return false;
         }
-        self.decoder.took_fragment(f, &self.args, raw);
+        decoder.took_fragment(f, &run.args[mark..], raw);
         d.took(end + 2);
-        if let Some(run) = self.run.as_mut() {
-            run.args.push_str(&self.args);
-        }
+        self.arg_bytes = run.args.len() - mark;
         self.ended.clear();
-        self.arg_bytes = self.args.len();
         self.call_index = f.index;
         self.call_named = false;
         self.only_fragment = true;
