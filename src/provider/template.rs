@@ -128,8 +128,8 @@ impl Templates {
         })
     }
 
-    /// A call's argument fragment and nothing else at the start of `bytes` (given with
-    /// `key`), read as [`Templates::read_lane`] reads the payload that ends where the
+    /// A call's argument fragment and nothing else at the start of `bytes` (given with the
+    /// template's key, [`Templates::key`]), read as [`Templates::read_lane`] reads the payload that ends where the
     /// template's bytes do: that end, whose fragment it is, its text decoded into `args`,
     /// and the text as it stands in `bytes` (escaped). Only for a template whose bytes hold
     /// no line end, so that the payload is one line of `bytes` (the new tokens hold none:
@@ -138,7 +138,6 @@ impl Templates {
     /// says so with [`Templates::took`].
     pub(crate) fn fragment_at<'p>(
         &self,
-        key: &[u8],
         bytes: &'p [u8],
         args: &mut String,
     ) -> Option<(usize, super::Fragment, &'p str)> {
@@ -155,7 +154,7 @@ impl Templates {
             return None;
         };
         let mark = args.len();
-        let Some((end, (s, decoded))) = t.token_at(key, bytes, Some(&mut *args)) else {
+        let Some((end, (s, decoded))) = t.token_at(bytes, Some(&mut *args)) else {
             args.truncate(mark);
             return None;
         };
@@ -502,27 +501,27 @@ impl Template {
         payload: &'p [u8],
         args: Option<&mut String>,
     ) -> Option<(Str<'p>, bool)> {
+        if !same(key, &self.bytes[..self.key]) {
+            return None;
+        }
         let mut args = args;
         if let Some(a) = args.as_deref_mut() {
             a.clear();
         }
-        self.token_at(key, payload, args)
+        self.token_at(payload, args)
             .filter(|&(end, _)| end == payload.len())
             .map(|(_, s)| s)
     }
 
-    /// [`Template::token`] for the payload that is the start of `bytes`: where it ends, and
+    /// [`Template::token`] for the payload that is the start of `bytes`, given with the
+    /// template's key: where it ends, and
     /// the hole's new string (with `args`, its simple kind decoded onto what `args` holds,
     /// which may gain part of it when it is not of that kind or the payload does not fit).
     fn token_at<'p>(
         &self,
-        key: &[u8],
         bytes: &'p [u8],
         args: Option<&mut String>,
     ) -> Option<(usize, (Str<'p>, bool))> {
-        if !same(key, &self.bytes[..self.key]) {
-            return None;
-        }
         // The template's bytes are UTF-8 and end or start at a quote or a digit, so the
         // payload is UTF-8 when the new strings are (`string_token` checks them).
         let payload = bytes;

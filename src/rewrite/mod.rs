@@ -268,7 +268,7 @@ impl Core {
         // The fragment's text goes onto the run's at once (taken off again if the event
         // is not taken).
         let mark = run.args.len();
-        let Some((len, f, raw)) = decoder.fragment_at(key, &rest[at + v..], &mut run.args) else {
+        let Some((len, f, raw)) = decoder.fragment_at(&rest[at + v..], &mut run.args) else {
             return false;
         };
         let data_line = v + len;
