@@ -517,11 +517,11 @@ impl Decoder {
 
     /// A call's argument fragment and nothing else that is the payload at the start of
     /// `bytes`, given with the template's key ([`template::Templates::key`]: the SSE event
-    /// type, or none for the chat decoder's), read by the decoder's template as [`Decoder::decode_lane`] would read
-    /// that payload: where it ends, whose fragment, its text decoded into `args`, and the
-    /// text as it stands in `bytes`. Nothing changes until the caller says it took the
-    /// fragment ([`Decoder::took_fragment`]), and the decoder then stands as `decode_lane`
-    /// would have left it.
+    /// type, or none for the chat decoder's), read by the decoder's template as
+    /// [`Decoder::decode_lane`] would read that payload: where it ends, whose fragment, its
+    /// text appended to `args`, and the text as it stands in `bytes`. Nothing changes
+    /// until the caller says it took the fragment ([`Decoder::took_fragment`]), and the
+    /// decoder then stands as `decode_lane` would have left it.
     pub(crate) fn fragment_at<'p>(
         &self,
         bytes: &'p [u8],

@@ -1406,6 +1406,7 @@ mod tests {
             );
         }
     }
+
     /// `function_call_arguments.done`'s arguments read by the strict cursor are taken as
     /// they stand (their token checked once), and agree with the deltas as before; read by
     /// serde (the cursor refused the event: a lone surrogate serde lets through), they are

@@ -129,13 +129,13 @@ impl Templates {
     }
 
     /// A call's argument fragment and nothing else at the start of `bytes` (given with the
-    /// template's key, [`Templates::key`]), read as [`Templates::read_lane`] reads the payload that ends where the
-    /// template's bytes do: that end, whose fragment it is, its text decoded into `args`,
-    /// and the text as it stands in `bytes` (escaped). Only for a template whose bytes hold
-    /// no line end, so that the payload is one line of `bytes` (the new tokens hold none:
-    /// control bytes are no JSON text). The text is appended to what `args` holds (which is
-    /// as it was on `None`). Nothing else here changes: a caller that takes the fragment
-    /// says so with [`Templates::took`].
+    /// template's key, [`Templates::key`]), read as [`Templates::read_lane`] reads the
+    /// payload that ends where the template's bytes do: that end, whose fragment it is,
+    /// and the text as it stands in `bytes` (escaped), decoded onto what `args` holds
+    /// (which is as it was on `None`). Only for a template whose bytes hold no line end, so
+    /// that the payload is one line of `bytes` (the new tokens hold none: control bytes
+    /// are no JSON text). Nothing else here changes: a caller that takes the fragment says
+    /// so with [`Templates::took`].
     pub(crate) fn fragment_at<'p>(
         &self,
         bytes: &'p [u8],
@@ -513,18 +513,17 @@ impl Template {
             .map(|(_, s)| s)
     }
 
-    /// [`Template::token`] for the payload that is the start of `bytes`, given with the
-    /// template's key: where it ends, and
-    /// the hole's new string (with `args`, its simple kind decoded onto what `args` holds,
-    /// which may gain part of it when it is not of that kind or the payload does not fit).
+    /// [`Template::token`] for the payload that is the start of `payload`, given with the
+    /// template's key: where it ends, and the hole's new string (with `args`, its simple
+    /// kind decoded onto what `args` holds, which may gain part of it when it is not of
+    /// that kind or the payload does not fit).
     fn token_at<'p>(
         &self,
-        bytes: &'p [u8],
+        payload: &'p [u8],
         args: Option<&mut String>,
     ) -> Option<(usize, (Str<'p>, bool))> {
         // The template's bytes are UTF-8 and end or start at a quote or a digit, so the
         // payload is UTF-8 when the new strings are (`string_token` checks them).
-        let payload = bytes;
         let mut args = args;
         let mut new = None;
         let mut at = 0;
