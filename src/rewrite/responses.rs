@@ -487,6 +487,15 @@ impl ResponsesRewriter {
         let Some(index) = self.core.call_index else {
             return false;
         };
+        self.count_fragments(index, 1, self.core.arg_bytes)
+    }
+
+    /// `n` argument fragments of the call at `index`, `bytes` argument bytes in all,
+    /// counted on the last event its item holds, where that is a fragment of the held
+    /// item (`false`, and nothing counted, otherwise). What [`Self::next_of_run`] does
+    /// with one fragment's payload and [`Rewrite::took_fragments`] with those the core
+    /// read from the chunk.
+    fn count_fragments(&mut self, index: u32, n: u32, bytes: usize) -> bool {
         let Some(item) = self.items.get_mut(&index) else {
             return false;
         };
@@ -496,8 +505,8 @@ impl ResponsesRewriter {
         let Some(h) = item.held.last_mut().filter(|h| h.fragment) else {
             return false;
         };
-        h.count += 1;
-        item.streamed += self.core.arg_bytes;
+        h.count += n;
+        item.streamed += bytes;
         self.max_index = self.max_index.max(index);
         true
     }
@@ -1471,18 +1480,11 @@ impl Rewrite for ResponsesRewriter {
     }
     fn took_fragments(&mut self, n: u32, bytes: usize) {
         // What `next_of_run` does for each.
-        let index = self.core.call_index;
-        let held = index.and_then(|i| self.items.get_mut(&i)).and_then(|item| {
-            item.streamed += bytes;
-            item.held.last_mut().filter(|h| h.fragment)
-        });
-        match (index, held) {
-            (Some(i), Some(h)) => {
-                h.count += n;
-                self.max_index = self.max_index.max(i);
-            }
-            _ => debug_assert!(false, "fragments taken where the run's item is not held"),
-        }
+        let counted = match self.core.call_index {
+            Some(index) => self.count_fragments(index, n, bytes),
+            None => false,
+        };
+        debug_assert!(counted, "fragments taken where the run's item is not held");
     }
     fn ran(&mut self, events: Vec<(u32, Event)>, _: &mut BytesMut) {
         // As a fragment's payload: its call's events kept for when the call ends.
