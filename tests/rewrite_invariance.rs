@@ -11,7 +11,12 @@ use toolstream::rewrite::{Api, Rewriter};
 /// `text`, a JSON string's content, cut into pieces of `n` bytes (never inside an escape).
 fn pieces(text: &str, n: usize) -> Vec<String> {
     let escaped = serde_json::to_string(text).unwrap();
-    let inner = &escaped[1..escaped.len() - 1];
+    split_escaped(&escaped[1..escaped.len() - 1], n)
+}
+
+/// JSON string text in pieces of about `n` bytes, each whole characters and escapes (and
+/// never between the two halves of a surrogate pair).
+fn split_escaped(inner: &str, n: usize) -> Vec<String> {
     let b = inner.as_bytes();
     let mut out = Vec::new();
     let mut at = 0;
@@ -28,7 +33,17 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
                 .rev()
                 .take_while(|&c| c == b'\\')
                 .count();
-            back % 2 == 1 || inner[..end].rfind("\\u").is_some_and(|u| end - u < 6)
+            back % 2 == 1
+                || inner[..end].rfind("\\u").is_some_and(|u| {
+                    end - u < 6
+                        || (end - u == 6 && inner[u + 2..end].starts_with(['d', 'D']) && {
+                            // A high surrogate's escape: its pair follows.
+                            matches!(
+                                inner.as_bytes()[u + 3],
+                                b'8' | b'9' | b'a' | b'b' | b'A' | b'B'
+                            )
+                        })
+                })
         } {
             end += 1;
         }
@@ -388,9 +403,14 @@ fn long_call() -> String {
 
 /// A chat stream of one call with `args`, in 16-byte fragments.
 fn chat_stream_of(args: &str) -> String {
+    chat_stream_of_pieces(&pieces(args, 16))
+}
+
+/// A chat stream of one call whose arguments' JSON string text comes in `pieces`.
+fn chat_stream_of_pieces(pieces: &[String]) -> String {
     let env = r#""id":"chatcmpl-2","object":"chat.completion.chunk","created":2,"model":"m""#;
     let mut s = String::new();
-    for (i, piece) in pieces(args, 16).iter().enumerate() {
+    for (i, piece) in pieces.iter().enumerate() {
         let head = if i == 0 {
             format!(
                 r#""id":"call_1","type":"function","function":{{"name":"w","arguments":"{piece}"}}"#
@@ -406,6 +426,43 @@ fn chat_stream_of(args: &str) -> String {
         "data: {{{env},\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\ndata: [DONE]\n\n"
     ));
     s
+}
+
+/// A call's arguments go out as the escaper writes them, whatever escapes the upstream
+/// chose for them (`\u` escapes of ASCII, of `é`, a surrogate pair, `\/`), on every way a
+/// fragment takes (read from the chunk, through the decoder): the bytes the client gets
+/// from the stream escaped as serde_json escapes.
+#[test]
+fn arguments_go_out_as_the_escaper_writes_them_whatever_the_upstream_escaped() {
+    let line = r#"café 😀 A \"q\" \\ x/y\n\t "#.repeat(6);
+    let args = format!(r#"{{"path":"src/a/b.rs","text":"{line}"}}"#);
+    let canonical = chat_stream_of(&args);
+    let escaped = serde_json::to_string(&args).unwrap();
+    let other = escaped[1..escaped.len() - 1]
+        .replace('/', "\\/")
+        .replace('é', "\\u00e9")
+        .replace('A', "\\u0041")
+        .replace('😀', "\\ud83d\\ude00");
+    let b = canonical.as_bytes();
+    let want = rewrite(Api::Chat, Provider::Openai, b, b.len());
+    let text = String::from_utf8(want.clone()).unwrap();
+    assert!(
+        text.contains(r#"src/a/b.rs\",\"text\":\"café 😀 A \\\"q\\\" \\\\ x/y\\n"#),
+        "{text}"
+    );
+    for n in [16, 5, 40] {
+        let stream = chat_stream_of_pieces(&split_escaped(&other, n));
+        assert!(stream.contains("\\/") && stream.contains("\\u00e9"));
+        let b = stream.as_bytes();
+        for size in [b.len(), 1, 7, 64, 331, 4096] {
+            let got = rewrite(Api::Chat, Provider::Openai, b, size);
+            assert!(
+                got == want,
+                "{n}-byte fragments, {size}-byte pieces:\n{}\n---\n{text}",
+                String::from_utf8_lossy(&got)
+            );
+        }
+    }
 }
 
 /// A payload template learned from events whose data spans two lines holds a line end;

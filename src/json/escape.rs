@@ -7,10 +7,17 @@
 
 /// `s` as a JSON string token, quotes included, appended to `out`.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    let b = s.as_bytes();
     // Room for an escape every four bytes (arguments that hold code come near that).
-    out.reserve(b.len() + b.len() / 4 + 2);
+    out.reserve(s.len() + s.len() / 4 + 2);
     out.push(b'"');
+    write_inner(out, s);
+    out.push(b'"');
+}
+
+/// [`write_str`] without the quotes: the JSON string text of `s`.
+pub(crate) fn write_inner(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + b.len() / 4);
     // The first byte not yet written.
     let mut from = 0;
     let mut blocks = b.chunks_exact(64);
@@ -37,7 +44,6 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
         }
     }
     out.extend_from_slice(&b[from..]);
-    out.push(b'"');
 }
 
 /// The escape of a quote, a backslash or a control byte.

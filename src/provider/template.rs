@@ -132,7 +132,8 @@ impl Templates {
     /// template's key, [`Templates::key`]), read as [`Templates::read_lane`] reads the
     /// payload that ends where the template's bytes do: that end, whose fragment it is,
     /// and the text as it stands in `bytes` (escaped), decoded onto what `args` holds
-    /// (which is as it was on `None`). Only for a template whose bytes hold no line end, so
+    /// (which is as it was on `None`), with whether that text has only printable ASCII and
+    /// the short escapes (no `\u`: [`simple_string_onto`]). Only for a template whose bytes hold no line end, so
     /// that the payload is one line of `bytes` (the new tokens hold none: control bytes
     /// are no JSON text). Nothing else here changes: a caller that takes the fragment says
     /// so with [`Templates::took`].
@@ -140,7 +141,7 @@ impl Templates {
         &self,
         bytes: &'p [u8],
         args: &mut String,
-    ) -> Option<(usize, super::Fragment, &'p str)> {
+    ) -> Option<(usize, super::Fragment, &'p str, bool)> {
         let t = self.template.as_ref().filter(|t| t.one_line)?;
         let Delta::Call {
             choice,
@@ -162,7 +163,7 @@ impl Templates {
             args.truncate(mark);
             s.decode_onto(args);
         }
-        Some((end, super::Fragment { choice, index }, s.raw))
+        Some((end, super::Fragment { choice, index }, s.raw, decoded))
     }
 
     /// The key of the template's payloads, if there is a template.

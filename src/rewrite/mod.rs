@@ -60,6 +60,7 @@ use crate::text_calls::Piece;
 use text::{Extraction, TextSetting};
 
 mod any;
+mod escaped;
 mod responses;
 pub mod text;
 #[cfg(feature = "tower")]
@@ -141,6 +142,11 @@ struct Core {
     ran: Vec<(u32, Event)>,
     /// A run's buffer, kept from one run to the next.
     run_buf: String,
+    /// A run's buffer of escaped text, kept from one run to the next.
+    run_raw: Vec<u8>,
+    /// The arguments of the calls in flight as JSON string text, for a rewriter that
+    /// writes calls whole ([`escaped`]).
+    escaped: Option<escaped::Escaped>,
     /// The fragments [`Core::next_fragment`] took (for tests: the path is not otherwise
     /// seen from outside, its output being the framing's).
     #[cfg(test)]
@@ -161,6 +167,8 @@ struct Run {
     index: Option<u32>,
     /// The fragments held back, in order.
     args: String,
+    /// Their JSON string text, when the core keeps it ([`Core::escaped`]).
+    raw: Vec<u8>,
 }
 
 /// The most argument bytes a run holds back before it is pushed (bounds what a run holds
@@ -193,6 +201,8 @@ impl Core {
             run: None,
             ran: Vec::new(),
             run_buf: String::new(),
+            run_raw: Vec::new(),
+            escaped: None,
             #[cfg(test)]
             taken: 0,
         }
@@ -205,6 +215,9 @@ impl Core {
             return;
         };
         if !run.args.is_empty() {
+            if let Some(e) = &mut self.escaped {
+                e.piece((run.choice, run.index), &run.args, Some(&run.raw));
+            }
             let mut produced = Vec::new();
             self.assembler
                 .push_fragment(run.choice, run.index, &run.args, &mut produced);
@@ -212,9 +225,13 @@ impl Core {
                 .extend(produced.into_iter().map(|e| (run.choice, e)));
         }
         run.args.clear();
+        run.raw.clear();
         // (A small one: a stream that ran a long run once does not keep its size.)
         if run.args.capacity() <= KEEP_RUN_BUF {
             self.run_buf = run.args;
+        }
+        if run.raw.capacity() <= KEEP_RUN_BUF {
+            self.run_raw = run.raw;
         }
     }
 
@@ -229,7 +246,11 @@ impl Core {
     /// fragment changes nothing else ([`Rewrite::holds_fragments`]).
     fn next_fragment(&mut self, d: &mut sse::Decoder) -> bool {
         let Core {
-            run, decoder, text, ..
+            run,
+            decoder,
+            text,
+            escaped,
+            ..
         } = self;
         let Some(run) = run
             .as_mut()
@@ -268,7 +289,8 @@ impl Core {
         // The fragment's text goes onto the run's at once (taken off again if the event
         // is not taken).
         let mark = run.args.len();
-        let Some((len, f, raw)) = decoder.fragment_at(&rest[at + v..], &mut run.args) else {
+        let Some((len, f, raw, simple)) = decoder.fragment_at(&rest[at + v..], &mut run.args)
+        else {
             return false;
         };
         let data_line = v + len;
@@ -281,6 +303,13 @@ impl Core {
             return false;
         }
         decoder.took_fragment(f, &run.args[mark..], raw);
+        if escaped.is_some() {
+            if simple {
+                run.raw.extend_from_slice(raw.as_bytes());
+            } else {
+                crate::json::escape::write_inner(&mut run.raw, &run.args[mark..]);
+            }
+        }
         d.took(end + 2);
         self.arg_bytes = run.args.len() - mark;
         self.ended.clear();
@@ -433,9 +462,15 @@ impl Core {
                 .filter(|r| r.choice == f.choice && r.index == f.index && r.args.len() < MAX_RUN)
             {
                 run.args.push_str(&self.args);
+                if self.escaped.is_some() {
+                    crate::json::escape::write_inner(&mut run.raw, &self.args);
+                }
                 return seen;
             }
             self.end_run();
+            if let Some(e) = &mut self.escaped {
+                e.piece((f.choice, f.index), &self.args, None);
+            }
             self.assembler
                 .push_fragment(f.choice, f.index, &self.args, &mut produced);
             events.extend(produced.into_iter().map(|e| (f.choice, e)));
@@ -445,6 +480,7 @@ impl Core {
                     choice: f.choice,
                     index: f.index,
                     args: std::mem::take(&mut self.run_buf),
+                    raw: std::mem::take(&mut self.run_raw),
                 });
             }
             return seen;
@@ -461,11 +497,21 @@ impl Core {
                     index,
                     id,
                     name,
+                    choice,
                     ..
                 } => {
                     self.arg_bytes += arguments.as_ref().map_or(0, String::len);
                     self.call_index = *index;
-                    self.call_named |= id.is_some() || name.is_some();
+                    let named = id.is_some() || name.is_some();
+                    self.call_named |= named;
+                    if let Some(e) = &mut self.escaped {
+                        if named {
+                            e.start((*choice, *index));
+                        }
+                        if let Some(a) = arguments.as_deref().filter(|a| !a.is_empty()) {
+                            e.piece((*choice, *index), a, None);
+                        }
+                    }
                 }
                 Delta::CallFailed { index, .. } => self.call_index = *index,
                 _ => {}
@@ -834,6 +880,8 @@ impl OpenAiRewriter {
     pub fn new(provider: Provider, keep_finish_reason: bool, text: Option<TextSetting>) -> Self {
         let mut core = Core::new(Format::OpenAiChat, provider);
         core.text = text.map(|t| Box::new(Extraction::new(t)));
+        // Calls are written whole: their arguments' JSON text is kept as it comes.
+        core.escaped = Some(escaped::Escaped::default());
         OpenAiRewriter {
             core,
             envelope: None,
@@ -1067,7 +1115,16 @@ impl OpenAiRewriter {
         c.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
         let _ = serde_json::to_writer(&mut c, &call.name);
         c.extend_from_slice(b",\"arguments\":");
-        crate::json::escape::write_str(&mut c, &call.arguments);
+        c.push(b'"');
+        if !self
+            .core
+            .escaped
+            .as_mut()
+            .is_some_and(|e| e.take(&call.arguments, &mut c))
+        {
+            crate::json::escape::write_inner(&mut c, &call.arguments);
+        }
+        c.push(b'"');
         c.push(b'}');
         if let Some(s) = self.signatures.remove(&choice) {
             c.extend_from_slice(b",\"extra_content\":{\"google\":{\"thought_signature\":");
