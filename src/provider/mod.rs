@@ -519,8 +519,8 @@ impl Decoder {
     /// `bytes`, given with the template's key ([`template::Templates::key`]: the SSE event
     /// type, or none for the chat decoder's), read by the decoder's template as
     /// [`Decoder::decode_lane`] would read that payload: where it ends, whose fragment, its
-    /// text appended to `args`, and the text as it stands in `bytes` (with whether it has
-    /// only printable ASCII and the short escapes). Nothing changes
+    /// text appended to `args`, and the text as it stands in `bytes` (with whether it is
+    /// of the simple kind, the escaper's own text). Nothing changes
     /// until the caller says it took the fragment ([`Decoder::took_fragment`]), and the
     /// decoder then stands as `decode_lane` would have left it.
     pub(crate) fn fragment_at<'p>(

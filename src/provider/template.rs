@@ -132,10 +132,10 @@ impl Templates {
     /// template's key, [`Templates::key`]), read as [`Templates::read_lane`] reads the
     /// payload that ends where the template's bytes do: that end, whose fragment it is,
     /// and the text as it stands in `bytes` (escaped), decoded onto what `args` holds
-    /// (which is as it was on `None`), with whether that text has only printable ASCII and
-    /// the short escapes (no `\u`: [`simple_string_onto`]). Only for a template whose bytes hold no line end, so
-    /// that the payload is one line of `bytes` (the new tokens hold none: control bytes
-    /// are no JSON text). Nothing else here changes: a caller that takes the fragment says
+    /// (which is as it was on `None`), with whether that text is of the simple kind
+    /// (printable ASCII, only the escapes an escaper writes: [`simple_string_onto`]). Only
+    /// for a template whose bytes hold no line end, so that the payload is one line of
+    /// `bytes` (the new tokens hold none: control bytes are no JSON text). Nothing else here changes: a caller that takes the fragment says
     /// so with [`Templates::took`].
     pub(crate) fn fragment_at<'p>(
         &self,
