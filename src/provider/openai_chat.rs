@@ -55,6 +55,8 @@ struct Strings {
     /// in order (the first [`GAPS`]).
     ignored: [(usize, usize); GAPS],
     ignored_n: usize,
+    /// Where the last call's index read ends, when it was an integer.
+    index_end: Option<usize>,
 }
 
 impl Strings {
@@ -129,8 +131,18 @@ impl Decoder {
                 *g = (skip + g.0, skip + g.1);
             }
             let n = strings.ignored_n.min(GAPS);
+            // The call's index: the digits that end where its read ended.
+            let index = strings.index_end.map(|e| {
+                let end = skip + e;
+                let digits = trimmed[..end]
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                (end - digits, end)
+            });
             self.templates
-                .learn(b"", trimmed, hole, &gaps[..n], &out[mark..]);
+                .learn_indexed(b"", trimmed, hole, &gaps[..n], index, &out[mark..]);
         }
         match read {
             Ok(Some(p)) if skip == 0 && p >= MIN_PREFIX => {
@@ -471,6 +483,7 @@ fn read_call(
         let k = k.cow();
         if k == "index" {
             index = c.opt_u32()?;
+            strings.index_end = index.map(|_| c.offset());
         } else if k == "id" {
             id = c.opt_string()?.map(|s| s.cow());
         } else if k == "function" {
@@ -676,6 +689,60 @@ mod tests {
         let text = payload("\" you\"", "\"z\"");
         assert_eq!(t.decode_lane(&text, &mut out, &mut args), None);
         assert_eq!(out, reference(&text));
+    }
+
+    /// A call's first payload (its id and name) leaves the template of the call before's
+    /// plain fragments in place, made the new call's: the new call's next fragment is read
+    /// by it (with the new index, of another length too, a gap after it), as the reference
+    /// reads it; a fragment of a call whose envelope differs elsewhere is not.
+    #[test]
+    fn a_new_calls_fragments_fit_the_template_of_the_call_before() {
+        let p = |index: &str, head: &str, args: &str, ob: &str| {
+            format!("{{\"id\":\"c\",\"choices\":[{{\"index\":1,\"delta\":{{\"tool_calls\":[{{\"index\":{index},{head}\"function\":{{\"arguments\":{args}}}}}]}},\"finish_reason\":null}}],\"obfuscation\":{ob}}}").into_bytes()
+        };
+        let start = |index: &str| {
+            p(
+                index,
+                "\"id\":\"call_x\",\"type\":\"function\",",
+                "\"\"",
+                "\"o\"",
+            )
+        };
+        let plain = |index: &str, args: &str| p(index, "", args, "\"ob\"");
+        for (first, second) in [("9", "10"), ("10", "9"), ("3", "4"), ("0", "0")] {
+            let mut d = Decoder::default();
+            let mut out = Vec::new();
+            let mut args = String::new();
+            d.decode(&start(first), &mut out);
+            d.decode(&plain(first, "\"{\\\"a\""), &mut out);
+            d.decode(&plain(first, "\"\\\":1\""), &mut out);
+            d.decode(&plain(first, "\"}\""), &mut out);
+            out.clear();
+            d.decode(&start(second), &mut out);
+            assert_eq!(out, reference(&start(second)));
+            out.clear();
+            let next = plain(second, "\"{\\\"b\\\":\"");
+            let f = d.decode_lane(&next, &mut out, &mut args);
+            assert!(
+                f.is_some(),
+                "{first} then {second}: not read by the template"
+            );
+            assert_eq!(vec![f.unwrap().into_delta(args.clone())], reference(&next));
+            // The template fits the new call's fragments only: not the old call's, not one
+            // whose choice or envelope differs.
+            let t = d.templates.clone();
+            if first != second {
+                assert_eq!(t.peek(b"", &plain(first, "\"x\"")), None);
+            }
+            let other = String::from_utf8(plain(second, "\"x\""))
+                .unwrap()
+                .replace("\"id\":\"c\"", "\"id\":\"d\"");
+            assert_eq!(t.peek(b"", other.as_bytes()), None);
+            assert_eq!(
+                t.peek(b"", &plain(second, "\"x\"")),
+                Some(reference(&plain(second, "\"x\""))[0].clone())
+            );
+        }
     }
 
     #[test]

@@ -83,6 +83,9 @@ struct Template {
     delta: Delta,
     /// Whether the payload's bytes outside the hole and gaps hold no line end (CR or LF).
     one_line: bool,
+    /// Where the call delta's index stands in `bytes` (its digits, which are part of the
+    /// bytes compared), when the decoder said where it was: [`Templates::learn_indexed`].
+    index_at: Option<(usize, usize)>,
 }
 
 impl Templates {
@@ -250,6 +253,40 @@ impl Templates {
         gaps: &[(usize, usize)],
         deltas: &[Delta],
     ) {
+        self.learn_indexed(key, payload, hole, gaps, None, deltas);
+    }
+
+    /// [`Templates::learn`] for a decoder that says where a call delta's index stands
+    /// (`index`, the span of its integer token). A call's first payload (with its id or
+    /// name, which the payloads after it do not repeat) then leaves a template of another
+    /// call's plain fragments in place, made the new call's: its index in the template's
+    /// bytes and delta replaced, so that the new call's fragments fit it at once where they
+    /// differ from the other call's in the index alone (and where they differ otherwise,
+    /// the template's bytes do not fit and the whole reader reads them, as ever).
+    pub(crate) fn learn_indexed(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        hole: Option<(usize, usize)>,
+        gaps: &[(usize, usize)],
+        index: Option<(usize, usize)>,
+        deltas: &[Delta],
+    ) {
+        if let (
+            Some(_),
+            [Delta::Call {
+                choice,
+                index: Some(new),
+                ..
+            }],
+            Some(t),
+        ) = (index, deltas, self.template.as_mut())
+        {
+            if deltas_named(deltas) && t.retarget(*choice, *new) {
+                self.tried = false;
+                return;
+            }
+        }
         let missed = std::mem::take(&mut self.tried);
         if !self.warm {
             self.warm = true;
@@ -273,8 +310,11 @@ impl Templates {
             slots_n: 0,
             delta: Delta::Done,
             one_line: false,
+            index_at: None,
         });
-        if t.fill(key, payload, hole, gaps, &deltas[0]).is_none() {
+        if t.fill(key, payload, hole, gaps, index, &deltas[0])
+            .is_none()
+        {
             self.template = None;
         }
     }
@@ -313,6 +353,11 @@ impl Templates {
 
 /// The delta's text or arguments, if `deltas` is one text, reasoning or call delta with
 /// them.
+/// Whether `deltas` is one call delta with its id or name.
+fn deltas_named(deltas: &[Delta]) -> bool {
+    matches!(deltas, [Delta::Call { id, name, .. }] if id.is_some() || name.is_some())
+}
+
 fn delta_string(deltas: &[Delta]) -> Option<&str> {
     match deltas {
         [Delta::Text { text, .. } | Delta::Reasoning { text, .. }] => Some(text.as_str()),
@@ -451,6 +496,7 @@ impl Template {
         payload: &[u8],
         hole: (usize, usize),
         gaps: &[(usize, usize)],
+        index: Option<(usize, usize)>,
         delta: &Delta,
     ) -> Option<()> {
         // The hole and the gaps in the payload's order.
@@ -488,9 +534,59 @@ impl Template {
         }
         self.bytes.extend_from_slice(&payload[at..]);
         self.one_line = memchr::memchr2(b'\n', b'\r', &self.bytes[self.key..]).is_none();
+        // The index's digits, where they are the call delta's index and lie outside the
+        // slots (their place in `bytes` then follows from the slots before them).
+        self.index_at = index.and_then(|(a, b)| {
+            let value = std::str::from_utf8(payload.get(a..b)?)
+                .ok()?
+                .parse::<u32>()
+                .ok()?;
+            if !matches!(delta, Delta::Call { index: Some(i), .. } if *i == value) {
+                return None;
+            }
+            let mut shift = self.key as isize;
+            for &(s, e, _) in spans.iter() {
+                if e <= a {
+                    shift -= (e - s) as isize;
+                } else if s < b {
+                    return None;
+                }
+            }
+            Some(((a as isize + shift) as usize, b - a))
+        });
         // The delta without its string (no copy of it).
         self.delta = with_string(delta, None);
         Some(())
+    }
+
+    /// The template made one of call `index` of choice `choice`: where it is one of a
+    /// call's plain fragments with the index in its bytes (`false` otherwise, and nothing
+    /// changed).
+    fn retarget(&mut self, choice: u32, index: u32) -> bool {
+        let Delta::Call {
+            choice: c,
+            index: Some(i),
+            id: None,
+            name: None,
+            complete: false,
+            ..
+        } = &mut self.delta
+        else {
+            return false;
+        };
+        let Some((at, len)) = self.index_at.filter(|_| *c == choice) else {
+            return false;
+        };
+        *i = index;
+        let digits = index.to_string();
+        self.bytes.splice(at..at + len, digits.bytes());
+        for slot in &mut self.slots[..self.slots_n] {
+            if slot.0 > at {
+                slot.0 = slot.0 + digits.len() - len;
+            }
+        }
+        self.index_at = Some((at, digits.len()));
+        true
     }
 
     /// The hole's new string if `payload` is this template around new tokens.
