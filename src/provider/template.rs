@@ -138,8 +138,8 @@ impl Templates {
     /// (which is as it was on `None`), with whether that text is of the simple kind
     /// (printable ASCII, only the escapes an escaper writes: [`simple_string_onto`]). Only
     /// for a template whose bytes hold no line end, so that the payload is one line of
-    /// `bytes` (the new tokens hold none: control bytes are no JSON text). Nothing else here changes: a caller that takes the fragment says
-    /// so with [`Templates::took`].
+    /// `bytes` (the new tokens hold none: control bytes are no JSON text). Nothing else
+    /// here changes: a caller that takes the fragment says so with [`Templates::took`].
     pub(crate) fn fragment_at<'p>(
         &self,
         bytes: &'p [u8],
@@ -277,12 +277,14 @@ impl Templates {
             [Delta::Call {
                 choice,
                 index: Some(new),
+                id,
+                name,
                 ..
             }],
             Some(t),
         ) = (index, deltas, self.template.as_mut())
         {
-            if deltas_named(deltas) && t.retarget(*choice, *new) {
+            if (id.is_some() || name.is_some()) && t.retarget(*choice, *new) {
                 self.tried = false;
                 return;
             }
@@ -353,11 +355,6 @@ impl Templates {
 
 /// The delta's text or arguments, if `deltas` is one text, reasoning or call delta with
 /// them.
-/// Whether `deltas` is one call delta with its id or name.
-fn deltas_named(deltas: &[Delta]) -> bool {
-    matches!(deltas, [Delta::Call { id, name, .. }] if id.is_some() || name.is_some())
-}
-
 fn delta_string(deltas: &[Delta]) -> Option<&str> {
     match deltas {
         [Delta::Text { text, .. } | Delta::Reasoning { text, .. }] => Some(text.as_str()),
