@@ -47,7 +47,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use crate::assemble::{Event, Failure, IdSource, Policy, ToolCallAssembler};
 use crate::classify::{classify_stream_error, Phase, Policy as ClassifyPolicy, Provider};
@@ -852,6 +851,11 @@ pub struct OpenAiRewriter {
     core: Core,
     /// The response's envelope members (`"id":...,"model":...`), as they came.
     envelope: Option<String>,
+    /// Whether the envelope holds no line end (its members' values as they came may), so
+    /// that a chunk in it goes out as one `data:` line written in place.
+    envelope_one_line: bool,
+    /// The buffer a call's choice is written in, kept from call to call.
+    scratch: Vec<u8>,
     /// The assembler's call slots' choices.
     slot_choice: HashMap<u32, u32>,
     /// Per choice: the next tool-call index for the client.
@@ -885,6 +889,8 @@ impl OpenAiRewriter {
         OpenAiRewriter {
             core,
             envelope: None,
+            envelope_one_line: false,
+            scratch: Vec::new(),
             slot_choice: HashMap::new(),
             next_index: HashMap::new(),
             delivered: HashSet::new(),
@@ -979,6 +985,10 @@ impl OpenAiRewriter {
             comment(out, "toolstream dropped a payload it could not decode");
         } else if self.envelope.is_none() {
             self.envelope = envelope(data);
+            self.envelope_one_line = self
+                .envelope
+                .as_ref()
+                .is_some_and(|e| memchr::memchr2(b'\n', b'\r', e.as_bytes()).is_none());
         }
         if seen.error {
             self.counts.errors += 1;
@@ -1095,22 +1105,32 @@ impl OpenAiRewriter {
         }
     }
 
-    fn call_chunk(&mut self, choice: u32, call: Outgoing, out: &mut BytesMut) {
+    fn call_chunk(&mut self, choice: u32, mut call: Outgoing, out: &mut BytesMut) {
         let next = self.next_index.entry(choice).or_insert(0);
         let index = *next;
         *next += 1;
-        let (id, note) = self.core.client_id(call.id, &call.source);
+        let (id, note) = self
+            .core
+            .client_id(std::mem::take(&mut call.id), &call.source);
         if let Some(note) = note {
             comment(out, &note);
         }
         // Written as bytes, the arguments through the block escaper, the other strings
         // through serde_json's: the most frequent chunk the proxy writes, and the largest.
-        let mut c = Vec::with_capacity(call.arguments.len() + call.name.len() + 160);
-        let _ = write!(c, "[{{\"index\":{choice},\"delta\":{{");
+        // (In a buffer kept from call to call; the integers without a formatter.)
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        let arguments = call.arguments();
+        c.reserve(arguments.len() + call.name.len() + id.len() + 160);
+        c.extend_from_slice(b"[{\"index\":");
+        push_u32(&mut c, choice);
+        c.extend_from_slice(b",\"delta\":{");
         if self.opened.insert(choice) {
             c.extend_from_slice(b"\"role\":\"assistant\",");
         }
-        let _ = write!(c, "\"tool_calls\":[{{\"index\":{index},\"id\":");
+        c.extend_from_slice(b"\"tool_calls\":[{\"index\":");
+        push_u32(&mut c, index);
+        c.extend_from_slice(b",\"id\":");
         let _ = serde_json::to_writer(&mut c, &id);
         c.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
         let _ = serde_json::to_writer(&mut c, &call.name);
@@ -1120,9 +1140,9 @@ impl OpenAiRewriter {
             .core
             .escaped
             .as_mut()
-            .is_some_and(|e| e.take(&call.arguments, &mut c))
+            .is_some_and(|e| e.take(&arguments, &mut c))
         {
-            crate::json::escape::write_inner(&mut c, &call.arguments);
+            crate::json::escape::write_inner(&mut c, &arguments);
         }
         c.push(b'"');
         c.push(b'}');
@@ -1133,6 +1153,7 @@ impl OpenAiRewriter {
         }
         c.extend_from_slice(b"}]},\"finish_reason\":null}]");
         self.chunk_bytes(&c, None, out);
+        self.scratch = c;
     }
 
     /// One delta of choice `choice`, in a chunk of its own (with `role` the first time).
@@ -1159,6 +1180,21 @@ impl OpenAiRewriter {
     /// [`OpenAiRewriter::chunk`] with the choices' JSON text written already.
     fn chunk_bytes(&mut self, choices: &[u8], usage: Option<Value>, out: &mut BytesMut) {
         self.output_started = true;
+        if let (Some(e), None) = (
+            self.envelope.as_ref().filter(|_| self.envelope_one_line),
+            &usage,
+        ) {
+            // One line (the choices' JSON text, serde_json's or the escaper's, holds no line
+            // end either): written straight into `out`, no copy between.
+            debug_assert!(memchr::memchr2(b'\n', b'\r', choices).is_none());
+            out.reserve(e.len() + choices.len() + 24);
+            out.extend_from_slice(b"data: {");
+            out.extend_from_slice(e.as_bytes());
+            out.extend_from_slice(b",\"choices\":");
+            out.extend_from_slice(choices);
+            out.extend_from_slice(b"}\n\n");
+            return;
+        }
         // Serialised as bytes (serde_json's writer), not through `Display`: text goes
         // through the escaper once, not a formatter per character.
         let mut text = Vec::with_capacity(choices.len() + 160);
@@ -1262,6 +1298,27 @@ fn envelope(data: &[u8]) -> Option<String> {
     Some(text)
 }
 
+/// `n`'s decimal digits at the end of `out`.
+fn push_u32(out: &mut impl bytes::BufMut, n: u32) {
+    push_u64(out, u64::from(n));
+}
+
+/// `n`'s decimal digits at the end of `out`, without a formatter.
+fn push_u64(out: &mut impl bytes::BufMut, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.put_slice(&digits[at..]);
+}
+
 /// Bytes as text: validated once (a call's arguments are UTF-8 already), lossily only
 /// where they are not (a failure's bytes may be cut inside a character).
 fn text_of(bytes: &[u8]) -> String {
@@ -1289,9 +1346,21 @@ struct Outgoing {
     /// Where the assembler's id came from.
     source: IdSource,
     name: String,
-    arguments: String,
+    /// The arguments' bytes, as the assembler gave them (no copy).
+    arguments: Bytes,
     /// A call that closed as one valid object (not a failure).
     whole: bool,
+}
+
+impl Outgoing {
+    /// The arguments as text: a call's are UTF-8 already (checked again, ASCII a word at a
+    /// time), a failure's bytes may be cut inside a character (then lossily).
+    fn arguments(&self) -> std::borrow::Cow<'_, str> {
+        match crate::scan::text(&self.arguments) {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => String::from_utf8_lossy(&self.arguments),
+        }
+    }
 }
 
 /// What both rewriters do with an assembler event: a call or a failure counted and
@@ -1308,7 +1377,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
                 comment(out, &repair_note(&c));
             }
             Some(Outgoing {
-                arguments: text_of(&c.arguments),
+                arguments: c.arguments,
                 id: c.id,
                 source: c.id_source,
                 name: c.name,
@@ -1319,7 +1388,7 @@ fn outgoing(counts: &mut Counts, e: Event, out: &mut BytesMut) -> Option<Outgoin
             counts.failures += 1;
             comment(out, &failure_note(&f));
             Some(Outgoing {
-                arguments: text_of(&f.raw),
+                arguments: f.raw,
                 id: f.id,
                 source: f.id_source.clone(),
                 name: f.name,
@@ -1525,7 +1594,7 @@ impl AnthropicRewriter {
         sse_event(out, b"content_block_start", start.to_string().as_bytes());
         let delta = json!({"type": "content_block_delta", "index": index,
             "delta": {"type": "input_json_delta",
-                "partial_json": c.arguments}});
+                "partial_json": c.arguments()}});
         sse_event(out, b"content_block_delta", delta.to_string().as_bytes());
         let stop = json!({"type": "content_block_stop", "index": index});
         sse_event(out, b"content_block_stop", stop.to_string().as_bytes());

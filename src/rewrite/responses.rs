@@ -27,13 +27,12 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write as _;
 
 use bytes::{Bytes, BytesMut};
 use serde_json::json;
 
 use super::text::TextSetting;
-use super::{comment, piece_text, sse_event, Core, Counts, Outgoing, Rewrite};
+use super::{comment, piece_text, push_u64, sse_event, Core, Counts, Outgoing, Rewrite};
 use crate::assemble::{Event, IdSource};
 use crate::classify::Provider;
 use crate::json::cursor::{Cursor, CursorError};
@@ -772,23 +771,31 @@ impl ResponsesRewriter {
             // The run's later events are not sent; the numbers after them stay the
             // upstream's (still strictly increasing: what the client checks).
             let at = self.place(index);
-            let mut e = Vec::with_capacity(arguments.len() + item_id.len() + 128);
-            e.extend_from_slice(br#"{"type":"response.function_call_arguments.delta","#);
+            // One `data:` line (JSON text from serde_json's writer, or a checked string
+            // token, holds no line end), written straight into `out`.
+            out.reserve(arguments.len() + item_id.len() + 2 * DELTA.len() + 128);
+            out.extend_from_slice(b"event: ");
+            out.extend_from_slice(DELTA.as_bytes());
+            out.extend_from_slice(b"\ndata: ");
+            out.extend_from_slice(br#"{"type":"response.function_call_arguments.delta","#);
             if let Some(seq) = seq {
-                let _ = write!(e, "\"sequence_number\":{seq},");
+                out.extend_from_slice(br#""sequence_number":"#);
+                push_u64(out, seq);
+                out.extend_from_slice(b",");
             }
-            e.extend_from_slice(br#""item_id":"#);
-            let _ = serde_json::to_writer(&mut e, item_id);
-            let _ = write!(e, ",\"output_index\":{at},\"delta\":");
+            out.extend_from_slice(br#""item_id":"#);
+            let _ = serde_json::to_writer(bytes::BufMut::writer(&mut *out), item_id);
+            out.extend_from_slice(br#","output_index":"#);
+            push_u64(out, at);
+            out.extend_from_slice(br#","delta":"#);
             match &raw {
-                Some(r) => e.extend_from_slice(r),
+                Some(r) => out.extend_from_slice(r),
                 None => {
-                    let _ = serde_json::to_writer(&mut e, text);
+                    let _ = serde_json::to_writer(bytes::BufMut::writer(&mut *out), text);
                 }
             }
-            e.push(b'}');
+            out.extend_from_slice(b"}\n\n");
             self.output_started = true;
-            sse_event(out, DELTA.as_bytes(), &e);
         }
     }
 
@@ -864,7 +871,7 @@ impl ResponsesRewriter {
         );
         let delta = json!({"type": "response.function_call_arguments.delta",
             "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
-            "delta": c.arguments});
+            "delta": c.arguments()});
         sse_event(
             out,
             b"response.function_call_arguments.delta",
@@ -872,7 +879,7 @@ impl ResponsesRewriter {
         );
         let done = json!({"type": "response.function_call_arguments.done",
             "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
-            "arguments": c.arguments});
+            "arguments": c.arguments()});
         sse_event(
             out,
             b"response.function_call_arguments.done",
@@ -882,11 +889,11 @@ impl ResponsesRewriter {
             self.made.push(MadeCall {
                 call_id: call_id.clone(),
                 name: c.name.clone(),
-                arguments: c.arguments.clone(),
+                arguments: c.arguments().into_owned(),
             });
         }
         let item = json!({"id": id, "type": "function_call", "status": status,
-            "arguments": c.arguments, "call_id": call_id, "name": c.name});
+            "arguments": c.arguments(), "call_id": call_id, "name": c.name});
         let item_done = json!({"type": "response.output_item.done",
             "sequence_number": self.new_seq(), "output_index": at, "item": item});
         sse_event(

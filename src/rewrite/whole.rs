@@ -210,7 +210,7 @@ pub fn rewrite_message(body: &[u8], text: Option<&TextSetting>) -> Option<(Bytes
                 Segment::Call(c) => {
                     delivered |= c.whole;
                     let (id, _) = core.client_id(c.id.clone(), &c.source);
-                    let input = serde_json::from_str::<Value>(&c.arguments)
+                    let input = serde_json::from_str::<Value>(&c.arguments())
                         .unwrap_or_else(|_| Value::Object(Map::new()));
                     let block =
                         json!({"type": "tool_use", "id": id, "name": c.name, "input": input});
@@ -394,10 +394,10 @@ fn call_item(
         made.push(MadeCall {
             call_id: call_id.clone(),
             name: c.name.clone(),
-            arguments: c.arguments.clone(),
+            arguments: c.arguments().into_owned(),
         });
     }
     let status = if c.whole { "completed" } else { "incomplete" };
     json!({"id": id, "type": "function_call", "status": status,
-        "arguments": c.arguments, "call_id": call_id, "name": c.name})
+        "arguments": c.arguments(), "call_id": call_id, "name": c.name})
 }
