@@ -541,3 +541,110 @@ fn a_fragment_over_the_line_limit_is_dropped_in_a_run_too() {
     let cut = rewrite(Api::Chat, Provider::Openai, b, 64 << 10);
     assert!(whole == cut, "64 KiB pieces give other bytes");
 }
+
+/// A Responses stream of one call whose deltas carry `pieces` and whose `done` event and
+/// item carry `done` (JSON string text, both).
+fn responses_stream_of_pieces(pieces: &[String], done: &str) -> String {
+    let mut s = String::new();
+    let mut seq = 0;
+    let mut ev = |ty: &str, body: String| {
+        s.push_str(&format!(
+            "event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq}{body}}}\n\n"
+        ));
+        seq += 1;
+    };
+    ev(
+        "response.output_item.added",
+        r#","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"w"}"#.into(),
+    );
+    for p in pieces {
+        ev(
+            "response.function_call_arguments.delta",
+            format!(r#","item_id":"fc_1","output_index":0,"delta":"{p}""#),
+        );
+    }
+    ev(
+        "response.function_call_arguments.done",
+        format!(r#","item_id":"fc_1","output_index":0,"arguments":"{done}""#),
+    );
+    ev(
+        "response.output_item.done",
+        format!(
+            r#","output_index":0,"item":{{"id":"fc_1","type":"function_call","status":"completed","arguments":"{done}","call_id":"call_1","name":"w"}}"#
+        ),
+    );
+    ev(
+        "response.completed",
+        r#","response":{"id":"resp_1","status":"completed","output":[]}"#.into(),
+    );
+    s
+}
+
+/// `events` without their sequence numbers' digits.
+fn unnumbered(events: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in events.split("\"sequence_number\":").enumerate() {
+        if i > 0 {
+            out.push_str("\"sequence_number\":");
+        }
+        out.push_str(part.trim_start_matches(|c: char| c.is_ascii_digit()));
+    }
+    out
+}
+
+/// A Responses call whose deltas the upstream escaped otherwise than its `done` event
+/// (`\u` escapes of ASCII, of `é`, a surrogate pair, `\/`; in the deltas or in `done`), on
+/// every way a delta takes (read from the chunk, through the decoder, read whole): the
+/// decoder finds them the same text, and the client gets the call as from a stream
+/// escaped one way throughout, with no word of a disagreement. A `done` of other text is
+/// told.
+#[test]
+fn a_responses_call_escaped_otherwise_in_its_deltas_than_in_its_done_agrees() {
+    let line = r#"café 😀 A \"q\" \\ x/y\n\t "#.repeat(6);
+    let args = format!(r#"{{"path":"src/a/b.rs","text":"{line}"}}"#);
+    let escaped = serde_json::to_string(&args).unwrap();
+    let canonical = &escaped[1..escaped.len() - 1];
+    let other = canonical
+        .replace('/', "\\/")
+        .replace('é', "\\u00e9")
+        .replace('A', "\\u0041")
+        .replace('😀', "\\ud83d\\ude00");
+    let disagreement = ": toolstream error";
+    let plain = responses_stream_of_pieces(&split_escaped(canonical, 16), canonical);
+    let b = plain.as_bytes();
+    let want = rewrite(Api::Responses, Provider::Openai, b, b.len());
+    let text = String::from_utf8(want.clone()).unwrap();
+    assert!(
+        !text.contains(disagreement) && text.contains("response.output_item.done"),
+        "{text}"
+    );
+    let wrong = responses_stream_of_pieces(
+        &split_escaped(canonical, 16),
+        &canonical.replace("src", "srd"),
+    );
+    let b = wrong.as_bytes();
+    let told = String::from_utf8(rewrite(Api::Responses, Provider::Openai, b, b.len())).unwrap();
+    assert!(told.contains(disagreement), "{told}");
+    for n in [16, 5, 40] {
+        for (deltas, done) in [(other.as_str(), canonical), (canonical, other.as_str())] {
+            let stream = responses_stream_of_pieces(&split_escaped(deltas, n), done);
+            let b = stream.as_bytes();
+            for size in [b.len(), 1, 7, 64, 331, 4096] {
+                let got = rewrite(Api::Responses, Provider::Openai, b, size);
+                let got = String::from_utf8_lossy(&got);
+                assert!(
+                    !got.contains(disagreement) && got.contains("response.output_item.done"),
+                    "{n}-byte deltas, {size}-byte pieces:\n{got}"
+                );
+                if done == canonical {
+                    // The deltas joined from `done`'s text: the plain stream's bytes, but
+                    // for the sequence numbers (the deltas are more or fewer).
+                    assert!(
+                        unnumbered(&got) == unnumbered(&text),
+                        "{n}-byte deltas, {size}-byte pieces:\n{got}"
+                    );
+                }
+            }
+        }
+    }
+}

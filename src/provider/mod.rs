@@ -531,12 +531,12 @@ impl Decoder {
         self.fragment_templates()?.fragment_at(bytes, args)
     }
 
-    /// The fragment [`Decoder::fragment_at`] read was taken: `args` its text, `raw` as it
-    /// stood in the payload.
-    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, raw: &str) {
+    /// The fragment [`Decoder::fragment_at`] read was taken: `args` its text, `simple` as
+    /// it stood in the payload when that is of the simple kind (the escaper's text).
+    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, simple: Option<&str>) {
         match self {
             Decoder::OpenAiChat(d) => d.took_fragment(),
-            Decoder::OpenAiResponses(d) => d.took_fragment(f, args, raw),
+            Decoder::OpenAiResponses(d) => d.took_fragment(f, args, simple),
             _ => {}
         }
     }

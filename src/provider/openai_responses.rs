@@ -420,47 +420,53 @@ pub struct Decoder {
     /// The layout of the last event, when it was read whole by the cursor (boxed: it is
     /// passed on by each event, and held with the events a rewriter holds).
     layout: Option<Box<EventLayout>>,
+    /// Where a delta's text is escaped to be hashed ([`Streamed::add`]).
+    scratch: Vec<u8>,
 }
 
-/// What streamed of one function-call item's arguments: whether any delta came, and a
-/// hash and the length of their bytes, to tell whether `function_call_arguments.done`
-/// agrees with them.
+/// What streamed of one function-call item's arguments: whether any delta came, and the
+/// hash of their text as the library's escaper writes it (`json::escape`), to tell
+/// whether `function_call_arguments.done` agrees with them.
 ///
-/// Also the hash of the deltas as they stood in the events (escaped), while every delta's
-/// escaped form is known: a `done` event that repeats those bytes agrees without being
-/// unescaped (the tokens are whole, so equal escaped text is equal text).
+/// The escaper's text, not the decoded one: a delta the template read as the simple kind
+/// stands in the event as the escaper writes it, so its bytes are hashed as they are (one
+/// pass over them, no escaping); another delta is escaped first. A `done` event that
+/// repeats the deltas' bytes agrees without being unescaped (the escaper's text is a
+/// function of the text, one-to-one); one escaped otherwise is unescaped and escaped
+/// again.
 #[derive(Clone, Debug, Default)]
 struct Streamed {
     any: bool,
     hash: WordHash,
-    /// The escaped deltas' hash; `None` once a delta's escaped form was not at hand.
-    raw: Option<WordHash>,
 }
 
 impl Streamed {
-    /// A delta's text, and its escaped form when the reader has it.
-    fn add(&mut self, fragment: &str, raw: Option<&str>) {
-        if !self.any {
-            self.raw = Some(WordHash::default());
-        }
+    /// A delta's text, with its JSON string text when that is known to be the escaper's
+    /// (`simple`); else the text is escaped into `scratch` first.
+    fn add(&mut self, text: &str, simple: Option<&str>, scratch: &mut Vec<u8>) {
         self.any = true;
-        self.hash.write(fragment.as_bytes());
-        match (raw, self.raw.as_mut()) {
-            (Some(r), Some(h)) => h.write(r.as_bytes()),
-            _ => self.raw = None,
+        match simple {
+            Some(raw) => self.hash.write(raw.as_bytes()),
+            None => {
+                scratch.clear();
+                crate::json::escape::write_inner(scratch, text);
+                self.hash.write(scratch);
+            }
         }
     }
 
     /// Whether `arguments` (the content of a checked JSON string token, escaped) are the
-    /// bytes that streamed.
+    /// text that streamed.
     fn agrees(&self, arguments: &str) -> bool {
         let mut h = WordHash::default();
         h.write(arguments.as_bytes());
-        if self.raw.as_ref().is_some_and(|r| r.finish() == h.finish()) {
+        if self.hash.finish() == h.finish() {
             return true;
         }
+        let mut escaped = Vec::with_capacity(arguments.len());
+        crate::json::escape::write_inner(&mut escaped, &crate::json::cursor::unescape(arguments));
         let mut h = WordHash::default();
-        h.write(crate::json::cursor::unescape(arguments).as_bytes());
+        h.write(&escaped);
         self.hash.finish() == h.finish()
     }
 }
@@ -595,14 +601,19 @@ impl Decoder {
         let key = event.unwrap_or_default();
         self.layout = None;
         match self.templates.read_lane(key, payload, args) {
-            Some(Lane::Fragment { choice, index, raw }) => {
+            Some(Lane::Fragment {
+                choice,
+                index,
+                raw,
+                simple,
+            }) => {
                 // What the whole reader does for a call's delta: its arguments streamed.
                 if let Some(streamed) = index.and_then(|i| self.calls.get_mut(&i)) {
-                    streamed.add(args, Some(raw));
+                    streamed.add(args, simple.then_some(raw), &mut self.scratch);
                 }
                 return Some(Fragment { choice, index });
             }
-            Some(Lane::Delta(d, raw)) => {
+            Some(Lane::Delta(d)) => {
                 if let Delta::Call {
                     index: Some(i),
                     arguments,
@@ -610,7 +621,7 @@ impl Decoder {
                 } = &d
                 {
                     if let Some(streamed) = self.calls.get_mut(i) {
-                        streamed.add(arguments.as_deref().unwrap_or(""), Some(raw));
+                        streamed.add(arguments.as_deref().unwrap_or(""), None, &mut self.scratch);
                     }
                 }
                 out.push(d);
@@ -632,11 +643,11 @@ impl Decoder {
 
     /// The fragment [`super::Decoder::fragment_at`] read was taken: what
     /// [`Decoder::decode_lane`] does for a fragment its template reads.
-    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, raw: &str) {
+    pub(crate) fn took_fragment(&mut self, f: Fragment, args: &str, simple: Option<&str>) {
         self.layout = None;
         self.templates.took();
         if let Some(streamed) = f.index.and_then(|i| self.calls.get_mut(&i)) {
-            streamed.add(args, Some(raw));
+            streamed.add(args, simple, &mut self.scratch);
         }
     }
 
@@ -707,10 +718,7 @@ impl Decoder {
                 };
                 let text = delta.map(|d| d.cow());
                 if let Some(streamed) = self.calls.get_mut(&index) {
-                    streamed.add(
-                        text.as_deref().unwrap_or(""),
-                        Some(delta.map_or("", |d| d.raw)),
-                    );
+                    streamed.add(text.as_deref().unwrap_or(""), None, &mut self.scratch);
                 }
                 out.push(Delta::Call {
                     choice: 0,
@@ -1405,6 +1413,75 @@ mod tests {
                 "{bad}: {out:?}"
             );
         }
+    }
+
+    /// The deltas' text is hashed as the escaper writes it, from their bytes where the
+    /// template read them as the simple kind and escaped anew where not (`\/`, `\u`
+    /// escapes, non-ASCII text), whichever way each came: a `done` that repeats the
+    /// deltas' bytes, or writes the same text escaped otherwise, agrees; one character
+    /// more, fewer or other does not.
+    #[test]
+    fn done_agrees_with_deltas_read_by_the_template_however_either_is_escaped() {
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""}}"#;
+        let delta = |seq: usize, d: &str| {
+            format!(
+                r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_1","output_index":0,"delta":"{d}"}}"#
+            )
+        };
+        let done = |a: &str| {
+            format!(
+                r#"{{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{a}"}}"#
+            )
+        };
+        // The pieces as they stand in the deltas, and the text they make.
+        let pieces = [
+            r#"\u007b\"path\":\"src"#,
+            r##"\/main.rs\",\""##,
+            r#"code\":\"fn m"#,
+            r#"() {}\n\u0041"#,
+            r#"é\t\"}"#,
+        ];
+        let text = "{\"path\":\"src/main.rs\",\"code\":\"fn m() {}\nAé\t\"}";
+        let escaper = |t: &str| {
+            let mut e = Vec::new();
+            crate::json::escape::write_inner(&mut e, t);
+            String::from_utf8(e).unwrap()
+        };
+        let run = |pieces: &[&str], done_text: &str| {
+            let mut d = Decoder::default();
+            let mut out = Vec::new();
+            d.decode(None, added.as_bytes(), &mut out);
+            let mut templated = 0;
+            for (i, p) in pieces.iter().enumerate() {
+                templated += usize::from(d.templates.has_one());
+                d.decode(None, delta(i + 1, p).as_bytes(), &mut out);
+            }
+            // Every delta after the first was offered to the template.
+            assert_eq!(templated, pieces.len() - 1);
+            d.decode(None, done(done_text).as_bytes(), &mut out);
+            out
+        };
+        let differs = |out: &[Delta]| out.iter().any(|d| matches!(d, Delta::Error { .. }));
+        let streamed = pieces.concat();
+        for (done_text, agrees) in [
+            (streamed.clone(), true),
+            (escaper(text), true),
+            (
+                escaper(text).replace('é', r"\u00e9").replace('/', r"\/"),
+                true,
+            ),
+            (escaper(&text.replace('A', "B")), false),
+            (escaper(&text[..text.len() - 1]), false),
+            (escaper(&format!("{text} ")), false),
+        ] {
+            let out = run(&pieces, &done_text);
+            assert_eq!(!differs(&out), agrees, "{done_text}: {out:?}");
+        }
+        // The same text in plain pieces of the simple kind only, and done escaped otherwise.
+        let plain = escaper(text);
+        let (a, b) = plain.split_at(plain.find("fn").unwrap());
+        let out = run(&[a, b], &plain.replace(r"\n", r"\u000a"));
+        assert!(!differs(&out), "{out:?}");
     }
 
     /// `function_call_arguments.done`'s arguments read by the strict cursor are taken as

@@ -26,9 +26,12 @@ pub(crate) enum Lane<'p> {
         index: Option<u32>,
         /// The fragment as it stands in the payload (escaped).
         raw: &'p str,
+        /// Whether `raw` is of the simple kind: the escaper's own text of the fragment
+        /// ([`simple_string_onto`]).
+        simple: bool,
     },
-    /// Any other delta, with its string as it stands in the payload.
-    Delta(Delta, &'p str),
+    /// Any other delta.
+    Delta(Delta),
 }
 
 /// After this many payloads in a row that decoded to one text, reasoning or call delta but did not
@@ -89,12 +92,11 @@ struct Template {
 }
 
 impl Templates {
-    /// The delta of `payload` (given with `key`) if it fits the template, with the new
-    /// string's content as it stands in the payload (escaped) — but a call's argument
-    /// fragment with nothing else (no id, no name, not the call's end: the most frequent
-    /// payload of a stream of calls) is not made a [`Delta`]: its arguments are decoded
-    /// into `args` (cleared first), and [`Lane::Fragment`] says whose they are, as the
-    /// delta would.
+    /// The delta of `payload` (given with `key`) if it fits the template — but a call's
+    /// argument fragment with nothing else (no id, no name, not the call's end: the most
+    /// frequent payload of a stream of calls) is not made a [`Delta`]: its arguments are
+    /// decoded into `args` (cleared first), and [`Lane::Fragment`] says whose they are, as
+    /// the delta would, with the fragment as it stands in the payload (escaped).
     pub(crate) fn read_lane<'p>(
         &mut self,
         key: &[u8],
@@ -118,6 +120,7 @@ impl Templates {
                     choice,
                     index,
                     raw: s.raw,
+                    simple: decoded,
                 }
             }
             ref d => {
@@ -126,7 +129,7 @@ impl Templates {
                 } else {
                     s.cow().into_owned()
                 };
-                Lane::Delta(with_string(d, Some(string)), s.raw)
+                Lane::Delta(with_string(d, Some(string)))
             }
         })
     }
@@ -193,7 +196,7 @@ impl Templates {
     ) -> Option<Option<super::Fragment>> {
         Some(match self.read_lane(key, payload, args)? {
             Lane::Fragment { choice, index, .. } => Some(super::Fragment { choice, index }),
-            Lane::Delta(d, _) => {
+            Lane::Delta(d) => {
                 out.push(d);
                 None
             }

@@ -301,7 +301,7 @@ impl Core {
             run.args.truncate(mark);
             return false;
         }
-        decoder.took_fragment(f, &run.args[mark..], raw);
+        decoder.took_fragment(f, &run.args[mark..], simple.then_some(raw));
         if escaped.is_some() {
             if simple {
                 run.raw.extend_from_slice(raw.as_bytes());
