@@ -128,15 +128,25 @@ fn chat() -> String {
     s
 }
 
-fn responses() -> String {
-    let mut s = String::new();
-    let mut seq = 0;
-    let mut ev = |ty: &str, body: String| {
-        s.push_str(&format!(
+/// Responses events written one after another, each with the next sequence number.
+#[derive(Default)]
+struct Events(String, usize);
+
+impl Events {
+    /// An event of type `ty` whose data holds `body`'s members after the type and the
+    /// sequence number (`body` starts with a comma, or is empty).
+    fn push(&mut self, ty: &str, body: &str) {
+        let seq = self.1;
+        self.0.push_str(&format!(
             "event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq}{body}}}\n\n"
         ));
-        seq += 1;
-    };
+        self.1 += 1;
+    }
+}
+
+fn responses() -> String {
+    let mut events = Events::default();
+    let mut ev = |ty: &str, body: String| events.push(ty, &body);
     ev(
         "response.created",
         r#","response":{"id":"resp_1","status":"in_progress","output":[]}"#.into(),
@@ -186,7 +196,7 @@ fn responses() -> String {
         "response.completed",
         r#","response":{"id":"resp_1","status":"completed","output":[]}"#.into(),
     );
-    s
+    events.0
 }
 
 fn messages() -> String {
@@ -545,14 +555,8 @@ fn a_fragment_over_the_line_limit_is_dropped_in_a_run_too() {
 /// A Responses stream of one call whose deltas carry `pieces` and whose `done` event and
 /// item carry `done` (JSON string text, both).
 fn responses_stream_of_pieces(pieces: &[String], done: &str) -> String {
-    let mut s = String::new();
-    let mut seq = 0;
-    let mut ev = |ty: &str, body: String| {
-        s.push_str(&format!(
-            "event: {ty}\ndata: {{\"type\":\"{ty}\",\"sequence_number\":{seq}{body}}}\n\n"
-        ));
-        seq += 1;
-    };
+    let mut events = Events::default();
+    let mut ev = |ty: &str, body: String| events.push(ty, &body);
     ev(
         "response.output_item.added",
         r#","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"w"}"#.into(),
@@ -577,7 +581,7 @@ fn responses_stream_of_pieces(pieces: &[String], done: &str) -> String {
         "response.completed",
         r#","response":{"id":"resp_1","status":"completed","output":[]}"#.into(),
     );
-    s
+    events.0
 }
 
 /// `events` without their sequence numbers' digits.
