@@ -861,6 +861,9 @@ impl ResponsesRewriter {
             None => format!("fc_{}", &call_id[crate::ids::prefix_of(&call_id).len()..]),
         };
         let status = if c.whole { "completed" } else { "incomplete" };
+        // Read as text once (lossily only where a failure's bytes are cut inside a
+        // character) for the three events that carry them.
+        let arguments = c.arguments();
         let added = json!({"type": "response.output_item.added", "sequence_number": self.new_seq(),
             "output_index": at, "item": {"id": id, "type": "function_call", "status": "in_progress",
             "arguments": "", "call_id": call_id, "name": c.name}});
@@ -871,7 +874,7 @@ impl ResponsesRewriter {
         );
         let delta = json!({"type": "response.function_call_arguments.delta",
             "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
-            "delta": c.arguments()});
+            "delta": arguments});
         sse_event(
             out,
             b"response.function_call_arguments.delta",
@@ -879,7 +882,7 @@ impl ResponsesRewriter {
         );
         let done = json!({"type": "response.function_call_arguments.done",
             "sequence_number": self.new_seq(), "item_id": id, "output_index": at,
-            "arguments": c.arguments()});
+            "arguments": arguments});
         sse_event(
             out,
             b"response.function_call_arguments.done",
@@ -889,11 +892,11 @@ impl ResponsesRewriter {
             self.made.push(MadeCall {
                 call_id: call_id.clone(),
                 name: c.name.clone(),
-                arguments: c.arguments().into_owned(),
+                arguments: arguments.clone().into_owned(),
             });
         }
         let item = json!({"id": id, "type": "function_call", "status": status,
-            "arguments": c.arguments(), "call_id": call_id, "name": c.name});
+            "arguments": arguments, "call_id": call_id, "name": c.name});
         let item_done = json!({"type": "response.output_item.done",
             "sequence_number": self.new_seq(), "output_index": at, "item": item});
         sse_event(
